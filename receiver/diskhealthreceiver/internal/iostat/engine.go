@@ -1,0 +1,207 @@
+package iostat
+
+import (
+	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+)
+
+// Key identifies a device series. A device re-created under another
+// major:minor, or a number reused by another device name, is another series.
+type Key struct {
+	Major, Minor uint32
+	Name         string
+}
+
+// Result is what one read of one device yields.
+type Result struct {
+	// Start is the start time of the cumulative series the counters belong to.
+	Start    time.Time
+	Counters Counters
+	// New is set on the first read of a series: the device was not in the
+	// previous scrape (or this is the engine's first scrape). No gauges then.
+	New bool
+	// Reset is set when this read started a new series because the counters of
+	// a known device went back (device re-created, counters collapsed).
+	Reset bool
+	// HasDiscard and HasFlush tell which fields the kernel printed (4.18+ and
+	// 5.5+). The discard and flush counters and gauges are zero without them
+	// and should not be emitted.
+	HasDiscard, HasFlush bool
+	// HasGauges is false on a series' first read and when the interval since
+	// the previous read is not positive.
+	HasGauges bool
+	// PrevTime is the time of the previous read, the start time of the gauge
+	// interval. Valid when HasGauges.
+	PrevTime time.Time
+	Gauges   Gauges
+}
+
+// device is the state of one series.
+type device struct {
+	prev  sample
+	kinds uint8           // hasDiscard | hasFlush of the series' reads
+	ticks [nNarrow]uint64 // 32-bit ms fields extended to 64 bits within the series
+	start time.Time
+	last  time.Time // time of the previous read
+	gen   uint64    // scrape generation of the last update
+}
+
+// Engine keeps the previous read of every device. It is not safe for
+// concurrent use: one scraper owns it.
+type Engine struct {
+	bootTime   time.Time
+	devices    map[Key]*device
+	gen        uint64    // number of EndScrape calls so far
+	lastScrape time.Time // time passed to the last EndScrape
+}
+
+// NewEngine returns an engine whose devices seen in the first scrape count
+// since bootTime.
+func NewEngine(bootTime time.Time) *Engine {
+	return &Engine{bootTime: bootTime, devices: make(map[Key]*device)}
+}
+
+// Update feeds one read of one device taken at now, a time.Time from
+// time.Now(): intervals are now.Sub(prev), so Go's monotonic clock reading
+// keeps wall-clock steps out of the rates. It returns the cumulative counters
+// to emit and, from the second read of the same device on, the iostat -x
+// gauges over the interval since the previous read. If the interval is not
+// positive (times out of order, which time.Now() never yields) there are no
+// gauges for that read.
+func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
+	cur := load(s)
+	res := Result{HasDiscard: s.HasDiscard(), HasFlush: s.HasFlush()}
+
+	d, ok := e.devices[k]
+	if !ok {
+		// The counters count since boot when the device was there at the
+		// first scrape, else since it appeared, which happened after the last
+		// scrape that did not see it.
+		start := e.bootTime
+		if e.gen > 0 {
+			start = e.lastScrape
+		}
+		d = &device{}
+		e.devices[k] = d
+		d.restart(&cur, notAfter(start, now))
+		res.New = true
+	} else {
+		if dt := now.Sub(d.last); dt > 0 {
+			base := &d.prev
+			if recreated(&d.prev, &cur) {
+				// As sysstat: the interval's activity is everything the
+				// new device counted.
+				base = &sample{}
+			}
+			res.HasGauges = true
+			res.PrevTime = d.last
+			res.Gauges = computeGauges(base, &cur, dt)
+		}
+		if wideDecreased(&d.prev, &cur) || d.kinds != kinds(s) {
+			// The counters restarted from zero after the previous read, or
+			// the line lost or gained fields, whose cumulative values can
+			// then not continue.
+			d.restart(&cur, notAfter(d.last, now))
+			res.Reset = true
+		} else {
+			for i := range d.ticks {
+				d.ticks[i] += narrowDelta(d.prev.narrow[i], cur.narrow[i])
+			}
+			d.prev = cur
+		}
+	}
+	d.last = now
+	d.gen = e.gen
+	d.kinds = kinds(s)
+	res.Start = d.start
+	res.Counters = d.counters(s)
+	return res
+}
+
+// EndScrape drops the state of the devices not updated since the previous
+// EndScrape, so a device that disappears and returns starts a new series, and
+// records now as the scrape time.
+func (e *Engine) EndScrape(now time.Time) {
+	for k, d := range e.devices {
+		if d.gen != e.gen {
+			delete(e.devices, k)
+		}
+	}
+	e.gen++
+	e.lastScrape = now
+}
+
+// Len is the number of devices with state.
+func (e *Engine) Len() int { return len(e.devices) }
+
+const (
+	hasDiscard = 1 << iota
+	hasFlush
+)
+
+// kinds is the set of optional fields the kernel printed.
+func kinds(s *diskstats.Stat) uint8 {
+	var k uint8
+	if s.HasDiscard() {
+		k |= hasDiscard
+	}
+	if s.HasFlush() {
+		k |= hasFlush
+	}
+	return k
+}
+
+// restart begins a series at start whose counters are the raw values.
+func (d *device) restart(cur *sample, start time.Time) {
+	d.prev = *cur
+	for i := range d.ticks {
+		d.ticks[i] = uint64(cur.narrow[i])
+	}
+	d.start = start
+}
+
+// counters are the series' cumulative values after the read s.
+func (d *device) counters(s *diskstats.Stat) Counters {
+	w := &d.prev.wide
+	return Counters{
+		ReadOps:        w[rdIOs],
+		WriteOps:       w[wrIOs],
+		DiscardOps:     w[dcIOs],
+		FlushOps:       w[flIOs],
+		ReadMerged:     w[rdMerges],
+		WriteMerged:    w[wrMerges],
+		DiscardMerged:  w[dcMerges],
+		ReadBytes:      w[rdSectors] * sectorBytes,
+		WriteBytes:     w[wrSectors] * sectorBytes,
+		DiscardBytes:   w[dcSectors] * sectorBytes,
+		ReadTime:       msToSeconds(d.ticks[rdTicks]),
+		WriteTime:      msToSeconds(d.ticks[wrTicks]),
+		DiscardTime:    msToSeconds(d.ticks[dcTicks]),
+		FlushTime:      msToSeconds(d.ticks[flTicks]),
+		IOTime:         msToSeconds(d.ticks[ioTicks]),
+		WeightedIOTime: msToSeconds(d.ticks[rqTicks]),
+		InFlight:       inFlight(s.IOsInProgress),
+	}
+}
+
+// inFlight reads the kernel's in_flight, an unsigned int that blk-mq
+// accounting races occasionally drive "negative" (sysstat's comment on
+// ios_pgr): a wrapped value means no request in flight, not four billion.
+func inFlight(v uint64) uint64 {
+	if int32(uint32(v)) < 0 {
+		return 0
+	}
+	return uint64(uint32(v))
+}
+
+func msToSeconds(ms uint64) float64 { return float64(ms) / 1000 }
+
+// notAfter keeps a start time from lying after the point it starts, which
+// only a caller passing times out of order can cause.
+func notAfter(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
+}
