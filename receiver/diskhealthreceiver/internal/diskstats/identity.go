@@ -323,30 +323,35 @@ func (s sysfs) number(name, rel string, limit uint64, errs *[]error) (uint64, bo
 	return v, true
 }
 
-// vpdSerial reads the unit serial number from a SCSI VPD page 0x80: a
-// 4-byte header (byte 1 is the page code, bytes 2-3 the big-endian length)
-// followed by ASCII, often space padded.
+// vpdSerial reads the unit serial number from a SCSI VPD page 0x80.
 func (s sysfs) vpdSerial(name, rel string, errs *[]error) string {
 	b, _ := s.read(name, rel, errs)
 	if b == nil {
 		return ""
 	}
-	bad := func(why string) string {
-		*errs = append(*errs, &AttrError{Device: name, Path: filepath.Join(s.root, rel), Err: errors.New(why)})
-		return ""
+	serial, err := parseVPDSerial(b)
+	if err != nil {
+		*errs = append(*errs, &AttrError{Device: name, Path: filepath.Join(s.root, rel), Err: err})
 	}
+	return serial
+}
+
+// parseVPDSerial decodes VPD page 0x80: a 4-byte header (byte 1 is the page
+// code, bytes 2-3 the big-endian length) followed by the serial in ASCII,
+// often padded with spaces.
+func parseVPDSerial(b []byte) (string, error) {
 	if len(b) < 4 || b[1] != 0x80 {
-		return bad("not a VPD page 0x80")
+		return "", errors.New("not a VPD page 0x80")
 	}
 	n := int(binary.BigEndian.Uint16(b[2:4]))
 	if 4+n > len(b) {
-		return bad(fmt.Sprintf("VPD page length %d exceeds the %d bytes read", n, len(b)-4))
+		return "", fmt.Errorf("VPD page length %d exceeds the %d bytes read", n, len(b)-4)
 	}
 	t := strings.Trim(string(b[4:4+n]), " \x00")
 	if !printable(t) {
-		return bad(fmt.Sprintf("not printable text: %q", clip(t)))
+		return "", fmt.Errorf("not printable text: %q", clip(t))
 	}
-	return t
+	return t, nil
 }
 
 func printable(s string) bool {

@@ -88,7 +88,7 @@ const (
 
 // vpd80 builds a VPD page 0x80 as the SCSI layer exposes it in vpd_pg80.
 func vpd80(serial string) string {
-	return string([]byte{0, 0x80, 0, byte(len(serial))}) + serial
+	return string([]byte{0, 0x80, byte(len(serial) >> 8), byte(len(serial))}) + serial
 }
 
 // buildHost lays out one of each kind of device.
