@@ -1,0 +1,67 @@
+package diskhealthreceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) *Config {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.NewIDWithName(metadata.Type, name).String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg
+}
+
+func TestConfigDefault(t *testing.T) {
+	cfg := loadConfig(t, "")
+	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, 30*time.Second, cfg.ControllerConfig.CollectionInterval)
+	assert.True(t, cfg.IOStat.Enabled)
+	assert.Equal(t, []string{"disk", "dm", "md"}, cfg.IOStat.DeviceClasses)
+}
+
+func TestConfigCustom(t *testing.T) {
+	cfg := loadConfig(t, "custom")
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, 15*time.Second, cfg.ControllerConfig.CollectionInterval)
+	assert.Equal(t, "/", cfg.RootPath)
+	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, cfg.IOStat.Devices.Include)
+	assert.Equal(t, []string{"disk", "partition"}, cfg.IOStat.DeviceClasses)
+}
+
+func TestConfigInvalid(t *testing.T) {
+	for name, want := range map[string]string{
+		"bad_regexp":        `iostat: include: invalid regular expression "sd[a-"`,
+		"bad_class":         `iostat: unknown device class "floppy"`,
+		"negative_interval": `collection_interval`,
+		"missing_root":      `root_path "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, name))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+}
+
+func TestConfigRootPathNotDir(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.RootPath = filepath.Join("testdata", "config.yaml")
+	err := confmap.Validate(cfg)
+	require.ErrorIs(t, err, errRootPath)
+	assert.Contains(t, err.Error(), "not a directory")
+}

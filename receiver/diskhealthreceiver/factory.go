@@ -1,0 +1,47 @@
+package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+)
+
+var errNonLinux = errors.New("the disk_health receiver reads Linux /proc and /sys and runs on Linux only")
+
+// NewFactory creates the disk_health receiver factory.
+func NewFactory() receiver.Factory {
+	return receiver.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability))
+}
+
+func createDefaultConfig() component.Config {
+	cc := scraperhelper.NewDefaultControllerConfig()
+	cc.CollectionInterval = 30 * time.Second
+	classes := make([]string, len(diskstats.DefaultClasses))
+	for i, c := range diskstats.DefaultClasses {
+		classes[i] = string(c)
+	}
+	return &Config{
+		ControllerConfig:     cc,
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		IOStat:               IOStatConfig{Enabled: true, DeviceClasses: classes},
+	}
+}
+
+func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
+	if runtime.GOOS != "linux" {
+		return nil, errNonLinux
+	}
+	return newReceiver(set, cfg.(*Config), next)
+}
