@@ -33,7 +33,7 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Metrics) (*di
 		if err != nil {
 			return nil, err
 		}
-		s, err := scraper.NewMetrics(io.scrape, scraper.WithStart(io.start), scraper.WithShutdown(io.shutdown))
+		s, err := scraper.NewMetrics(io.scrape, scraper.WithShutdown(io.shutdown))
 		if err != nil {
 			return nil, err
 		}

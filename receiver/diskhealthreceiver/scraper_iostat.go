@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
@@ -61,7 +60,12 @@ func rootOf(cfg *Config) string {
 	return cfg.RootPath
 }
 
-func (s *ioScraper) start(context.Context, component.Host) error {
+// engineReady creates the rate engine on the first scrape that can read the boot time, so a root_path
+// without /proc is reported every scrape (naming the path) instead of failing the collector's start.
+func (s *ioScraper) engineReady() error {
+	if s.engine != nil {
+		return nil
+	}
 	boot, err := bootTime(s.procDir, s.now())
 	if err != nil {
 		return err
@@ -76,6 +80,9 @@ func (s *ioScraper) shutdown(context.Context) error {
 }
 
 func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	if err := s.engineReady(); err != nil {
+		return pmetric.NewMetrics(), err
+	}
 	path := filepath.Join(s.procDir, "diskstats")
 	data, err := s.reader.Read(path)
 	if err != nil {
