@@ -56,7 +56,7 @@ func (f *fixtureRoot) writeProc(name, content string) {
 }
 
 // newTestIOScraper starts an iostat scraper on root with a clock the test advances.
-func newTestIOScraper(t *testing.T, cfg *Config, clock *time.Time) *ioScraper {
+func newTestIOScraper(t testing.TB, cfg *Config, clock *time.Time) *ioScraper {
 	t.Helper()
 	s, err := newIOScraper(receivertest.NewNopSettings(metadata.Type), cfg)
 	require.NoError(t, err)
