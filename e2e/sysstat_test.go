@@ -1,0 +1,178 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// iostatReport is one report of `iostat -x -o JSON`: device → column (sysstat's JSON key, e.g.
+// "r/s", "rrqm" for %rrqm, "util" for %util) → value as printed (two decimals).
+type iostatReport map[string]map[string]float64
+
+// parseIostatJSON reads the reports of one `iostat -o JSON` run, in order.
+func parseIostatJSON(data []byte) ([]iostatReport, error) {
+	var doc struct {
+		Sysstat struct {
+			Hosts []struct {
+				Statistics []struct {
+					Disk []map[string]json.RawMessage `json:"disk"`
+				} `json:"statistics"`
+			} `json:"hosts"`
+		} `json:"sysstat"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("iostat JSON: %w", err)
+	}
+	if n := len(doc.Sysstat.Hosts); n != 1 {
+		return nil, fmt.Errorf("iostat JSON: %d hosts, want 1", n)
+	}
+	var reports []iostatReport
+	for i, st := range doc.Sysstat.Hosts[0].Statistics {
+		rep := iostatReport{}
+		for _, d := range st.Disk {
+			var name string
+			if err := json.Unmarshal(d["disk_device"], &name); err != nil || name == "" {
+				return nil, fmt.Errorf("iostat JSON: report %d: a disk entry without disk_device", i+1)
+			}
+			if _, dup := rep[name]; dup {
+				return nil, fmt.Errorf("iostat JSON: report %d: device %s listed twice", i+1, name)
+			}
+			cols := make(map[string]float64, len(d))
+			for k, raw := range d {
+				if k == "disk_device" {
+					continue
+				}
+				var v float64
+				if err := json.Unmarshal(raw, &v); err != nil {
+					return nil, fmt.Errorf("iostat JSON: report %d: %s %s: %w", i+1, name, k, err)
+				}
+				cols[k] = v
+			}
+			rep[name] = cols
+		}
+		reports = append(reports, rep)
+	}
+	return reports, nil
+}
+
+// ensureIostat returns the path of sysstat's iostat, installing sysstat with apt-get when it is
+// missing. It skips the test, saying why, only when that is impossible (not root, no apt-get, the
+// install fails).
+func ensureIostat(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("iostat"); err == nil {
+		return p
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: sysstat's iostat is not installed and installing it needs root")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skip("SKIPPED: sysstat's iostat is not installed and there is no apt-get to install it")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"apt-get", "update"}, {"apt-get", "install", "-y", "sysstat"}} {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED: cannot install sysstat: %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	p, err := exec.LookPath("iostat")
+	if err != nil {
+		t.Skipf("SKIPPED: sysstat installed but iostat is not on PATH: %v", err)
+	}
+	return p
+}
+
+// iostatRun describes one `iostat -x -p ALL -o JSON <interval> 2` run over fixture files.
+type iostatRun struct {
+	iostat    string    // path of the iostat binary
+	devices   []string  // made whole disks: iostat tells them from partitions by /sys/block/<name>
+	diskstats [2][]byte // what /proc/diskstats holds at the first and at the second read
+	uptimeCS  [2]int64  // /proc/uptime at the two reads, in hundredths of a second
+	interval  int       // seconds iostat sleeps between its reads
+	timeout   time.Duration
+}
+
+// runIostat runs iostat in a private mount namespace where the fixture files are bind-mounted over
+// /proc/diskstats, /proc/uptime and /sys/block, and rewrites them (in place: a bind mount pins the
+// inode) halfway between iostat's two reads. It returns iostat's reports: the first counts since
+// "boot" (uptimeCS[0]), the second covers the two reads.
+func runIostat(t *testing.T, r iostatRun) []iostatReport {
+	t.Helper()
+	dir := t.TempDir()
+	ds, up, ready := filepath.Join(dir, "diskstats"), filepath.Join(dir, "uptime"), filepath.Join(dir, "ready")
+	require.NoError(t, os.WriteFile(ds, r.diskstats[0], 0o644))
+	require.NoError(t, os.WriteFile(up, []byte(formatUptime(r.uptimeCS[0])), 0o644))
+	for _, d := range r.devices {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "sysblock", d), 0o755))
+	}
+	// The marker file tells the test that the mounts are in place; iostat reads at once after exec.
+	const script = `set -e
+mount --bind "$1/diskstats" /proc/diskstats
+mount --bind "$1/uptime" /proc/uptime
+mount --bind "$1/sysblock" /sys/block
+: > "$1/ready"
+exec "$2" -x -p ALL -o JSON "$3" 2`
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private",
+		"sh", "-c", script, "sh", dir, r.iostat, strconv.Itoa(r.interval))
+	// A fixed environment: C locale, no colours, and no POSIXLY_CORRECT (which switches to blocks/s).
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "S_COLORS=never"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("iostat namespace exited before iostat started (%v); stderr:\n%s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-exited
+			t.Fatalf("the iostat namespace set-up did not finish in 10s; stderr:\n%s", stderr.String())
+		}
+	}
+	time.Sleep(time.Duration(r.interval) * time.Second / 2)
+	errDS := rewriteInPlace(ds, r.diskstats[1])
+	errUp := rewriteInPlace(up, []byte(formatUptime(r.uptimeCS[1])))
+	err := <-exited
+	require.NoError(t, errors.Join(errDS, errUp))
+	require.NoError(t, err, "iostat failed; stderr:\n%s", stderr.String())
+	reports, err := parseIostatJSON(stdout.Bytes())
+	require.NoError(t, err, "iostat output:\n%s", stdout.String())
+	require.Len(t, reports, 2, "iostat output:\n%s", stdout.String())
+	return reports
+}
+
+// iostatVersion is `iostat -V`'s first line, for the log.
+func iostatVersion(path string) string {
+	out, err := exec.Command(path, "-V").CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return first
+}
