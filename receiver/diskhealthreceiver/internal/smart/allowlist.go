@@ -187,8 +187,7 @@ func (c SCSI) check() error {
 	if c.Dir == DirToDevice {
 		return refuse("SCSI opcode %#02x with data to the device", op)
 	}
-	want := map[uint8]int{scsi.OpInquiry: 6, scsi.OpLogSense: 10, scsi.OpServiceActionIn16: 16, scsi.OpATAPassThrough16: 16, scsi.OpATAPassThrough12: 12}[op]
-	if len(c.CDB) != want {
+	if want := cdbLength(op); len(c.CDB) != want {
 		return refuse("SCSI opcode %#02x with a %d-byte CDB (want %d)", op, len(c.CDB), want)
 	}
 	switch op {
@@ -226,6 +225,19 @@ func (c SCSI) check() error {
 		return refuse("SCSI opcode %#02x must read data from the device, direction %s", op, c.Dir)
 	}
 	return nil
+}
+
+// cdbLength is the CDB size of each allowed SCSI opcode.
+func cdbLength(op uint8) int {
+	switch op {
+	case scsi.OpInquiry:
+		return 6
+	case scsi.OpLogSense:
+		return 10
+	case scsi.OpATAPassThrough12:
+		return 12
+	}
+	return 16 // SERVICE ACTION IN(16), ATA PASS-THROUGH(16)
 }
 
 // ataTaskfile is the ATA command an ATA PASS-THROUGH CDB carries.

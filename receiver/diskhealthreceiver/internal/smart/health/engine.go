@@ -49,11 +49,12 @@ func (e *evaluator) observe(key string, v nvme.Uint128) nvme.Uint128 {
 	return c.baseline
 }
 
-// rising fires when a counter is above its baseline.
-func (e *evaluator) rising(subject, key string, v nvme.Uint128) {
+// rising fires when a counter is above its baseline; hint, if any, is
+// appended to the text.
+func (e *evaluator) rising(subject, key string, v nvme.Uint128, hint string) {
 	base := e.observe(key, v)
 	if v.Cmp(base) > 0 {
-		e.fireCount(Reason{Subject: subject, Text: fmt.Sprintf("%s rose from %s to %s since monitoring began", subject, base, v)}, key, v)
+		e.fireLevel(Reason{Subject: subject, Text: fmt.Sprintf("%s rose from %s to %s since monitoring began%s", subject, base, v, hint)}, v)
 	}
 }
 

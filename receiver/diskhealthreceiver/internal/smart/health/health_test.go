@@ -210,7 +210,7 @@ func TestEachRuleFires(t *testing.T) {
 		{"crc rising", step{
 			first: Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(199, old, 200, 200, 10))}},
 			then:  Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(199, old, 200, 200, 12))}},
-		}, []RuleID{RuleCRCErrorsRising}, Degraded, "check the cable"},
+		}, []RuleID{RuleCRCErrorsRising}, Degraded, "UDMA_CRC_Error_Count (199) rose from 10 to 12 since monitoring began: interface CRC errors, usually a cable"},
 		{"ata self-test failed", single(Snapshot{ATA: &ATA{SelfTests: selfTestLog(t, [2]uint8{1, 0}, [2]uint8{1, 7})}}), []RuleID{RuleSelfTestFailed}, Degraded, "failed (read element) at 20 power-on hours"},
 		{"scsi self-test failed", single(Snapshot{SCSI: &SCSI{SelfTests: []scsi.SelfTestResult{{Number: 1, Code: 1, Result: 5, PowerOnHours: 77, SenseKey: 3, ASC: 0x11}}}}), []RuleID{RuleSelfTestFailed}, Degraded, "MEDIUM ERROR 11/00"},
 		{"usage attribute at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{190: 45}, raw(190, old, 45, 45, 55))}}), []RuleID{RuleUsageAtThreshold}, Degraded, "old-age attribute Airflow_Temperature_Cel (190) is at 45"},

@@ -120,14 +120,14 @@ var rules = []rule{
 				return
 			}
 			if a, ok := s.ATA.Attributes.Find(5); ok {
-				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value))
+				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value), "")
 			}
 		}},
 	{RuleInfo{RuleMediaErrorsRising, PredictedFailure, "NVMe",
 		"Media and data integrity errors are higher than when monitoring of the drive began."},
 		func(e *evaluator, s *Snapshot) {
 			if s.NVMe != nil {
-				e.rising("media and data integrity errors", "nvme/media_errors", s.NVMe.Log.MediaErrors)
+				e.rising("media and data integrity errors", "nvme/media_errors", s.NVMe.Log.MediaErrors, "")
 			}
 		}},
 	{RuleInfo{RuleSpareBelowThreshold, PredictedFailure, "NVMe",
@@ -167,7 +167,7 @@ var rules = []rule{
 					continue
 				}
 				name := map[uint8]string{scsi.PageReadErrors: "read", scsi.PageWriteErrors: "write", scsi.PageVerifyErrors: "verify"}[c.Page]
-				e.rising("uncorrected "+name+" errors", "scsi/uncorrected_"+name, nvme.Uint128{Lo: c.TotalUncorrected.Value})
+				e.rising("uncorrected "+name+" errors", "scsi/uncorrected_"+name, nvme.Uint128{Lo: c.TotalUncorrected.Value}, "")
 			}
 		}},
 
@@ -212,7 +212,7 @@ var rules = []rule{
 				return
 			}
 			if a, ok := s.ATA.Attributes.Find(199); ok {
-				e.rising(a.Label()+" (interface CRC errors: check the cable or backplane)", "ata/"+a.Label(), count(a.Raw.Value))
+				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value), ": interface CRC errors, usually a cable, backplane or connector fault")
 			}
 		}},
 	{RuleInfo{RuleSelfTestFailed, Degraded, "ATA, SCSI",
