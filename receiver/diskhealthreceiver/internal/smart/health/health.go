@@ -1,0 +1,147 @@
+// Package health turns decoded SMART data into a disk health verdict. It is
+// pure: Evaluate takes the previous History and a Snapshot of one read and
+// returns the verdict (state, the reasons for it, events to log) and the
+// History to pass next time. No clock, no I/O, no globals.
+//
+// States follow the OpenTelemetry hw.state values for physical disks. The
+// worst firing rule decides the state; every firing rule is listed as a
+// reason. The rules are the table in rules.go; Rules() returns it for
+// documentation.
+package health // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
+
+import (
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
+)
+
+// State is a disk's health, ordered from best to worst.
+type State uint8
+
+// Health states. Unknown is the state of a disk never evaluated.
+const (
+	Unknown State = iota
+	OK
+	Degraded
+	PredictedFailure
+	Failed
+)
+
+var stateNames = [...]string{"unknown", "ok", "degraded", "predicted_failure", "failed"}
+
+// String returns the hw.state attribute value.
+func (s State) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return "unknown"
+}
+
+// Snapshot is what one read of one drive produced, decoded. Exactly the
+// protocol sections that were read are set; a part that could not be read
+// is left nil/zero and its rules stay silent.
+type Snapshot struct {
+	ATA  *ATA
+	NVMe *NVMe
+	SCSI *SCSI
+}
+
+// ATA is the SATA part of a snapshot.
+type ATA struct {
+	// Status is the SMART RETURN STATUS verdict (Unknown when not read).
+	Status     ata.SMARTStatus
+	Attributes ata.Attributes
+	// SelfTests is the SMART self-test log, nil when not read.
+	SelfTests *ata.SelfTestLog
+	// Stats is the device statistics log, nil when not read.
+	Stats *ata.DeviceStatistics
+}
+
+// NVMe is the NVMe part of a snapshot.
+type NVMe struct {
+	Log nvme.SMARTLog
+	// WarningTemp and CriticalTemp are WCTEMP/CCTEMP from Identify
+	// Controller (0 = not reported).
+	WarningTemp  nvme.Kelvin
+	CriticalTemp nvme.Kelvin
+}
+
+// SCSI is the SAS/SCSI part of a snapshot. Nil fields were not read.
+type SCSI struct {
+	IE            *scsi.InformationalExceptions
+	Temperature   *scsi.Temperature
+	ErrorCounters []scsi.ErrorCounters
+	SelfTests     []scsi.SelfTestResult
+}
+
+// Reason is one firing rule.
+type Reason struct {
+	Rule  RuleID
+	State State
+	// Subject names what the rule fired on, e.g. "Current_Pending_Sector
+	// (197)"; one rule may fire for several subjects.
+	Subject string
+	// Text says what is wrong in plain words.
+	Text string
+
+	// level measures how bad the sign is (a count, or 1 for yes/no signs);
+	// a rise makes the sign "new" again.
+	level nvme.Uint128
+	// from is the value seen at the previous evaluation, for "rose from"
+	// wording (hasFrom false on first sight).
+	from    nvme.Uint128
+	hasFrom bool
+}
+
+func (r Reason) key() string { return string(r.Rule) + "|" + r.Subject }
+
+// EventKind says why an event was emitted.
+type EventKind uint8
+
+const (
+	// StateChanged: the disk's health state differs from the previous
+	// evaluation's.
+	StateChanged EventKind = iota + 1
+	// NewSign: a rule started firing, or the count it watches rose.
+	NewSign
+)
+
+func (k EventKind) String() string {
+	if k == StateChanged {
+		return "state_changed"
+	}
+	return "new_sign"
+}
+
+// Event is something worth a log record.
+type Event struct {
+	Kind EventKind
+	// Old and New are the disk's health before and after this evaluation.
+	Old, New State
+	// Rule is the rule behind a NewSign event ("" for StateChanged).
+	Rule RuleID
+	Text string
+}
+
+// Verdict is the outcome of one evaluation.
+type Verdict struct {
+	State   State
+	Reasons []Reason
+	Events  []Event
+}
+
+// History is what Evaluate remembers between reads of one drive. The zero
+// value is a drive never seen.
+type History struct {
+	state State
+	// signs holds the level of every sign that fired last time.
+	signs map[string]nvme.Uint128
+	// counters holds, per watched counter, the value first seen (the
+	// baseline "rising" rules compare with) and the last value seen.
+	counters map[string]counter
+}
+
+type counter struct{ baseline, last nvme.Uint128 }
+
+// State is the state of the last evaluation.
+func (h History) State() State { return h.state }

@@ -1,0 +1,33 @@
+// Package nvme decodes the NVMe admin data the receiver reads: the
+// SMART / Health Information log page (02h), Identify Controller (CNS 01h)
+// and Identify Namespace (CNS 00h). Decoders take bytes only.
+package nvme // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+
+// Admin command opcodes, log identifiers and Identify CNS values of the only
+// commands this project sends (NVMe Base 2.0). The read-only allowlist in
+// package smart is built from them.
+const (
+	AdminGetLogPage = 0x02
+	AdminIdentify   = 0x06
+
+	LogError           = 0x01
+	LogSMART           = 0x02
+	LogFirmwareSlot    = 0x03
+	LogCommandsEffects = 0x05
+	LogDeviceSelfTest  = 0x06
+
+	CNSNamespace            = 0x00
+	CNSController           = 0x01
+	CNSActiveNamespaceList  = 0x02
+	CNSNamespaceDescriptors = 0x03
+
+	// NSIDAll addresses the controller as a whole (Get Log Page for the
+	// controller-wide SMART log).
+	NSIDAll = 0xFFFFFFFF
+)
+
+// Sizes of the data structures decoded here.
+const (
+	SMARTLogSize = 512
+	IdentifySize = 4096
+)
