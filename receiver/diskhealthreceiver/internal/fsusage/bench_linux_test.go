@@ -39,7 +39,7 @@ func synthK8s(n int) []byte {
 		case i%5 == 1:
 			fmt.Fprintf(&b, "%d 29 0:%d / /var/lib/kubelet/pods/%08x-0000-4000-8000-%012x/volumes/kubernetes.io~projected/kube-api-access-x%d rw,relatime shared:%d - tmpfs tmpfs rw,size=15728640k", id, 1000+i, i, i, i, id)
 		case i%5 == 2:
-			fmt.Fprintf(&b, "%d 26 0:4 net:[%d] /run/netns/cni-%08x-0000-4000-8000-%012x rw shared:%d - nsfs nsfs rw", id, 4026532000+i, i, i, id)
+			fmt.Fprintf(&b, "%d 26 0:4 net:[%d] /run/netns/cni-%08x-0000-4000-8000-%012x rw shared:%d - nsfs nsfs rw", id, int64(4026532000)+int64(i), i, i, id)
 		case i%5 == 3:
 			fmt.Fprintf(&b, "%d 29 259:16 /kubelet/pods/%08x/volumes/kubernetes.io~empty-dir/cache /var/lib/kubelet/pods/%08x/volume-subpaths/cache/app/0 rw,noatime shared:21 - ext4 /dev/nvme1n1 rw", id, i, i)
 		default:

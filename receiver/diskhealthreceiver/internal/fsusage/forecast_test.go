@@ -89,7 +89,7 @@ func TestForecastTooFewPoints(t *testing.T) {
 	// Sparse points over a long span: span is met, point count is not.
 	g := newTestForecaster(t)
 	for i := range 6 {
-		fc := g.Observe("x", t0.Add(time.Duration(i)*time.Hour), uint64((50-i)*gib), 100*gib)
+		fc := g.Observe("x", t0.Add(time.Duration(i)*time.Hour), uint64(50-i)*gib, 100*gib)
 		require.False(t, fc.OK)
 		assert.LessOrEqual(t, fc.Points, 6)
 	}
@@ -260,6 +260,6 @@ func BenchmarkForecastObserve(b *testing.B) {
 	now := t0
 	for i := 0; b.Loop(); i++ {
 		now = now.Add(100 * time.Millisecond)
-		f.Observe(keys[i%len(keys)], now, uint64(50*gib-i), 100*gib)
+		f.Observe(keys[i%len(keys)], now, uint64(50*gib)-uint64(i), 100*gib)
 	}
 }

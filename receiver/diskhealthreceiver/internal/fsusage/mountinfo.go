@@ -163,9 +163,9 @@ func ParseMountInfo(data []byte) ([]Mount, error) {
 	mounts := make([]Mount, 0, bytes.Count(data, []byte{'\n'})+1)
 	type spans struct{ root, mp, fstype, source [2]int32 }
 	offs := make([]spans, 0, cap(mounts))
-	// The four kept fields are a fraction of a line (options are most of
-	// it); spans are offsets, so growing the buffer is safe.
-	text := make([]byte, 0, len(data)/4)
+	// Unescaped fields are never longer than the input, so one buffer of
+	// its size never grows (growing from a guess cost more in tests).
+	text := make([]byte, 0, len(data))
 	var perr *ParseError
 
 	lineNo := 0

@@ -20,7 +20,7 @@ type fakeFS struct {
 	gates       map[string]chan struct{}
 	delays      map[string]time.Duration
 	errs        map[string]error
-	flags       map[string]int64
+	readOnly    map[string]bool
 	calls       map[string]int
 	running     map[string]int
 	maxRunning  map[string]int
@@ -30,7 +30,7 @@ type fakeFS struct {
 func newFakeFS() *fakeFS {
 	return &fakeFS{
 		gates: map[string]chan struct{}{}, delays: map[string]time.Duration{}, errs: map[string]error{},
-		flags: map[string]int64{}, calls: map[string]int{}, running: map[string]int{}, maxRunning: map[string]int{},
+		readOnly: map[string]bool{}, calls: map[string]int{}, running: map[string]int{}, maxRunning: map[string]int{},
 	}
 }
 
@@ -68,7 +68,7 @@ func (f *fakeFS) statfs(path string, st *unix.Statfs_t) error {
 	f.calls[path]++
 	f.running[path]++
 	f.maxRunning[path] = max(f.maxRunning[path], f.running[path])
-	gate, delay, err, flags := f.gates[path], f.delays[path], f.errs[path], f.flags[path]
+	gate, delay, err, ro := f.gates[path], f.delays[path], f.errs[path], f.readOnly[path]
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
@@ -82,7 +82,10 @@ func (f *fakeFS) statfs(path string, st *unix.Statfs_t) error {
 	if err != nil {
 		return err
 	}
-	*st = unix.Statfs_t{Frsize: 4096, Bsize: 4096, Blocks: 1000, Bfree: 400, Bavail: 300, Files: 100, Ffree: 90, Flags: flags}
+	*st = unix.Statfs_t{Frsize: 4096, Bsize: 4096, Blocks: 1000, Bfree: 400, Bavail: 300, Files: 100, Ffree: 90}
+	if ro {
+		st.Flags = unix.ST_RDONLY
+	}
 	return nil
 }
 
@@ -443,8 +446,8 @@ func TestProberDuplicatePaths(t *testing.T) {
 
 func TestProberReadOnly(t *testing.T) {
 	f := newFakeFS()
-	f.flags["/direct"] = unix.ST_RDONLY
-	f.flags["/hostfs/bound"] = unix.ST_RDONLY
+	f.readOnly["/direct"] = true
+	f.readOnly["/hostfs/bound"] = true
 	p := newTestProber(t, ProberConfig{}, f, nil)
 	ms := mounts("/direct", "/plain")
 	ms = append(ms, Mount{MountPoint: "/bound", Path: "/hostfs/bound", Root: "/"}, Mount{MountPoint: "/ro", Path: "/hostfs/ro", ReadOnly: true})

@@ -26,8 +26,10 @@ type TableConfig struct {
 	// RereadEvery forces a read every N calls even with no change
 	// signalled: a safety net against a missed event, and the only way to
 	// see superblock state that changes without a mount event, such as
-	// ext4's emergency_ro. 0 means DefaultRereadEvery, a negative value
-	// never forces a read.
+	// ext4 going read-only after errors (errors=remount-ro, emergency_ro).
+	// Without root_path the statfs ST_RDONLY flag shows that at once;
+	// under root_path only this re-read does. 0 means DefaultRereadEvery,
+	// a negative value never forces a read.
 	RereadEvery int
 	// OnReload is called after each parse of a changed file, with the
 	// line errors if any, so they are logged once per change rather than
