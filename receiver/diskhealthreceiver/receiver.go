@@ -41,6 +41,16 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Metrics) (*di
 			return nil, err
 		}
 	}
+	if cfg.Filesystem.Enabled {
+		fs := newFSScraper(set, cfg)
+		s, err := scraper.NewMetrics(fs.scrape, scraper.WithShutdown(fs.shutdown))
+		if err != nil {
+			return nil, err
+		}
+		if err := add("filesystem", &cfg.ControllerConfig, s); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 
