@@ -1,0 +1,320 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+// go test ./deploy/... -run ConfigMap -update rewrites configmap.yaml from config/kubernetes.yaml.
+var update = flag.Bool("update", false, "rewrite kubernetes/configmap.yaml from config/kubernetes.yaml")
+
+const (
+	collectorConfig = "../config/kubernetes.yaml"
+	configMapFile   = "kubernetes/configmap.yaml"
+	configKey       = "config.yaml"
+)
+
+// decodeStrict decodes one manifest into its API type, refusing fields the type does not have, so a
+// misspelt or misplaced field fails here instead of being dropped by the API server. encoding/json
+// matches field names case-insensitively, the API server does not: every key of the manifest must also
+// come back, spelt the same, when the decoded object is encoded again.
+func decodeStrict(t *testing.T, path string, into any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, yaml.UnmarshalStrict(data, into), path)
+	var orig, again any
+	require.NoError(t, yaml.Unmarshal(data, &orig))
+	enc, err := yaml.Marshal(into)
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(enc, &again))
+	for _, p := range missingKeys(orig, again, "") {
+		t.Errorf("%s: field %s is not spelt as the API spells it", path, p)
+	}
+}
+
+// missingKeys lists the map keys of want (recursively, lists by index) that got lacks.
+func missingKeys(want, got any, at string) []string {
+	var out []string
+	switch w := want.(type) {
+	case map[string]any:
+		g, _ := got.(map[string]any)
+		for k, v := range w {
+			gv, ok := g[k]
+			if !ok {
+				out = append(out, at+"."+k)
+				continue
+			}
+			out = append(out, missingKeys(v, gv, at+"."+k)...)
+		}
+	case []any:
+		g, _ := got.([]any)
+		for i, v := range w {
+			if i >= len(g) {
+				out = append(out, fmt.Sprintf("%s[%d]", at, i))
+				continue
+			}
+			out = append(out, missingKeys(v, g[i], fmt.Sprintf("%s[%d]", at, i))...)
+		}
+	}
+	return out
+}
+
+func TestMissingKeys(t *testing.T) {
+	want := map[string]any{"a": map[string]any{"b": 1, "c": []any{map[string]any{"d": 1}}}}
+	got := map[string]any{"a": map[string]any{"B": 1, "c": []any{map[string]any{}}}}
+	missing := missingKeys(want, got, "")
+	slices.Sort(missing)
+	assert.Equal(t, []string{".a.b", ".a.c[0].d"}, missing)
+	assert.Empty(t, missingKeys(want, want, ""))
+}
+
+// renderConfigMap prints the ConfigMap that carries the collector config as a literal block scalar, so
+// the file in the cluster is the file in config/.
+func renderConfigMap(config []byte) ([]byte, error) {
+	if len(config) == 0 || config[len(config)-1] != '\n' || bytes.HasSuffix(config, []byte("\n\n")) {
+		return nil, errors.New("the config must end in exactly one newline: a literal block scalar keeps one")
+	}
+	var b bytes.Buffer
+	b.WriteString("# Generated from config/kubernetes.yaml; do not edit. Regenerate with\n" +
+		"#   go test ./... -run TestConfigMap -update   (in deploy/)\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: otelcol-diskhealth\n" +
+		"  labels:\n    app.kubernetes.io/name: otelcol-diskhealth\ndata:\n  " + configKey + ": |\n")
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(config), "\n"), "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if line != "" {
+			b.WriteString("    " + line)
+		}
+		b.WriteByte('\n')
+	}
+	return b.Bytes(), nil
+}
+
+func TestConfigMapCarriesKubernetesConfig(t *testing.T) {
+	want, err := os.ReadFile(collectorConfig)
+	require.NoError(t, err)
+	if *update {
+		out, err := renderConfigMap(want)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(configMapFile, out, 0o644))
+	}
+	var cm corev1.ConfigMap
+	decodeStrict(t, configMapFile, &cm)
+	assert.Equal(t, "v1", cm.APIVersion)
+	assert.Equal(t, "ConfigMap", cm.Kind)
+	require.Contains(t, cm.Data, configKey)
+	// Byte for byte: the DaemonSet runs exactly the config that the validate test checks.
+	assert.Equal(t, string(want), cm.Data[configKey],
+		"configmap.yaml drifted from config/kubernetes.yaml; run `go test ./... -run TestConfigMap -update` in deploy/")
+}
+
+func TestRenderConfigMapRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		"a: 1\n",
+		"receivers:\n  x:\n\n    y: \"q # not a comment\"\n# comment\n",
+		"k: |\n  block\n    indented\n",
+	} {
+		out, err := renderConfigMap([]byte(in))
+		require.NoError(t, err)
+		var cm corev1.ConfigMap
+		require.NoError(t, yaml.UnmarshalStrict(out, &cm))
+		assert.Equal(t, in, cm.Data[configKey])
+	}
+	for _, bad := range []string{"", "no newline", "two\n\n"} {
+		_, err := renderConfigMap([]byte(bad))
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestServiceAccount(t *testing.T) {
+	var sa corev1.ServiceAccount
+	decodeStrict(t, "kubernetes/serviceaccount.yaml", &sa)
+	assert.Equal(t, "v1", sa.APIVersion)
+	assert.Equal(t, "ServiceAccount", sa.Kind)
+	assert.Equal(t, "otelcol-diskhealth", sa.Name)
+	require.NotNil(t, sa.AutomountServiceAccountToken)
+	assert.False(t, *sa.AutomountServiceAccountToken, "the collector never calls the API server")
+}
+
+func TestDaemonSet(t *testing.T) {
+	var ds appsv1.DaemonSet
+	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
+	assert.Equal(t, "apps/v1", ds.APIVersion)
+	assert.Equal(t, "DaemonSet", ds.Kind)
+	require.NotEmpty(t, ds.Name)
+
+	// The selector must match the template, or the API server rejects the DaemonSet.
+	require.NotNil(t, ds.Spec.Selector)
+	require.NotEmpty(t, ds.Spec.Selector.MatchLabels)
+	for k, v := range ds.Spec.Selector.MatchLabels {
+		assert.Equal(t, v, ds.Spec.Template.Labels[k], "selector label %s", k)
+	}
+
+	pod := ds.Spec.Template.Spec
+	var sa corev1.ServiceAccount
+	decodeStrict(t, "kubernetes/serviceaccount.yaml", &sa)
+	assert.Equal(t, sa.Name, pod.ServiceAccountName)
+	require.NotNil(t, pod.AutomountServiceAccountToken)
+	assert.False(t, *pod.AutomountServiceAccountToken)
+	assert.False(t, pod.HostNetwork)
+	assert.False(t, pod.HostPID)
+	assert.False(t, pod.HostIPC)
+
+	require.Len(t, pod.Containers, 1)
+	c := pod.Containers[0]
+	assert.NotEmpty(t, c.Name)
+	assert.NotEmpty(t, c.Image)
+
+	// Volumes: every mount names a declared volume; the host paths the receiver reads are there,
+	// read-only.
+	volumes := map[string]corev1.Volume{}
+	for _, v := range pod.Volumes {
+		volumes[v.Name] = v
+	}
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		_, ok := volumes[m.Name]
+		assert.True(t, ok, "mount %s names no volume", m.Name)
+		mounts[m.MountPath] = m
+	}
+	hostMounts := map[string]string{"/hostfs": "/", "/hostfs/proc": "/proc", "/hostfs/sys": "/sys", "/hostfs/dev": "/dev", "/etc/machine-id": "/etc/machine-id"}
+	for path, hostPath := range hostMounts {
+		m, ok := mounts[path]
+		if !assert.True(t, ok, "no mount at %s", path) {
+			continue
+		}
+		assert.True(t, m.ReadOnly, "%s must be read-only", path)
+		v := volumes[m.Name]
+		if assert.NotNil(t, v.HostPath, "%s is not a hostPath", path) {
+			assert.Equal(t, hostPath, v.HostPath.Path, path)
+		}
+	}
+	// Without propagation a filesystem mounted on the host after the pod started would be invisible,
+	// and statfs would measure the parent filesystem instead.
+	require.NotNil(t, mounts["/hostfs"].MountPropagation)
+	assert.Equal(t, corev1.MountPropagationHostToContainer, *mounts["/hostfs"].MountPropagation)
+
+	// The config comes from the ConfigMap, at the path the container's args name.
+	var cm corev1.ConfigMap
+	decodeStrict(t, configMapFile, &cm)
+	cfgMount, ok := mounts["/etc/otelcol"]
+	require.True(t, ok, "no config mount")
+	require.NotNil(t, volumes[cfgMount.Name].ConfigMap)
+	assert.Equal(t, cm.Name, volumes[cfgMount.Name].ConfigMap.Name)
+	assert.Contains(t, c.Args, "--config=/etc/otelcol/"+configKey)
+
+	// Every ${env:X} the collector config uses without a default is set in the pod.
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	for _, name := range requiredEnv(t, cm.Data[configKey]) {
+		assert.Contains(t, env, name, "config/kubernetes.yaml needs ${env:%s}", name)
+	}
+	if assert.Contains(t, env, "K8S_NODE_NAME") && assert.NotNil(t, env["K8S_NODE_NAME"].ValueFrom) {
+		assert.Equal(t, "spec.nodeName", env["K8S_NODE_NAME"].ValueFrom.FieldRef.FieldPath)
+	}
+	assert.Contains(t, env["OTEL_RESOURCE_ATTRIBUTES"].Value, "host.name=$(K8S_NODE_NAME)")
+
+	// Probes on the health_check extension's port.
+	ports := map[string]int32{}
+	for _, p := range c.Ports {
+		ports[p.Name] = p.ContainerPort
+	}
+	assert.Equal(t, int32(13133), ports["health"])
+	assert.Equal(t, int32(9464), ports["metrics"])
+	assert.Contains(t, cm.Data[configKey], "endpoint: ${env:POD_IP}:13133")
+	for name, probe := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "readiness": c.ReadinessProbe} {
+		if !assert.NotNil(t, probe, name) || !assert.NotNil(t, probe.HTTPGet, name) {
+			continue
+		}
+		assert.Equal(t, intstr.FromString("health"), probe.HTTPGet.Port, name)
+		assert.Equal(t, "/", probe.HTTPGet.Path, name)
+	}
+
+	// Requests and limits for CPU and memory; requests not above limits.
+	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, okReq := c.Resources.Requests[res]
+		lim, okLim := c.Resources.Limits[res]
+		if assert.True(t, okReq, "request %s", res) && assert.True(t, okLim, "limit %s", res) {
+			assert.LessOrEqual(t, req.Cmp(lim), 0, "%s request above limit", res)
+		}
+	}
+
+	// Capabilities instead of privileged: everything dropped, only SMART's two added back.
+	sc := c.SecurityContext
+	require.NotNil(t, sc)
+	require.NotNil(t, sc.Privileged)
+	assert.False(t, *sc.Privileged)
+	require.NotNil(t, sc.ReadOnlyRootFilesystem)
+	assert.True(t, *sc.ReadOnlyRootFilesystem)
+	require.NotNil(t, sc.Capabilities)
+	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	added := slices.Clone(sc.Capabilities.Add)
+	slices.Sort(added)
+	assert.Equal(t, []corev1.Capability{"SYS_ADMIN", "SYS_RAWIO"}, added)
+	// The API server rejects allowPrivilegeEscalation=false with CAP_SYS_ADMIN.
+	if sc.AllowPrivilegeEscalation != nil {
+		assert.True(t, *sc.AllowPrivilegeEscalation)
+	}
+	require.NotNil(t, sc.SeccompProfile)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+}
+
+// requiredEnv lists the ${env:NAME} references of a collector config that have no :- default.
+func requiredEnv(t *testing.T, config string) []string {
+	t.Helper()
+	var out []string
+	for rest := config; ; {
+		i := strings.Index(rest, "${env:")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("${env:"):]
+		end := strings.IndexByte(rest, '}')
+		require.GreaterOrEqual(t, end, 0, "unterminated ${env:")
+		ref := rest[:end]
+		if !strings.Contains(ref, ":-") {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+func TestRequiredEnv(t *testing.T) {
+	assert.Equal(t, []string{"A", "C"}, requiredEnv(t, "x: ${env:A}\ny: ${env:B:-1}\nz: ${env:C}:9\n"))
+	assert.Empty(t, requiredEnv(t, "plain: value\n"))
+}
+
+func TestManifestsAreKubernetesObjects(t *testing.T) {
+	// Every manifest in kubernetes/ is one of the three objects tested above, so kubectl apply -f on the
+	// folder creates exactly these.
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	require.NoError(t, err)
+	var kinds []string
+	for _, f := range files {
+		var meta struct {
+			Kind string `json:"kind"`
+		}
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, yaml.Unmarshal(data, &meta), f)
+		kinds = append(kinds, meta.Kind)
+	}
+	slices.Sort(kinds)
+	assert.Equal(t, []string{"ConfigMap", "DaemonSet", "ServiceAccount"}, kinds)
+}
