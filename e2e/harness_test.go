@@ -70,13 +70,13 @@ type collector struct {
 	waitErr error
 }
 
-// startCollector runs the binary with the given YAML config. The process is always stopped when the
-// test ends, and its output is logged if the test failed.
-func startCollector(t *testing.T, bin, config string) *collector {
+// startCollector runs the binary with the given YAML config and any extra arguments (--set=...). The
+// process is always stopped when the test ends, and its output is logged if the test failed.
+func startCollector(t *testing.T, bin, config string, args ...string) *collector {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
-	c := &collector{cmd: exec.Command(bin, "--config", cfg), output: &syncBuffer{}, exited: make(chan struct{})}
+	c := &collector{cmd: exec.Command(bin, append([]string{"--config", cfg}, args...)...), output: &syncBuffer{}, exited: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	require.NoError(t, c.cmd.Start())
 	go func() {

@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Helpers for the tests that run the collector against a peer: free loopback ports, Debian packages
+// installed on demand, a peer process stopped with the test, and the shipped configs.
+
+// telemetryOff keeps the collector's own metrics listener (localhost:8888 by default) closed, so that
+// two collectors, or a collector of another test package running at the same time, never collide.
+const telemetryOff = "--set=service.telemetry.metrics.level=none"
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// shippedConfig reads one of the example configs in config/.
+func shippedConfig(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "config", name))
+	require.NoError(t, err)
+	return string(data)
+}
+
+// ensureDebianTool returns the path of tool, installing the Debian package that provides it when it is
+// missing. It skips the test, saying why, only when that is impossible (not root, no apt-get, the
+// install fails).
+func ensureDebianTool(t *testing.T, pkg, tool string) string {
+	t.Helper()
+	if p, err := exec.LookPath(tool); err == nil {
+		return p
+	}
+	if os.Geteuid() != 0 {
+		t.Skipf("SKIPPED: %s is not installed and installing %s needs root", tool, pkg)
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		t.Skipf("SKIPPED: %s is not installed and there is no apt-get to install %s", tool, pkg)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, args := range [][]string{{"apt-get", "update"}, {"apt-get", "install", "-y", "--no-install-recommends", pkg}} {
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("SKIPPED: cannot install %s: %s: %v\n%s", pkg, strings.Join(args, " "), err, out)
+		}
+	}
+	p, err := exec.LookPath(tool)
+	if err != nil {
+		t.Skipf("SKIPPED: %s installed but %s is not on PATH: %v", pkg, tool, err)
+	}
+	return p
+}
+
+// startPeer runs a peer program (Prometheus, ...) like startCollector runs the collector: stopped when
+// the test ends, its output logged if the test failed.
+func startPeer(t *testing.T, name string, args ...string) *collector {
+	t.Helper()
+	c := &collector{cmd: exec.Command(name, args...), output: &syncBuffer{}, exited: make(chan struct{})}
+	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
+	require.NoError(t, c.cmd.Start())
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		c.stop()
+		if t.Failed() {
+			t.Logf("%s output (%v):\n%s", filepath.Base(name), c.waitErr, c.output.String())
+		}
+	})
+	return c
+}
+
+// hostIdentity is what resource_detection should put on every resource here: the OS hostname and
+// /etc/machine-id (empty when the host has none).
+func hostIdentity(t *testing.T) (name, id string) {
+	t.Helper()
+	name, err := os.Hostname()
+	require.NoError(t, err)
+	if b, err := os.ReadFile("/etc/machine-id"); err == nil {
+		id = strings.TrimSpace(string(b))
+	}
+	return name, id
+}
+
+// wholeDisks lists this host's whole disks as the receiver classifies them by default (a /sys/block
+// entry with a device link: not loop, ram, dm or a partition), with their major:minor.
+func wholeDisks(t *testing.T) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir("/sys/block")
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if _, err := os.Stat(filepath.Join("/sys/block", name, "device")); err != nil {
+			continue
+		}
+		if strings.HasPrefix(name, "loop") || strings.HasPrefix(name, "ram") || strings.HasPrefix(name, "zram") {
+			continue
+		}
+		dev, err := os.ReadFile(filepath.Join("/sys/block", name, "dev"))
+		require.NoError(t, err)
+		out[name] = strings.TrimSpace(string(dev))
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
+)
+
+const rulesFile = "../deploy/prometheus/diskhealth-rules.yaml"
+
+// promSample is one series of an instant-query result.
+type promSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+func (s promSample) float(t *testing.T) float64 {
+	t.Helper()
+	str, ok := s.Value[1].(string)
+	require.True(t, ok, "value %v", s.Value)
+	v, err := strconv.ParseFloat(str, 64)
+	require.NoError(t, err)
+	return v
+}
+
+// promAPI is a client of a Prometheus server's HTTP API.
+type promAPI struct{ base string }
+
+func (p promAPI) get(path string, params url.Values) (json.RawMessage, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(p.base + path + "?" + params.Encode())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Status string          `json:"status"`
+		Data   json.RawMessage `json:"data"`
+		Error  string          `json:"error"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, fmt.Errorf("%s: HTTP %d: %s", path, resp.StatusCode, body)
+	}
+	if env.Status != "success" {
+		return nil, fmt.Errorf("%s %s: %s", path, params.Encode(), env.Error)
+	}
+	return env.Data, nil
+}
+
+// query runs an instant query and returns its vector.
+func (p promAPI) query(expr string) ([]promSample, error) {
+	data, err := p.get("/api/v1/query", url.Values{"query": {expr}})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		ResultType string       `json:"resultType"`
+		Result     []promSample `json:"result"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, err
+	}
+	if res.ResultType != "vector" {
+		return nil, fmt.Errorf("%s: result type %s", expr, res.ResultType)
+	}
+	return res.Result, nil
+}
+
+func (p promAPI) mustQuery(t *testing.T, expr string) []promSample {
+	t.Helper()
+	res, err := p.query(expr)
+	require.NoError(t, err)
+	return res
+}
+
+// dfRoot is `df -B1 --output=size,pcent /`: the size of / in bytes and its Use% (rounded up by df).
+func dfRoot(t *testing.T) (size float64, usePct float64) {
+	t.Helper()
+	out, err := exec.Command("df", "-B1", "--output=size,pcent", "/").Output()
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 2, "df output %q", out)
+	f := strings.Fields(lines[1])
+	require.Len(t, f, 2)
+	size, err = strconv.ParseFloat(f[0], 64)
+	require.NoError(t, err)
+	usePct, err = strconv.ParseFloat(strings.TrimSuffix(f[1], "%"), 64)
+	require.NoError(t, err)
+	return size, usePct
+}
+
+// ruleExprs reads the alert rule file: rule name -> expression.
+func ruleExprs(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(rulesFile)
+	require.NoError(t, err)
+	var f struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &f))
+	out := map[string]string{}
+	for _, g := range f.Groups {
+		for _, r := range g.Rules {
+			out[r.Alert] = r.Expr
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// TestPrometheusServer runs the built collector with config/prometheus.yaml and Debian's Prometheus
+// scraping it every second, then reads this host's disks and root filesystem back through Prometheus'
+// query API, and loads and evaluates the alert rules in that server.
+func TestPrometheusServer(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := ensureDebianTool(t, "prometheus", "prometheus")
+	promtool := ensureDebianTool(t, "prometheus", "promtool")
+	rules, err := filepath.Abs(rulesFile)
+	require.NoError(t, err)
+
+	// The rule file loads (promtool is the check Prometheus runs at startup).
+	out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput()
+	require.NoError(t, err, "promtool check rules:\n%s", out)
+	exprs := ruleExprs(t)
+	require.Contains(t, string(out), fmt.Sprintf("SUCCESS: %d rules found", len(exprs)))
+
+	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), telemetryOff)
+
+	dir := t.TempDir()
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files: [%q]
+scrape_configs:
+  - job_name: diskhealth
+    static_configs:
+      - targets: [%q]
+`, rules, exporterAddr)), 0o644))
+	server := startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr)
+	api := promAPI{base: "http://" + promAddr}
+
+	// Gauges need two reads (collection_interval 15 s); wait until Prometheus has scraped them.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := api.query(`system_disk_utilization_ratio`)
+		if err == nil && len(res) > 0 {
+			break
+		}
+		for _, p := range []*collector{col, server} {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited: %v", p.cmd.Path, p.waitErr)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no system_disk_utilization_ratio in Prometheus within 60 s (last error %v)", err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	hostName, hostID := hostIdentity(t)
+
+	t.Run("names", func(t *testing.T) {
+		// Every series name the collector exposes is the translation of a documented metric: the same
+		// translation the dashboards test relies on.
+		data, err := api.get("/api/v1/label/__name__/values", url.Values{"match[]": {`{job="diskhealth"}`}})
+		require.NoError(t, err)
+		var names []string
+		require.NoError(t, json.Unmarshal(data, &names))
+		documented := promNames(t, loadDocumentation(t))
+		var ours []string
+		for _, n := range names {
+			if strings.HasPrefix(n, "system_") || strings.HasPrefix(n, "hw_") {
+				ours = append(ours, n)
+				assert.Contains(t, documented, n, "Prometheus has %s, which no documented metric translates to", n)
+			}
+		}
+		for _, n := range []string{"system_disk_io_bytes_total", "system_disk_operations_total", "system_disk_io_time_seconds_total",
+			"system_disk_operation_rate_per_second", "system_disk_operation_average_time_seconds", "system_disk_queue_length",
+			"system_disk_utilization_ratio", "system_filesystem_usage_bytes", "system_filesystem_limit_bytes",
+			"system_filesystem_utilization_ratio", "system_filesystem_inodes_usage", "system_filesystem_status"} {
+			assert.Contains(t, ours, n)
+		}
+	})
+
+	t.Run("io", func(t *testing.T) {
+		disks := wholeDisks(t)
+		require.NotEmpty(t, disks, "this host has no whole disk in /sys/block")
+		seen := map[string]bool{}
+		for _, s := range api.mustQuery(t, `system_disk_io_bytes_total`) {
+			m := s.Metric
+			assert.Equal(t, "diskhealth", m["job"])
+			assert.Contains(t, []string{"read", "write"}, m["disk_io_direction"])
+			assert.Equal(t, hostName, m["host_name"])
+			if hostID != "" {
+				assert.Equal(t, hostID, m["host_id"])
+			}
+			if mm, ok := disks[m["system_device"]]; ok {
+				assert.Equal(t, mm, m["disk_major_minor"], m["system_device"])
+				assert.Equal(t, "disk", m["disk_class"])
+				seen[m["system_device"]+"/"+m["disk_io_direction"]] = true
+			}
+			assert.GreaterOrEqual(t, s.float(t), 0.0)
+		}
+		for d := range disks {
+			assert.True(t, seen[d+"/read"] && seen[d+"/write"], "%s: read and write series", d)
+		}
+		for _, s := range api.mustQuery(t, `system_disk_utilization_ratio`) {
+			v := s.float(t)
+			// iostat does not clamp %util; over one 15 s interval it cannot pass 1 by more than the
+			// kernel's io_ticks granularity.
+			assert.True(t, v >= 0 && v <= 1.05, "%s utilization %v", s.Metric["system_device"], v)
+		}
+		for _, s := range api.mustQuery(t, `system_disk_operation_average_time_seconds`) {
+			v := s.float(t)
+			assert.True(t, v >= 0 && v < 60, "%s %s await %v s", s.Metric["system_device"], s.Metric["disk_io_direction"], v)
+		}
+		// The receiver's ready-made rates are there for backends without rate().
+		require.NotEmpty(t, api.mustQuery(t, `system_disk_operation_rate_per_second{disk_io_direction="write"}`))
+	})
+
+	t.Run("filesystem", func(t *testing.T) {
+		size, usePct := dfRoot(t)
+		sel := `{system_filesystem_mountpoint="/"}`
+		limit := api.mustQuery(t, `system_filesystem_limit_bytes`+sel)
+		require.Len(t, limit, 1)
+		assert.Equal(t, size, limit[0].float(t), "filesystem limit of / against df -B1")
+		assert.Equal(t, hostName, limit[0].Metric["host_name"])
+		assert.NotEmpty(t, limit[0].Metric["system_device"])
+		assert.NotEmpty(t, limit[0].Metric["system_filesystem_type"])
+		assert.NotEmpty(t, limit[0].Metric["disk_major_minor"])
+
+		// used + free + reserved = limit, from the same scrape.
+		sum := api.mustQuery(t, `sum by (system_filesystem_mountpoint) (system_filesystem_usage_bytes`+sel+`)`)
+		require.Len(t, sum, 1)
+		assert.Equal(t, size, sum[0].float(t))
+		states := map[string]bool{}
+		for _, s := range api.mustQuery(t, `system_filesystem_usage_bytes`+sel) {
+			states[s.Metric["system_filesystem_state"]] = true
+		}
+		assert.Equal(t, map[string]bool{"used": true, "free": true, "reserved": true}, states)
+
+		// df rounds Use% up to a whole percent.
+		util := api.mustQuery(t, `system_filesystem_utilization_ratio`+sel)
+		require.Len(t, util, 1)
+		assert.InDelta(t, usePct, util[0].float(t)*100, 1.0)
+
+		ok := api.mustQuery(t, `system_filesystem_status{system_filesystem_mountpoint="/",status="ok"}`)
+		require.Len(t, ok, 1)
+		assert.Equal(t, 1.0, ok[0].float(t))
+	})
+
+	t.Run("smart", func(t *testing.T) {
+		// SMART series exist only where a disk answers SMART (this machine's virtio disk does not);
+		// where they exist they carry the disk identity the I/O series share.
+		res := api.mustQuery(t, `{__name__=~"hw_.+", job="diskhealth"}`)
+		if len(res) == 0 {
+			t.Log("no hw_* series: no disk on this host reports SMART")
+			return
+		}
+		for _, s := range res {
+			assert.NotEmpty(t, s.Metric["hw_id"], s.Metric["__name__"])
+		}
+	})
+
+	t.Run("rules", func(t *testing.T) {
+		// Every rule expression evaluates (an empty result is fine: nothing is alerting here) ...
+		for name, expr := range exprs {
+			_, err := api.query(expr)
+			assert.NoError(t, err, name)
+		}
+		// ... and the server itself loaded the file and evaluated each rule without error.
+		require.Eventually(t, func() bool {
+			data, err := api.get("/api/v1/rules", nil)
+			if err != nil {
+				return false
+			}
+			var r struct {
+				Groups []struct {
+					Rules []struct {
+						Name      string `json:"name"`
+						Health    string `json:"health"`
+						LastError string `json:"lastError"`
+					} `json:"rules"`
+				} `json:"groups"`
+			}
+			if json.Unmarshal(data, &r) != nil {
+				return false
+			}
+			n := 0
+			for _, g := range r.Groups {
+				for _, rule := range g.Rules {
+					if rule.Health != "ok" {
+						if rule.LastError != "" {
+							t.Errorf("rule %s: %s", rule.Name, rule.LastError)
+						}
+						return false
+					}
+					n++
+				}
+			}
+			return n == len(exprs)
+		}, 15*time.Second, 500*time.Millisecond, "Prometheus did not evaluate all %d rules healthily", len(exprs))
+	})
+
+	// Both processes stop cleanly.
+	require.NoError(t, server.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-server.exited:
+	case <-time.After(10 * time.Second):
+		t.Error("Prometheus did not stop within 10 s")
+	}
+}
