@@ -185,11 +185,12 @@ var promKeywords = map[string]bool{
 }
 
 // promqlMetricNames returns the metric names a PromQL expression selects (Grafana's $variables and
-// label_values(metric, label) allowed): what remains after strings, label matchers, ranges, grouping
-// clauses, numbers, functions and keywords are taken out.
+// label_values(metric, label) allowed): what remains after strings, # comments, label matchers,
+// ranges, grouping clauses, numbers, functions and keywords are taken out.
 func promqlMetricNames(expr string) []string {
 	s := grafanaLabelRe.ReplaceAllString(expr, "($1)")
 	s = promStringRe.ReplaceAllString(s, `""`)
+	s = regexp.MustCompile(`#[^\n]*`).ReplaceAllString(s, " ")
 	s = promVariableRe.ReplaceAllString(s, "1")
 	s = promLabelsRe.ReplaceAllString(s, " ")
 	s = promRangeRe.ReplaceAllString(s, " ")
@@ -218,11 +219,13 @@ func esMetricNames(text string) []string {
 }
 
 // datadogMetricNames returns the OTel names a Datadog query refers to: otel.<name> (the Datadog
-// mapping prefixes system.*) and system.disk.in_use (its copy of system.filesystem.utilization).
+// mapping prefixes system.*), hw.* (not prefixed) and system.disk.in_use (its copy of
+// system.filesystem.utilization). Tag filters and groupings ({...}) are not names.
 func datadogMetricNames(text string) []string {
+	text = regexp.MustCompile(`\{[^{}]*\}`).ReplaceAllString(text, " ")
 	var out []string
-	for _, m := range regexp.MustCompile(`\botel\.([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)|\bsystem\.disk\.in_use\b`).FindAllStringSubmatch(text, -1) {
-		name := m[1]
+	for _, m := range regexp.MustCompile(`\botel\.([a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*)|\b(hw(?:\.[a-z0-9_]+)+)|\bsystem\.disk\.in_use\b`).FindAllStringSubmatch(text, -1) {
+		name := m[1] + m[2]
 		if name == "" {
 			name = "system.filesystem.utilization"
 		}
@@ -297,6 +300,7 @@ func TestPromqlMetricNames(t *testing.T) {
 		{`label_replace(a, "dst", "$1", "src", "(.*)") * 1e3 + histogram_quantile(0.9, b[5m:1m])`, []string{"a", "b"}},
 		{`max_over_time(m{l="}"}[1h]) > Inf`, []string{"m"}},
 		{`${metric}` + ` + [[legacy]]`, nil},
+		{"a > 1 # for: 10m\nb{l=\"#x\"} # c d", []string{"a", "b"}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, promqlMetricNames(tt.expr), tt.expr)
@@ -306,8 +310,9 @@ func TestPromqlMetricNames(t *testing.T) {
 func TestESAndDatadogMetricNames(t *testing.T) {
 	assert.Equal(t, []string{"system.disk.utilization", "system.filesystem.usage"},
 		esMetricNames(`FROM metrics-* | WHERE metrics.system.disk.utilization > 0.9 | STATS MAX(metrics.system.filesystem.usage), x.metrics_y BY metrics.system.disk.utilization`))
-	assert.Equal(t, []string{"system.disk.utilization", "system.filesystem.utilization"},
-		datadogMetricNames(`avg(last_10m):max:otel.system.disk.utilization{*} by {host} > 0.9 || max:system.disk.in_use{*}`))
+	assert.Equal(t, []string{"system.disk.utilization", "system.filesystem.utilization", "hw.status"},
+		datadogMetricNames(`avg(last_10m):max:otel.system.disk.utilization{*} by {host} > 0.9 || max:system.disk.in_use{*}
+max(last_5m):max:hw.status{hw.state:predicted_failure} by {host,hw.id} >= 1`))
 }
 
 // checkNames fails for every name in names that is not in allowed, naming the file it came from.
