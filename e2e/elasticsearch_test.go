@@ -155,7 +155,9 @@ func TestElasticsearchExporter(t *testing.T) {
 	bin := collectorBinary(t)
 	es := &fakeES{}
 	srv := httptest.NewServer(es)
-	defer srv.Close()
+	// Registered before the collector's cleanup, so it runs after it: the collector's final flush at
+	// shutdown still finds the server.
+	t.Cleanup(srv.Close)
 	const apiKey = "ZTJlOnNlY3JldA=="
 	t.Setenv("ELASTICSEARCH_ENDPOINT", srv.URL)
 	t.Setenv("ELASTICSEARCH_API_KEY", apiKey)
