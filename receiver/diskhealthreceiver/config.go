@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"go.opentelemetry.io/collector/confmap"
@@ -28,6 +29,12 @@ type Config struct {
 
 	// Filesystem configures df-style usage of the host's mounts.
 	Filesystem FilesystemConfig `mapstructure:"filesystem"`
+
+	// Pressure configures the host's I/O pressure stall information (/proc/pressure/io).
+	Pressure PressureConfig `mapstructure:"pressure"`
+
+	// Cgroups configures per-cgroup I/O, attributed to containers, pods and systemd units.
+	Cgroups CgroupsConfig `mapstructure:"cgroups"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -69,6 +76,30 @@ type FilesystemConfig struct {
 	MountTableRereadScrapes int `mapstructure:"mount_table_reread_scrapes"`
 }
 
+// PressureConfig switches the host's I/O pressure metrics.
+type PressureConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+}
+
+// CgroupsConfig bounds per-cgroup I/O: only cgroups with I/O since the previous scrape, at most TopN of
+// them (the most bytes first), none deeper than MaxDepth below the hierarchy's root.
+type CgroupsConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// TopN is the most cgroups reported per scrape.
+	TopN int `mapstructure:"top_n"`
+	// MaxDepth is the depth of the deepest cgroup reported (kubepods.slice is 1; a burstable pod's container
+	// 4); a cgroup at MaxDepth reports the I/O of its whole subtree.
+	MaxDepth int `mapstructure:"max_depth"`
+	// Devices filters the devices by kernel name with full-match regular expressions.
+	Devices MatchConfig `mapstructure:"devices"`
+}
+
+// Bounds on the cgroups section: beyond them a scrape's cardinality or a walk's depth stops being "small".
+const (
+	maxCgroupsTopN  = 1000
+	maxCgroupsDepth = 32
+)
+
 var duplicateModes = map[string]fsusage.DedupeMode{
 	"drop":       fsusage.DedupeBinds,
 	"keep_binds": fsusage.DedupeRoot,
@@ -88,6 +119,7 @@ var (
 	errRootPath   = errors.New("root_path")
 	errIOStat     = errors.New("iostat")
 	errFilesystem = errors.New("filesystem")
+	errCgroups    = errors.New("cgroups")
 )
 
 // Validate reports every problem at once, each naming the setting.
@@ -106,7 +138,35 @@ func (cfg *Config) Validate() error {
 	if err := cfg.Filesystem.validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", errFilesystem, err))
 	}
+	if err := cfg.Cgroups.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", errCgroups, err))
+	}
 	return errors.Join(errs...)
+}
+
+func (c *CgroupsConfig) validate() error {
+	var errs []error
+	if c.TopN < 1 || c.TopN > maxCgroupsTopN {
+		errs = append(errs, fmt.Errorf("top_n must be between 1 and %d, got %d", maxCgroupsTopN, c.TopN))
+	}
+	if c.MaxDepth < 1 || c.MaxDepth > maxCgroupsDepth {
+		errs = append(errs, fmt.Errorf("max_depth must be between 1 and %d, got %d", maxCgroupsDepth, c.MaxDepth))
+	}
+	if _, _, err := c.deviceFilter(); err != nil {
+		errs = append(errs, fmt.Errorf("devices: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// deviceFilter compiles the device selection; Validate has already reported any error.
+func (c *CgroupsConfig) deviceFilter() (include, exclude []*regexp.Regexp, err error) {
+	if include, err = diskstats.CompileFullMatch(c.Devices.Include); err != nil {
+		return nil, nil, fmt.Errorf("include: %w", err)
+	}
+	if exclude, err = diskstats.CompileFullMatch(c.Devices.Exclude); err != nil {
+		return nil, nil, fmt.Errorf("exclude: %w", err)
+	}
+	return include, exclude, nil
 }
 
 func (c *FilesystemConfig) validate() error {

@@ -91,3 +91,25 @@ func TestConfigRootPathNotDir(t *testing.T) {
 	require.ErrorIs(t, err, errRootPath)
 	assert.Contains(t, err.Error(), "not a directory")
 }
+
+func TestConfigCgroups(t *testing.T) {
+	def := NewFactory().CreateDefaultConfig().(*Config)
+	assert.True(t, def.Pressure.Enabled)
+	assert.Equal(t, CgroupsConfig{Enabled: true, TopN: 10, MaxDepth: 5}, def.Cgroups)
+
+	cfg := loadConfig(t, "cgroups")
+	require.NoError(t, confmap.Validate(cfg))
+	assert.False(t, cfg.Pressure.Enabled)
+	assert.Equal(t, CgroupsConfig{
+		Enabled: true, TopN: 3, MaxDepth: 4,
+		Devices: MatchConfig{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}},
+	}, cfg.Cgroups)
+}
+
+func TestConfigInvalidCgroupsNamesEverySetting(t *testing.T) {
+	err := confmap.Validate(loadConfig(t, "bad_cgroups"))
+	require.ErrorIs(t, err, errCgroups)
+	for _, want := range []string{"top_n must be between 1 and 1000, got 0", "max_depth must be between 1 and 32, got 33", `devices: exclude: invalid regular expression "sd("`} {
+		assert.Contains(t, err.Error(), want)
+	}
+}

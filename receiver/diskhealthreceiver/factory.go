@@ -46,6 +46,8 @@ func createDefaultConfig() component.Config {
 			ForecastWindow:          6 * time.Hour,
 			MountTableRereadScrapes: fsusage.DefaultRereadEvery,
 		},
+		Pressure: PressureConfig{Enabled: true},
+		Cgroups:  CgroupsConfig{Enabled: true, TopN: 10, MaxDepth: 5},
 	}
 }
 

@@ -51,6 +51,29 @@ func newReceiver(set receiver.Settings, cfg *Config, next consumer.Metrics) (*di
 			return nil, err
 		}
 	}
+	if cfg.Pressure.Enabled {
+		ps := newPressureScraper(set, cfg)
+		s, err := scraper.NewMetrics(ps.scrape, scraper.WithStart(ps.start))
+		if err != nil {
+			return nil, err
+		}
+		if err := add("pressure", &cfg.ControllerConfig, s); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Cgroups.Enabled {
+		cs, err := newCgroupScraper(set, cfg)
+		if err != nil {
+			return nil, err
+		}
+		s, err := scraper.NewMetrics(cs.scrape, scraper.WithStart(cs.start), scraper.WithShutdown(cs.shutdown))
+		if err != nil {
+			return nil, err
+		}
+		if err := add("cgroups", &cfg.ControllerConfig, s); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }
 

@@ -9,6 +9,392 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// ContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardIoMetricConfig provides config for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardOperationsMetricConfig provides config for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
+type ContainerDiskIoMetricAttributeKey string
+
+const (
+	ContainerDiskIoMetricAttributeKeySystemDevice    ContainerDiskIoMetricAttributeKey = "system.device"
+	ContainerDiskIoMetricAttributeKeyDiskIoDirection ContainerDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskIoMetricConfig provides config for the container.disk.io metric.
+type ContainerDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.operations metric.
+type ContainerDiskOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskOperationsMetricAttributeKeySystemDevice    ContainerDiskOperationsMetricAttributeKey = "system.device"
+	ContainerDiskOperationsMetricAttributeKeyDiskIoDirection ContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskOperationsMetricConfig provides config for the container.disk.operations metric.
+type ContainerDiskOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.10s metric.
+type ContainerIoLinuxPressure10sMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure10sMetricConfig provides config for the container.io.linux.pressure.10s metric.
+type ContainerIoLinuxPressure10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.1m metric.
+type ContainerIoLinuxPressure1mMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure1mMetricConfig provides config for the container.io.linux.pressure.1m metric.
+type ContainerIoLinuxPressure1mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.5m metric.
+type ContainerIoLinuxPressure5mMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure5mMetricConfig provides config for the container.io.linux.pressure.5m metric.
+type ContainerIoLinuxPressure5mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.total metric.
+type ContainerIoLinuxPressureTotalMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressureTotalMetricConfig provides config for the container.io.linux.pressure.total metric.
+type ContainerIoLinuxPressureTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the system.disk.discard.io metric.
 type SystemDiskDiscardIoMetricAttributeKey string
 
@@ -1433,8 +1819,208 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.10s metric.
+type SystemIoLinuxPressure10sMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure10sMetricConfig provides config for the system.io.linux.pressure.10s metric.
+type SystemIoLinuxPressure10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure10sMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.1m metric.
+type SystemIoLinuxPressure1mMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure1mMetricConfig provides config for the system.io.linux.pressure.1m metric.
+type SystemIoLinuxPressure1mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure1mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.5m metric.
+type SystemIoLinuxPressure5mMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure5mMetricConfig provides config for the system.io.linux.pressure.5m metric.
+type SystemIoLinuxPressure5mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure5mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.total metric.
+type SystemIoLinuxPressureTotalMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressureTotalMetricConfig provides config for the system.io.linux.pressure.total metric.
+type SystemIoLinuxPressureTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressureTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for disk_health metrics.
 type MetricsConfig struct {
+	ContainerDiskDiscardIo            ContainerDiskDiscardIoMetricConfig            `mapstructure:"container.disk.discard.io"`
+	ContainerDiskDiscardOperations    ContainerDiskDiscardOperationsMetricConfig    `mapstructure:"container.disk.discard.operations"`
+	ContainerDiskIo                   ContainerDiskIoMetricConfig                   `mapstructure:"container.disk.io"`
+	ContainerDiskOperations           ContainerDiskOperationsMetricConfig           `mapstructure:"container.disk.operations"`
+	ContainerIoLinuxPressure10s       ContainerIoLinuxPressure10sMetricConfig       `mapstructure:"container.io.linux.pressure.10s"`
+	ContainerIoLinuxPressure1m        ContainerIoLinuxPressure1mMetricConfig        `mapstructure:"container.io.linux.pressure.1m"`
+	ContainerIoLinuxPressure5m        ContainerIoLinuxPressure5mMetricConfig        `mapstructure:"container.io.linux.pressure.5m"`
+	ContainerIoLinuxPressureTotal     ContainerIoLinuxPressureTotalMetricConfig     `mapstructure:"container.io.linux.pressure.total"`
 	SystemDiskDiscardIo               SystemDiskDiscardIoMetricConfig               `mapstructure:"system.disk.discard.io"`
 	SystemDiskDiscardMerged           SystemDiskDiscardMergedMetricConfig           `mapstructure:"system.disk.discard.merged"`
 	SystemDiskDiscardOperationTime    SystemDiskDiscardOperationTimeMetricConfig    `mapstructure:"system.disk.discard.operation_time"`
@@ -1464,10 +2050,54 @@ type MetricsConfig struct {
 	SystemFilesystemTimeToFull        SystemFilesystemTimeToFullMetricConfig        `mapstructure:"system.filesystem.time_to_full"`
 	SystemFilesystemUsage             SystemFilesystemUsageMetricConfig             `mapstructure:"system.filesystem.usage"`
 	SystemFilesystemUtilization       SystemFilesystemUtilizationMetricConfig       `mapstructure:"system.filesystem.utilization"`
+	SystemIoLinuxPressure10s          SystemIoLinuxPressure10sMetricConfig          `mapstructure:"system.io.linux.pressure.10s"`
+	SystemIoLinuxPressure1m           SystemIoLinuxPressure1mMetricConfig           `mapstructure:"system.io.linux.pressure.1m"`
+	SystemIoLinuxPressure5m           SystemIoLinuxPressure5mMetricConfig           `mapstructure:"system.io.linux.pressure.5m"`
+	SystemIoLinuxPressureTotal        SystemIoLinuxPressureTotalMetricConfig        `mapstructure:"system.io.linux.pressure.total"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskIo: ContainerDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+		},
 		SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -1613,6 +2243,26 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
+		SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+		},
 	}
 }
 
@@ -1644,20 +2294,35 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for disk_health resource attributes.
 type ResourceAttributesConfig struct {
-	DiskClass         ResourceAttributeConfig `mapstructure:"disk.class"`
-	DiskDmName        ResourceAttributeConfig `mapstructure:"disk.dm.name"`
-	DiskMajorMinor    ResourceAttributeConfig `mapstructure:"disk.major_minor"`
-	DiskParent        ResourceAttributeConfig `mapstructure:"disk.parent"`
-	DiskRotational    ResourceAttributeConfig `mapstructure:"disk.rotational"`
-	DiskWwn           ResourceAttributeConfig `mapstructure:"disk.wwn"`
-	HwFirmwareVersion ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
-	HwID              ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel           ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwSerialNumber    ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	CgroupPath           ResourceAttributeConfig `mapstructure:"cgroup.path"`
+	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	DiskClass            ResourceAttributeConfig `mapstructure:"disk.class"`
+	DiskDmName           ResourceAttributeConfig `mapstructure:"disk.dm.name"`
+	DiskMajorMinor       ResourceAttributeConfig `mapstructure:"disk.major_minor"`
+	DiskParent           ResourceAttributeConfig `mapstructure:"disk.parent"`
+	DiskRotational       ResourceAttributeConfig `mapstructure:"disk.rotational"`
+	DiskWwn              ResourceAttributeConfig `mapstructure:"disk.wwn"`
+	HwFirmwareVersion    ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
+	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwSerialNumber       ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
+	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	SystemdUnitName      ResourceAttributeConfig `mapstructure:"systemd.unit.name"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
+		CgroupPath: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerRuntimeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		DiskClass: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -1686,6 +2351,15 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwSerialNumber: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodQosClass: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodUID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SystemdUnitName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

@@ -178,7 +178,65 @@ var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemSta
 	"error":      AttributeSystemFilesystemStatusError,
 }
 
+// AttributeSystemLinuxPressureStallType specifies the value system.linux.pressure.stall_type attribute.
+type AttributeSystemLinuxPressureStallType int
+
+const (
+	_ AttributeSystemLinuxPressureStallType = iota
+	AttributeSystemLinuxPressureStallTypeSome
+	AttributeSystemLinuxPressureStallTypeFull
+)
+
+// String returns the string representation of the AttributeSystemLinuxPressureStallType.
+func (av AttributeSystemLinuxPressureStallType) String() string {
+	switch av {
+	case AttributeSystemLinuxPressureStallTypeSome:
+		return "some"
+	case AttributeSystemLinuxPressureStallTypeFull:
+		return "full"
+	}
+	return ""
+}
+
+// MapAttributeSystemLinuxPressureStallType is a helper map of string to AttributeSystemLinuxPressureStallType attribute value.
+var MapAttributeSystemLinuxPressureStallType = map[string]AttributeSystemLinuxPressureStallType{
+	"some": AttributeSystemLinuxPressureStallTypeSome,
+	"full": AttributeSystemLinuxPressureStallTypeFull,
+}
+
 var MetricsInfo = metricsInfo{
+	ContainerDiskDiscardIo: metricInfo{
+		Name:       "container.disk.discard.io",
+		Attributes: []string{"system.device"},
+	},
+	ContainerDiskDiscardOperations: metricInfo{
+		Name:       "container.disk.discard.operations",
+		Attributes: []string{"system.device"},
+	},
+	ContainerDiskIo: metricInfo{
+		Name:       "container.disk.io",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	ContainerDiskOperations: metricInfo{
+		Name:       "container.disk.operations",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	ContainerIoLinuxPressure10s: metricInfo{
+		Name:       "container.io.linux.pressure.10s",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressure1m: metricInfo{
+		Name:       "container.io.linux.pressure.1m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressure5m: metricInfo{
+		Name:       "container.io.linux.pressure.5m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressureTotal: metricInfo{
+		Name:       "container.io.linux.pressure.total",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
 	SystemDiskDiscardIo: metricInfo{
 		Name:       "system.disk.discard.io",
 		Attributes: []string{"system.device"},
@@ -295,9 +353,33 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.utilization",
 		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemIoLinuxPressure10s: metricInfo{
+		Name:       "system.io.linux.pressure.10s",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressure1m: metricInfo{
+		Name:       "system.io.linux.pressure.1m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressure5m: metricInfo{
+		Name:       "system.io.linux.pressure.5m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressureTotal: metricInfo{
+		Name:       "system.io.linux.pressure.total",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
 }
 
 type metricsInfo struct {
+	ContainerDiskDiscardIo            metricInfo
+	ContainerDiskDiscardOperations    metricInfo
+	ContainerDiskIo                   metricInfo
+	ContainerDiskOperations           metricInfo
+	ContainerIoLinuxPressure10s       metricInfo
+	ContainerIoLinuxPressure1m        metricInfo
+	ContainerIoLinuxPressure5m        metricInfo
+	ContainerIoLinuxPressureTotal     metricInfo
 	SystemDiskDiscardIo               metricInfo
 	SystemDiskDiscardMerged           metricInfo
 	SystemDiskDiscardOperationTime    metricInfo
@@ -327,11 +409,743 @@ type metricsInfo struct {
 	SystemFilesystemTimeToFull        metricInfo
 	SystemFilesystemUsage             metricInfo
 	SystemFilesystemUtilization       metricInfo
+	SystemIoLinuxPressure10s          metricInfo
+	SystemIoLinuxPressure1m           metricInfo
+	SystemIoLinuxPressure5m           metricInfo
+	SystemIoLinuxPressureTotal        metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricContainerDiskDiscardIo struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.io metric with initial data.
+func (m *metricContainerDiskDiscardIo) init() {
+	m.data.SetName("container.disk.discard.io")
+	m.data.SetDescription("Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardIo(cfg ContainerDiskDiscardIoMetricConfig) metricContainerDiskDiscardIo {
+	m := metricContainerDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskDiscardOperations struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        ContainerDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.operations metric with initial data.
+func (m *metricContainerDiskDiscardOperations) init() {
+	m.data.SetName("container.disk.discard.operations")
+	m.data.SetDescription("Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardOperations(cfg ContainerDiskDiscardOperationsMetricConfig) metricContainerDiskDiscardOperations {
+	m := metricContainerDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskIo struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        ContainerDiskIoMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.io metric with initial data.
+func (m *metricContainerDiskIo) init() {
+	m.data.SetName("container.disk.io")
+	m.data.SetDescription("Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskIo(cfg ContainerDiskIoMetricConfig) metricContainerDiskIo {
+	m := metricContainerDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskOperations struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.operations metric with initial data.
+func (m *metricContainerDiskOperations) init() {
+	m.data.SetName("container.disk.operations")
+	m.data.SetDescription("Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) metricContainerDiskOperations {
+	m := metricContainerDiskOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure10s struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.10s metric with initial data.
+func (m *metricContainerIoLinuxPressure10s) init() {
+	m.data.SetName("container.io.linux.pressure.10s")
+	m.data.SetDescription("The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure10s(cfg ContainerIoLinuxPressure10sMetricConfig) metricContainerIoLinuxPressure10s {
+	m := metricContainerIoLinuxPressure10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure1m struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.1m metric with initial data.
+func (m *metricContainerIoLinuxPressure1m) init() {
+	m.data.SetName("container.io.linux.pressure.1m")
+	m.data.SetDescription("The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure1m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure1m(cfg ContainerIoLinuxPressure1mMetricConfig) metricContainerIoLinuxPressure1m {
+	m := metricContainerIoLinuxPressure1m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure5m struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.5m metric with initial data.
+func (m *metricContainerIoLinuxPressure5m) init() {
+	m.data.SetName("container.io.linux.pressure.5m")
+	m.data.SetDescription("The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure5m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure5m(cfg ContainerIoLinuxPressure5mMetricConfig) metricContainerIoLinuxPressure5m {
+	m := metricContainerIoLinuxPressure5m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressureTotal struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        ContainerIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.total metric with initial data.
+func (m *metricContainerIoLinuxPressureTotal) init() {
+	m.data.SetName("container.io.linux.pressure.total")
+	m.data.SetDescription("Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressureTotal) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressureTotal(cfg ContainerIoLinuxPressureTotalMetricConfig) metricContainerIoLinuxPressureTotal {
+	m := metricContainerIoLinuxPressureTotal{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemDiskDiscardIo struct {
@@ -3047,6 +3861,364 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 	return m
 }
 
+type metricSystemIoLinuxPressure10s struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        SystemIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.10s metric with initial data.
+func (m *metricSystemIoLinuxPressure10s) init() {
+	m.data.SetName("system.io.linux.pressure.10s")
+	m.data.SetDescription("Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure10s(cfg SystemIoLinuxPressure10sMetricConfig) metricSystemIoLinuxPressure10s {
+	m := metricSystemIoLinuxPressure10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressure1m struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        SystemIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.1m metric with initial data.
+func (m *metricSystemIoLinuxPressure1m) init() {
+	m.data.SetName("system.io.linux.pressure.1m")
+	m.data.SetDescription("Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure1m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure1m(cfg SystemIoLinuxPressure1mMetricConfig) metricSystemIoLinuxPressure1m {
+	m := metricSystemIoLinuxPressure1m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressure5m struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        SystemIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.5m metric with initial data.
+func (m *metricSystemIoLinuxPressure5m) init() {
+	m.data.SetName("system.io.linux.pressure.5m")
+	m.data.SetDescription("Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure5m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure5m(cfg SystemIoLinuxPressure5mMetricConfig) metricSystemIoLinuxPressure5m {
+	m := metricSystemIoLinuxPressure5m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressureTotal struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        SystemIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.total metric with initial data.
+func (m *metricSystemIoLinuxPressureTotal) init() {
+	m.data.SetName("system.io.linux.pressure.total")
+	m.data.SetDescription("Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressureTotal) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressureTotal(cfg SystemIoLinuxPressureTotalMetricConfig) metricSystemIoLinuxPressureTotal {
+	m := metricSystemIoLinuxPressureTotal{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
@@ -3057,6 +4229,14 @@ type MetricsBuilder struct {
 	buildInfo                               component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter          map[string]filter.Filter
 	resourceAttributeExcludeFilter          map[string]filter.Filter
+	metricContainerDiskDiscardIo            metricContainerDiskDiscardIo
+	metricContainerDiskDiscardOperations    metricContainerDiskDiscardOperations
+	metricContainerDiskIo                   metricContainerDiskIo
+	metricContainerDiskOperations           metricContainerDiskOperations
+	metricContainerIoLinuxPressure10s       metricContainerIoLinuxPressure10s
+	metricContainerIoLinuxPressure1m        metricContainerIoLinuxPressure1m
+	metricContainerIoLinuxPressure5m        metricContainerIoLinuxPressure5m
+	metricContainerIoLinuxPressureTotal     metricContainerIoLinuxPressureTotal
 	metricSystemDiskDiscardIo               metricSystemDiskDiscardIo
 	metricSystemDiskDiscardMerged           metricSystemDiskDiscardMerged
 	metricSystemDiskDiscardOperationTime    metricSystemDiskDiscardOperationTime
@@ -3086,6 +4266,10 @@ type MetricsBuilder struct {
 	metricSystemFilesystemTimeToFull        metricSystemFilesystemTimeToFull
 	metricSystemFilesystemUsage             metricSystemFilesystemUsage
 	metricSystemFilesystemUtilization       metricSystemFilesystemUtilization
+	metricSystemIoLinuxPressure10s          metricSystemIoLinuxPressure10s
+	metricSystemIoLinuxPressure1m           metricSystemIoLinuxPressure1m
+	metricSystemIoLinuxPressure5m           metricSystemIoLinuxPressure5m
+	metricSystemIoLinuxPressureTotal        metricSystemIoLinuxPressureTotal
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -3111,6 +4295,14 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                           pmetric.NewMetrics(),
 		buildInfo:                               settings.BuildInfo,
+		metricContainerDiskDiscardIo:            newMetricContainerDiskDiscardIo(mbc.Metrics.ContainerDiskDiscardIo),
+		metricContainerDiskDiscardOperations:    newMetricContainerDiskDiscardOperations(mbc.Metrics.ContainerDiskDiscardOperations),
+		metricContainerDiskIo:                   newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
+		metricContainerDiskOperations:           newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
+		metricContainerIoLinuxPressure10s:       newMetricContainerIoLinuxPressure10s(mbc.Metrics.ContainerIoLinuxPressure10s),
+		metricContainerIoLinuxPressure1m:        newMetricContainerIoLinuxPressure1m(mbc.Metrics.ContainerIoLinuxPressure1m),
+		metricContainerIoLinuxPressure5m:        newMetricContainerIoLinuxPressure5m(mbc.Metrics.ContainerIoLinuxPressure5m),
+		metricContainerIoLinuxPressureTotal:     newMetricContainerIoLinuxPressureTotal(mbc.Metrics.ContainerIoLinuxPressureTotal),
 		metricSystemDiskDiscardIo:               newMetricSystemDiskDiscardIo(mbc.Metrics.SystemDiskDiscardIo),
 		metricSystemDiskDiscardMerged:           newMetricSystemDiskDiscardMerged(mbc.Metrics.SystemDiskDiscardMerged),
 		metricSystemDiskDiscardOperationTime:    newMetricSystemDiskDiscardOperationTime(mbc.Metrics.SystemDiskDiscardOperationTime),
@@ -3140,8 +4332,30 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricSystemFilesystemTimeToFull:        newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
 		metricSystemFilesystemUsage:             newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
 		metricSystemFilesystemUtilization:       newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		metricSystemIoLinuxPressure10s:          newMetricSystemIoLinuxPressure10s(mbc.Metrics.SystemIoLinuxPressure10s),
+		metricSystemIoLinuxPressure1m:           newMetricSystemIoLinuxPressure1m(mbc.Metrics.SystemIoLinuxPressure1m),
+		metricSystemIoLinuxPressure5m:           newMetricSystemIoLinuxPressure5m(mbc.Metrics.SystemIoLinuxPressure5m),
+		metricSystemIoLinuxPressureTotal:        newMetricSystemIoLinuxPressureTotal(mbc.Metrics.SystemIoLinuxPressureTotal),
 		resourceAttributeIncludeFilter:          make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:          make(map[string]filter.Filter),
+	}
+	if mbc.ResourceAttributes.CgroupPath.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["cgroup.path"] = filter.CreateFilter(mbc.ResourceAttributes.CgroupPath.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.CgroupPath.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["cgroup.path"] = filter.CreateFilter(mbc.ResourceAttributes.CgroupPath.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.ContainerID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["container.id"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.ContainerID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["container.id"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.DiskClass.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskClass.MetricsInclude)
@@ -3202,6 +4416,24 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.HwSerialNumber.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SystemdUnitName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["systemd.unit.name"] = filter.CreateFilter(mbc.ResourceAttributes.SystemdUnitName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SystemdUnitName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["systemd.unit.name"] = filter.CreateFilter(mbc.ResourceAttributes.SystemdUnitName.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -3273,6 +4505,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerDiskDiscardIo.emit(ils.Metrics())
+	mb.metricContainerDiskDiscardOperations.emit(ils.Metrics())
+	mb.metricContainerDiskIo.emit(ils.Metrics())
+	mb.metricContainerDiskOperations.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressureTotal.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardIo.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardMerged.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardOperationTime.emit(ils.Metrics())
@@ -3302,6 +4542,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemUtilization.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressureTotal.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -3331,6 +4575,46 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordContainerDiskOperationsDataPoint adds a data point to container.disk.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure10sDataPoint adds a data point to container.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure1mDataPoint adds a data point to container.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure5mDataPoint adds a data point to container.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressureTotalDataPoint adds a data point to container.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // RecordSystemDiskDiscardIoDataPoint adds a data point to system.disk.discard.io metric.
@@ -3476,6 +4760,26 @@ func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timest
 // RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemIoLinuxPressure10sDataPoint adds a data point to system.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressure1mDataPoint adds a data point to system.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressure5mDataPoint adds a data point to system.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressureTotalDataPoint adds a data point to system.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -67,6 +67,14 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["container.disk.discard.io"] = mb.metricContainerDiskDiscardIo.config.AggregationStrategy
+			aggMap["container.disk.discard.operations"] = mb.metricContainerDiskDiscardOperations.config.AggregationStrategy
+			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
+			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.10s"] = mb.metricContainerIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.1m"] = mb.metricContainerIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.5m"] = mb.metricContainerIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.total"] = mb.metricContainerIoLinuxPressureTotal.config.AggregationStrategy
 			aggMap["system.disk.discard.io"] = mb.metricSystemDiskDiscardIo.config.AggregationStrategy
 			aggMap["system.disk.discard.merged"] = mb.metricSystemDiskDiscardMerged.config.AggregationStrategy
 			aggMap["system.disk.discard.operation_time"] = mb.metricSystemDiskDiscardOperationTime.config.AggregationStrategy
@@ -96,6 +104,10 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
 			aggMap["system.filesystem.utilization"] = mb.metricSystemFilesystemUtilization.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.10s"] = mb.metricSystemIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.1m"] = mb.metricSystemIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.5m"] = mb.metricSystemIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.total"] = mb.metricSystemIoLinuxPressureTotal.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -104,6 +116,54 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemDiskDiscardIoDataPoint(ts, 1, "system.device-val")
@@ -278,8 +338,35 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
 
 			rb := mb.NewResourceBuilder()
+			rb.SetCgroupPath("cgroup.path-val")
+			rb.SetContainerID("container.id-val")
+			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetDiskClassDisk()
 			rb.SetDiskDmName("disk.dm.name-val")
 			rb.SetDiskMajorMinor("disk.major_minor-val")
@@ -290,9 +377,20 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwSerialNumber("hw.serial_number-val")
+			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetSystemdUnitName("systemd.unit.name-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricContainerDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardOperations.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressureTotal.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardIo.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardMerged.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardOperationTime.aggDataPoints)
@@ -322,6 +420,10 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressureTotal.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -349,6 +451,356 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.10s":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
+						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
+						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.10s"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.1m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
+						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
+						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.1m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.5m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
+						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
+						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.5m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.total":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
+						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
+						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.total"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
 				case "system.disk.discard.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.disk.discard.io"], "Found a duplicate in the metrics slice: system.disk.discard.io")
@@ -1739,6 +2191,170 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.10s":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
+						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
+						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.10s"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.1m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
+						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
+						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.1m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.5m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
+						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
+						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.5m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.total":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
+						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
+						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.total"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				}

@@ -21,6 +21,27 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
+// SetCgroupPath sets provided value as "cgroup.path" attribute.
+func (rb *ResourceBuilder) SetCgroupPath(val string) {
+	if rb.config.CgroupPath.Enabled {
+		rb.res.Attributes().PutStr("cgroup.path", val)
+	}
+}
+
+// SetContainerID sets provided value as "container.id" attribute.
+func (rb *ResourceBuilder) SetContainerID(val string) {
+	if rb.config.ContainerID.Enabled {
+		rb.res.Attributes().PutStr("container.id", val)
+	}
+}
+
+// SetContainerRuntimeName sets provided value as "container.runtime.name" attribute.
+func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
+	if rb.config.ContainerRuntimeName.Enabled {
+		rb.res.Attributes().PutStr("container.runtime.name", val)
+	}
+}
+
 // SetDiskClassDisk sets "disk.class=disk" attribute.
 func (rb *ResourceBuilder) SetDiskClassDisk() {
 	if rb.config.DiskClass.Enabled {
@@ -130,6 +151,27 @@ func (rb *ResourceBuilder) SetHwModel(val string) {
 func (rb *ResourceBuilder) SetHwSerialNumber(val string) {
 	if rb.config.HwSerialNumber.Enabled {
 		rb.res.Attributes().PutStr("hw.serial_number", val)
+	}
+}
+
+// SetK8sPodQosClass sets provided value as "k8s.pod.qos_class" attribute.
+func (rb *ResourceBuilder) SetK8sPodQosClass(val string) {
+	if rb.config.K8sPodQosClass.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.qos_class", val)
+	}
+}
+
+// SetK8sPodUID sets provided value as "k8s.pod.uid" attribute.
+func (rb *ResourceBuilder) SetK8sPodUID(val string) {
+	if rb.config.K8sPodUID.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.uid", val)
+	}
+}
+
+// SetSystemdUnitName sets provided value as "systemd.unit.name" attribute.
+func (rb *ResourceBuilder) SetSystemdUnitName(val string) {
+	if rb.config.SystemdUnitName.Enabled {
+		rb.res.Attributes().PutStr("systemd.unit.name", val)
 	}
 }
 

@@ -13,6 +13,9 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
+			rb.SetCgroupPath("cgroup.path-val")
+			rb.SetContainerID("container.id-val")
+			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetDiskClassDisk()
 			rb.SetDiskDmName("disk.dm.name-val")
 			rb.SetDiskMajorMinor("disk.major_minor-val")
@@ -23,20 +26,38 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
 			rb.SetHwSerialNumber("hw.serial_number-val")
+			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetSystemdUnitName("systemd.unit.name-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 16, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 16, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
+			}
+			cgroupPathAttrVal, ok := res.Attributes().Get("cgroup.path")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+			}
+			containerIDAttrVal, ok := res.Attributes().Get("container.id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+			}
+			containerRuntimeNameAttrVal, ok := res.Attributes().Get("container.runtime.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
 			}
 			diskClassAttrVal, ok := res.Attributes().Get("disk.class")
 			assert.True(t, ok)
@@ -87,6 +108,21 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.serial_number-val", hwSerialNumberAttrVal.Str())
+			}
+			k8sPodQosClassAttrVal, ok := res.Attributes().Get("k8s.pod.qos_class")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.qos_class-val", k8sPodQosClassAttrVal.Str())
+			}
+			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+			}
+			systemdUnitNameAttrVal, ok := res.Attributes().Get("systemd.unit.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "systemd.unit.name-val", systemdUnitNameAttrVal.Str())
 			}
 		})
 	}
