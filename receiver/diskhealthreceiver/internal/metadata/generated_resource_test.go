@@ -17,21 +17,26 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetDiskDmName("disk.dm.name-val")
 			rb.SetDiskMajorMinor("disk.major_minor-val")
 			rb.SetDiskParent("disk.parent-val")
+			rb.SetDiskProtocolAta()
+			rb.SetDiskRotationRate(18)
 			rb.SetDiskRotational(false)
 			rb.SetDiskWwn("disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
+			rb.SetHwName("hw.name-val")
+			rb.SetHwPhysicalDiskTypeHDD()
 			rb.SetHwSerialNumber("hw.serial_number-val")
+			rb.SetHwTypePhysicalDisk()
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 15, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 15, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -58,6 +63,16 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "disk.parent-val", diskParentAttrVal.Str())
 			}
+			diskProtocolAttrVal, ok := res.Attributes().Get("disk.protocol")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "ata", diskProtocolAttrVal.Str())
+			}
+			diskRotationRateAttrVal, ok := res.Attributes().Get("disk.rotation_rate")
+			assert.True(t, ok)
+			if ok {
+				assert.EqualValues(t, 18, diskRotationRateAttrVal.Int())
+			}
 			diskRotationalAttrVal, ok := res.Attributes().Get("disk.rotational")
 			assert.True(t, ok)
 			if ok {
@@ -83,10 +98,25 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 			}
+			hwNameAttrVal, ok := res.Attributes().Get("hw.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+			}
+			hwPhysicalDiskTypeAttrVal, ok := res.Attributes().Get("hw.physical_disk.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "HDD", hwPhysicalDiskTypeAttrVal.Str())
+			}
 			hwSerialNumberAttrVal, ok := res.Attributes().Get("hw.serial_number")
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.serial_number-val", hwSerialNumberAttrVal.Str())
+			}
+			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 			}
 		})
 	}
