@@ -38,6 +38,8 @@ type smartScraper struct {
 	logs   consumer.Logs
 	reader *device.Reader
 	disks  map[string]*diskTrack
+	// discoveryErr is the last discovery problem logged, so a lasting one is logged once.
+	discoveryErr string
 }
 
 // diskTrack is what the scraper remembers of one disk between reads.
@@ -90,11 +92,14 @@ func (s *smartScraper) shutdown(ctx context.Context) error {
 
 func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	results, derr := s.reader.Read(ctx)
-	if derr != nil {
-		s.logger.Warn("SMART disk discovery was incomplete", zap.Error(derr))
+	if msg := errString(derr); msg != s.discoveryErr {
+		s.discoveryErr = msg
+		if derr != nil {
+			s.logger.Warn("SMART disk discovery was incomplete", zap.Error(derr))
+		}
 	}
 	seen := make(map[string]bool, len(results))
-	var events []plog.LogRecord
+	var events []string
 	for i := range results {
 		res := &results[i]
 		key := res.Disk.Name + "\x00" + res.Disk.ID
@@ -175,7 +180,7 @@ func (s *smartScraper) logStatus(res *device.Result, tr *diskTrack) {
 	}
 }
 
-func (s *smartScraper) appendEvents(out []plog.LogRecord, res *device.Result, resource pcommon.Resource, v health.Verdict) []plog.LogRecord {
+func (s *smartScraper) appendEvents(out []string, res *device.Result, resource pcommon.Resource, v health.Verdict) []string {
 	for _, e := range v.Events {
 		lr := plog.NewLogRecord()
 		lr.SetTimestamp(pcommon.NewTimestampFromTime(res.Time))
@@ -199,17 +204,17 @@ func (s *smartScraper) appendEvents(out []plog.LogRecord, res *device.Result, re
 		a.PutStr("event.name", name)
 		a.PutStr("hw.state", e.New.String())
 		a.PutStr("disk_health.previous_state", e.Old.String())
+		out = append(out, lr.Body().Str())
 		s.lb.AppendLogRecord(lr)
 		s.lb.EmitForResource(metadata.WithLogsResource(resource))
-		out = append(out, lr)
 	}
 	return out
 }
 
-func (s *smartScraper) sendEvents(ctx context.Context, events []plog.LogRecord) error {
+func (s *smartScraper) sendEvents(ctx context.Context, events []string) error {
 	ld := s.lb.Emit()
 	for _, e := range events {
-		s.logger.Info("disk health event", zap.String("event", e.Body().Str()))
+		s.logger.Info("disk health event", zap.String("event", e))
 	}
 	if s.logs == nil {
 		return nil
@@ -516,6 +521,13 @@ func sat(a, b uint64) uint64 {
 		return math.MaxUint64
 	}
 	return a * b
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func boolInt(b bool) int64 {

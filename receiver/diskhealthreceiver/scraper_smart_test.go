@@ -133,6 +133,10 @@ func TestSMARTScraperHealthEvents(t *testing.T) {
 	assert.Equal(t, "disk_health.new_sign", sign["event.name"])
 	assert.Equal(t, "nvme_reliability_degraded", sign["disk_health.rule"])
 
+	logged := h.obs.FilterMessage("disk health event").All()
+	require.Len(t, logged, 2, "the collector's own log says it too")
+	assert.Equal(t, lr.Body().Str(), logged[0].ContextMap()["event"])
+
 	h.scrape(t)
 	assert.Equal(t, 2, h.logs.LogRecordCount(), "no event while nothing changes")
 }

@@ -47,7 +47,7 @@ var (
 	// ErrPermission: the kernel refused the command or the open for lack
 	// of a privilege (CAP_SYS_RAWIO for ATA pass-through, CAP_SYS_ADMIN for
 	// NVMe admin commands) or of file permissions on the node.
-	ErrPermission = errors.New("permission denied")
+	ErrPermission = errors.New("refused for lack of privilege")
 	// ErrUnsupported: the device or the path to it does not implement the
 	// command (ILLEGAL REQUEST, an aborted ATA command, an NVMe invalid
 	// field or log page).
