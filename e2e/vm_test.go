@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,7 +77,7 @@ func ensurePackages(t *testing.T) {
 	t.Helper()
 	var missing []string
 	for cmd, pkg := range vmPackages {
-		if _, err := exec.LookPath(cmd); err != nil && !containsStr(missing, pkg) {
+		if _, err := exec.LookPath(cmd); err != nil && !slices.Contains(missing, pkg) {
 			missing = append(missing, pkg)
 		}
 	}
@@ -87,15 +88,6 @@ func ensurePackages(t *testing.T) {
 	shell(t, 15*time.Minute, `export DEBIAN_FRONTEND=noninteractive
 timeout 600 apt-get update -qq
 timeout 900 apt-get install -y -qq --no-install-recommends `+strings.Join(missing, " "))
-}
-
-func containsStr(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // prepareVM returns the kernel and base initramfs, building them on first use.
@@ -207,7 +199,9 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 			accel = "kvm"
 		}
 	}
-	img := func(name string) string { return "file=" + filepath.Join(run.dir, name+".img") + ",if=none,format=raw,id=" + name }
+	img := func(name string) string {
+		return "file=" + filepath.Join(run.dir, name+".img") + ",if=none,format=raw,id=" + name
+	}
 	args := []string{"-accel", accel, "-M", "pc", "-m", "1024", "-smp", "1", "-nodefaults", "-nographic", "-no-reboot",
 		"-kernel", k.kernel, "-initrd", filepath.Join(run.dir, "initrd"), "-append", "console=ttyS0 panic=-1 quiet",
 		"-serial", "file:" + filepath.Join(run.dir, "console.log"), "-serial", "file:" + run.testLog,
