@@ -27,7 +27,7 @@ func readHwmon(dir string) (*HwmonTemp, bool) {
 	if !ok {
 		return nil, false
 	}
-	t := &HwmonTemp{Current: cur, ReadFromPath: filepath.Join(dir, "temp1_input")}
+	t := &HwmonTemp{Current: cur}
 	t.Max, t.HasMax = milli(filepath.Join(dir, "temp1_max"))
 	t.Crit, t.HasCrit = milli(filepath.Join(dir, "temp1_crit"))
 	return t, true

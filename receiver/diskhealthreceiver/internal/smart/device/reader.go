@@ -18,11 +18,12 @@ type Standby uint8
 
 // Standby policies.
 const (
+	// StandbyStandby: skip disks in standby or sleep. The zero value, so a
+	// Config that says nothing never wakes a disk.
+	StandbyStandby Standby = iota
 	// StandbyNever: never check the power mode; read every disk (may spin
 	// up a sleeping one).
-	StandbyNever Standby = iota
-	// StandbyStandby: skip disks in standby or sleep (the default).
-	StandbyStandby
+	StandbyNever
 	// StandbyIdle: also skip idle disks, for drives whose spin-down timer
 	// restarts on any SMART read.
 	StandbyIdle
@@ -42,7 +43,7 @@ func ParseStandby(s string) (Standby, error) {
 }
 
 func (p Standby) String() string {
-	return [...]string{"never", "standby", "idle"}[p]
+	return [...]string{"standby", "never", "idle"}[p]
 }
 
 // skip reports whether a disk in power mode m must be left alone.
@@ -80,7 +81,8 @@ type Reader struct {
 
 	mu    sync.Mutex
 	disks map[string]*diskState
-	wg    sync.WaitGroup
+	// inflight counts the read goroutines still running.
+	inflight atomic.Int64
 }
 
 // diskState is kept per disk between reads. cache is touched only by the
@@ -142,11 +144,14 @@ func (r *Reader) Read(ctx context.Context) ([]Result, error) {
 		}
 		ch := make(chan Result, 1)
 		chans[i] = ch
-		r.wg.Add(1)
+		r.inflight.Add(1)
 		go func() {
-			defer r.wg.Done()
-			defer st.busy.Store(false)
-			ch <- r.readDisk(d, st, deadline)
+			defer r.inflight.Add(-1)
+			res := r.readDisk(d, st, deadline)
+			// Free the disk before handing over the result, so a Read that
+			// follows this one at once finds it idle.
+			st.busy.Store(false)
+			ch <- res
 		}()
 	}
 
@@ -205,19 +210,22 @@ func (r *Reader) states(disks []Disk) []*diskState {
 	return out
 }
 
-// Close waits for reads still in flight, until ctx ends.
+// Close waits for reads still in flight, until ctx ends. A read hung in
+// the kernel cannot be stopped; Close says so instead of waiting forever.
 func (r *Reader) Close(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() {
-		r.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("disk reads still in flight: %w", ctx.Err())
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for r.inflight.Load() > 0 {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if n := r.inflight.Load(); n > 0 {
+				return fmt.Errorf("%d disk reads still in flight: %w", n, ctx.Err())
+			}
+			return nil
+		}
 	}
+	return nil
 }
 
 // readDisk reads one disk. A panic in any decoder or transport becomes

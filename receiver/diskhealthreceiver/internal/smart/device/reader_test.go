@@ -358,3 +358,23 @@ func TestParseStandby(t *testing.T) {
 	_, err := device.ParseStandby("sleep")
 	require.ErrorContains(t, err, `standby "sleep"`)
 }
+
+// A Config that says nothing about standby never wakes a disk.
+func TestStandbyZeroValue(t *testing.T) {
+	var c device.Config
+	assert.Equal(t, device.StandbyStandby, c.Standby)
+}
+
+// A disk is free again when its result is handed over: reads back to back
+// never see their own previous read as still in flight.
+func TestBackToBackReads(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	r := newReader(t, m, nil)
+	for i := range 50 {
+		results, err := r.Read(t.Context())
+		require.NoError(t, err)
+		for _, res := range results {
+			require.Equal(t, device.StatusOK, res.Status, "read %d, %s: %v", i, res.Disk.Name, res.Err)
+		}
+	}
+}

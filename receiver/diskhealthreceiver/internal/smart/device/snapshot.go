@@ -110,11 +110,10 @@ type SCSIData struct {
 // HwmonTemp is a temperature from the kernel's hwmon sensor for the disk,
 // readable without privileges.
 type HwmonTemp struct {
-	Current      float64 // °C
-	Max, Crit    float64 // °C, when HasMax/HasCrit
-	HasMax       bool
-	HasCrit      bool
-	ReadFromPath string
+	Current   float64 // °C
+	Max, Crit float64 // °C, when HasMax/HasCrit
+	HasMax    bool
+	HasCrit   bool
 }
 
 // Health is the part of the snapshot the health rules evaluate.
