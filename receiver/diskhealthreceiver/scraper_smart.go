@@ -311,11 +311,7 @@ func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *devic
 			mb.RecordHwStatusDataPoint(ts, boolInt(verdict.State == st), hwStateAttr(st))
 		}
 	}
-	hasTemp := false
-	temp := func(c float64) {
-		mb.RecordHwTemperatureDataPoint(ts, c)
-		hasTemp = true
-	}
+	temp := &tempRecorder{mb: mb, ts: ts}
 	if a := snap.ATA; a != nil {
 		if a.Identity != nil && a.Identity.Capacity() > 0 {
 			mb.RecordHwPhysicalDiskSizeDataPoint(ts, clampInt(a.Identity.Capacity()))
@@ -331,10 +327,10 @@ func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *devic
 		}
 		if t := sc.Temperature; t != nil {
 			if t.HasCurrent {
-				temp(float64(t.Current))
+				temp.current(float64(t.Current))
 			}
 			if t.HasReference && t.Reference > 0 {
-				mb.RecordHwTemperatureLimitDataPoint(ts, float64(t.Reference), metadata.AttributeHwLimitTypeHighDegraded)
+				temp.limit(float64(t.Reference), metadata.AttributeHwLimitTypeHighDegraded)
 			}
 		}
 		for _, c := range sc.ErrorCounters {
@@ -346,14 +342,41 @@ func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *devic
 			}
 		}
 	}
-	if h := snap.Hwmon; h != nil && !hasTemp {
-		temp(h.Current)
+	// hwmon only fills in what SMART could not say (it reads the same sensor and limits).
+	if h := snap.Hwmon; h != nil {
+		temp.current(h.Current)
 		if h.HasMax {
-			mb.RecordHwTemperatureLimitDataPoint(ts, h.Max, metadata.AttributeHwLimitTypeHighDegraded)
+			temp.limit(h.Max, metadata.AttributeHwLimitTypeHighDegraded)
 		}
 		if h.HasCrit {
-			mb.RecordHwTemperatureLimitDataPoint(ts, h.Crit, metadata.AttributeHwLimitTypeHighCritical)
+			temp.limit(h.Crit, metadata.AttributeHwLimitTypeHighCritical)
 		}
+	}
+}
+
+// tempRecorder records a disk's temperature and each limit once, from the first source that has it.
+type tempRecorder struct {
+	mb      *metadata.MetricsBuilder
+	ts      pcommon.Timestamp
+	hasTemp bool
+	limits  [2]bool // high.degraded, high.critical
+}
+
+func (r *tempRecorder) current(c float64) {
+	if !r.hasTemp {
+		r.mb.RecordHwTemperatureDataPoint(r.ts, c)
+		r.hasTemp = true
+	}
+}
+
+func (r *tempRecorder) limit(c float64, t metadata.AttributeHwLimitType) {
+	i := 0
+	if t == metadata.AttributeHwLimitTypeHighCritical {
+		i = 1
+	}
+	if !r.limits[i] {
+		r.mb.RecordHwTemperatureLimitDataPoint(r.ts, c, t)
+		r.limits[i] = true
 	}
 }
 
@@ -370,7 +393,7 @@ var ataErrorAttrs = map[uint8]metadata.AttributeErrorType{
 	199: metadata.AttributeErrorTypeCrc,
 }
 
-func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAData, temp func(float64)) {
+func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAData, temp *tempRecorder) {
 	for i := range a.Attributes {
 		at := &a.Attributes[i]
 		name, id := at.Name, int64(at.ID)
@@ -395,12 +418,12 @@ func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAD
 		mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, clampInt(n))
 	}
 	if t, ok := a.Attributes.Temperature(); ok {
-		temp(float64(t))
+		temp.current(float64(t))
 	} else if t, ok := a.Stats.Temperature(ata.StatCurrentTemperature); ok {
-		temp(float64(t))
+		temp.current(float64(t))
 	}
 	if t, ok := a.Stats.Temperature(ata.StatMaxOperatingTemp); ok {
-		mb.RecordHwTemperatureLimitDataPoint(ts, float64(t), metadata.AttributeHwLimitTypeHighDegraded)
+		temp.limit(float64(t), metadata.AttributeHwLimitTypeHighDegraded)
 	}
 	if a.ErrorLog != nil {
 		mb.RecordHwErrorsDataPoint(ts, int64(a.ErrorLog.ErrorCount), metadata.AttributeErrorTypeErrorLogEntry)
@@ -432,7 +455,7 @@ var nvmeWarnings = []struct {
 	{nvme.WarnPMRReadOnly, metadata.AttributeNvmeCriticalWarningPmrUnreliable},
 }
 
-func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVMeData, temp func(float64)) {
+func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVMeData, temp *tempRecorder) {
 	if c := n.Controller; c != nil {
 		size := u128(c.TotalCapacity)
 		if size == 0 {
@@ -446,10 +469,10 @@ func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVM
 			mb.RecordHwPhysicalDiskSizeDataPoint(ts, size)
 		}
 		if w, ok := c.WarningTemp.Celsius(); ok {
-			mb.RecordHwTemperatureLimitDataPoint(ts, float64(w), metadata.AttributeHwLimitTypeHighDegraded)
+			temp.limit(float64(w), metadata.AttributeHwLimitTypeHighDegraded)
 		}
 		if cc, ok := c.CriticalTemp.Celsius(); ok {
-			mb.RecordHwTemperatureLimitDataPoint(ts, float64(cc), metadata.AttributeHwLimitTypeHighCritical)
+			temp.limit(float64(cc), metadata.AttributeHwLimitTypeHighCritical)
 		}
 	}
 	l := n.Log
@@ -460,7 +483,7 @@ func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVM
 		mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, boolInt(l.CriticalWarning.Has(w.bit)), w.attr)
 	}
 	if t, ok := l.Temperature.Celsius(); ok {
-		temp(float64(t))
+		temp.current(float64(t))
 	}
 	mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, float64(l.AvailableSpare)/100)
 	mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, float64(l.SpareThreshold)/100)

@@ -2,6 +2,7 @@ package diskhealthreceiver
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -204,6 +205,35 @@ func TestSMARTScraperPermissionDenied(t *testing.T) {
 	}
 	warned := h.obs.FilterMessageSnippet("SMART read refused").All()
 	require.Len(t, warned, 2, "one warning per disk, not per scrape")
+}
+
+// On Linux 6.2+ an unprivileged NVMe Identify works but the SMART log does not: the disk reports
+// permission_denied, its limits from Identify and its temperature from hwmon, each once.
+func TestSMARTScraperNVMeIdentifyOnly(t *testing.T) {
+	h := newSMARTHarness(t, "k6.12", nil)
+	d := h.m.Disk("nvme0")
+	d.DenyCommands = []string{devicetest.NVMeLog(nvme.LogSMART)}
+	hw := t.TempDir()
+	for f, v := range map[string]string{"temp1_input": "49850", "temp1_max": "69850", "temp1_crit": "99850"} {
+		require.NoError(t, os.WriteFile(filepath.Join(hw, f), []byte(v+"\n"), 0o644))
+	}
+	d.Info.HwmonDir = hw
+	md := h.scrape(t)
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.physical_disk.smart.read.status", "smart.read.status")["permission_denied"])
+	pts := pointsByDisk(md, "hw.temperature")["nvme0"]
+	require.Len(t, pts, 1)
+	assert.InDelta(t, 49.85, pts[0].DoubleValue(), 1e-9)
+	limits := pointsByDisk(md, "hw.temperature.limit")["nvme0"]
+	require.Len(t, limits, 2, "one point per limit type")
+	assert.Equal(t, map[string]int64{"high.degraded": 70, "high.critical": 100}, map[string]int64{
+		limitType(limits[0]): int64(limits[0].DoubleValue()), limitType(limits[1]): int64(limits[1].DoubleValue())},
+		"Identify's WCTEMP/CCTEMP win over hwmon's copies")
+	assert.Empty(t, pointsByDisk(md, "hw.status")["nvme0"])
+}
+
+func limitType(dp pmetric.NumberDataPoint) string {
+	v, _ := dp.Attributes().Get("hw.limit_type")
+	return v.Str()
 }
 
 // A hung disk costs the scrape no more than the timeout and the other disks nothing.

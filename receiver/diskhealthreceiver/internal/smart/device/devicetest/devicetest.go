@@ -61,6 +61,10 @@ type Disk struct {
 	// Deny refuses ATA pass-through and NVMe admin commands with
 	// EPERM/EACCES, as the kernel does without CAP_SYS_RAWIO/CAP_SYS_ADMIN.
 	Deny bool
+	// DenyCommands refuses only the commands with these keys (Linux 6.2+
+	// lets NVMe Identify through without CAP_SYS_ADMIN, but not Get Log
+	// Page).
+	DenyCommands []string
 	// DenyOpen refuses the open itself (node permissions).
 	DenyOpen bool
 	// Hang, when set, blocks every command until it is closed.
@@ -163,7 +167,7 @@ func (t *transport) Close() error { return nil }
 func (t *transport) begin(name string) (deny bool) {
 	t.d.mu.Lock()
 	t.d.sent = append(t.d.sent, name)
-	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny
+	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny || slices.Contains(t.d.DenyCommands, name)
 	t.d.Panic = false
 	t.d.mu.Unlock()
 	if p {
