@@ -172,6 +172,8 @@ func TestIostatAgreesWithSysstat(t *testing.T) {
     iostat:
       enabled: true
       device_classes: [disk, partition, dm, md, loop, ram, other]
+    filesystem:
+      enabled: false
 exporters:
   file:
     path: %q

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 )
@@ -27,6 +28,9 @@ type Config struct {
 	// IOStat configures per-device I/O from /proc/diskstats.
 	IOStat IOStatConfig `mapstructure:"iostat"`
 
+	// Filesystem configures df-style usage of the host's mounts.
+	Filesystem FilesystemConfig `mapstructure:"filesystem"`
+
 	// SMART configures SMART / NVMe health, read with its own interval.
 	SMART SMARTConfig `mapstructure:"smart"`
 
@@ -42,6 +46,38 @@ type IOStatConfig struct {
 	// DeviceClasses lists the kinds of device reported: disk, partition, dm, md, loop, ram, other.
 	// The default (whole disks, device-mapper and md RAID) never counts the same I/O twice.
 	DeviceClasses []string `mapstructure:"device_classes"`
+}
+
+// FilesystemConfig selects the mounts whose usage is reported and bounds every statfs.
+type FilesystemConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// MountPoints, FSTypes and Devices (mount sources) filter with full-match regular expressions; a mount
+	// is kept when it passes all three. The default excludes container, kubelet and kernel trees.
+	MountPoints MatchConfig `mapstructure:"mount_points"`
+	FSTypes     MatchConfig `mapstructure:"fs_types"`
+	Devices     MatchConfig `mapstructure:"devices"`
+	// IncludeMemory adds tmpfs and ramfs; IncludeRemote adds network and FUSE filesystems (nfs, cifs,
+	// fuse.*), which answer statfs over a network or from a daemon and so can hang. Naming a type in
+	// fs_types.include opts it in as well.
+	IncludeMemory bool `mapstructure:"include_memory_filesystems"`
+	IncludeRemote bool `mapstructure:"include_remote_filesystems"`
+	// Duplicates: "drop" reports each filesystem once (same device and root; bind mounts of a subtree
+	// dropped), "keep_binds" keeps bind mounts of subtrees, "keep" reports every mount point.
+	Duplicates string `mapstructure:"duplicates"`
+	// StatfsTimeout bounds one statfs of a local filesystem, RemoteStatfsTimeout of a network or FUSE one.
+	StatfsTimeout       time.Duration `mapstructure:"statfs_timeout"`
+	RemoteStatfsTimeout time.Duration `mapstructure:"remote_statfs_timeout"`
+	// ForecastWindow is how much history the time-to-full fit uses.
+	ForecastWindow time.Duration `mapstructure:"forecast_window"`
+	// MountTableRereadScrapes forces a re-read of the mount table every N scrapes even when the kernel
+	// signalled no change (superblock read-only switches send none).
+	MountTableRereadScrapes int `mapstructure:"mount_table_reread_scrapes"`
+}
+
+var duplicateModes = map[string]fsusage.DedupeMode{
+	"drop":       fsusage.DedupeBinds,
+	"keep_binds": fsusage.DedupeRoot,
+	"keep":       fsusage.DedupeNone,
 }
 
 // SMARTConfig configures the SMART / NVMe health source.
@@ -71,9 +107,10 @@ type MatchConfig struct {
 var _ confmap.Validator = (*Config)(nil)
 
 var (
-	errRootPath = errors.New("root_path")
-	errIOStat   = errors.New("iostat")
-	errSMART    = errors.New("smart")
+	errRootPath   = errors.New("root_path")
+	errIOStat     = errors.New("iostat")
+	errFilesystem = errors.New("filesystem")
+	errSMART      = errors.New("smart")
 )
 
 // Validate reports every problem at once, each naming the setting.
@@ -88,6 +125,9 @@ func (cfg *Config) Validate() error {
 	}
 	if _, err := cfg.IOStat.filter(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", errIOStat, err))
+	}
+	if err := cfg.Filesystem.validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", errFilesystem, err))
 	}
 	if err := cfg.SMART.validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %w", errSMART, err))
@@ -133,6 +173,36 @@ func (c *SMARTConfig) match() (func(string) bool, error) {
 	return func(name string) bool {
 		return (len(inc) == 0 || matchAny(inc, name)) && !matchAny(exc, name)
 	}, nil
+}
+
+func (c *FilesystemConfig) validate() error {
+	var errs []error
+	if _, err := fsusage.NewFilter(c.filterConfig()); err != nil {
+		errs = append(errs, err)
+	}
+	if _, ok := duplicateModes[c.Duplicates]; !ok {
+		errs = append(errs, fmt.Errorf("duplicates: %q is not one of drop, keep_binds, keep", c.Duplicates))
+	}
+	for name, d := range map[string]time.Duration{
+		"statfs_timeout": c.StatfsTimeout, "remote_statfs_timeout": c.RemoteStatfsTimeout, "forecast_window": c.ForecastWindow,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %v", name, d))
+		}
+	}
+	if c.MountTableRereadScrapes < 1 {
+		errs = append(errs, fmt.Errorf("mount_table_reread_scrapes must be at least 1, got %d", c.MountTableRereadScrapes))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *FilesystemConfig) filterConfig() fsusage.FilterConfig {
+	return fsusage.FilterConfig{
+		IncludeMountPoints: c.MountPoints.Include, ExcludeMountPoints: c.MountPoints.Exclude,
+		IncludeFSTypes: c.FSTypes.Include, ExcludeFSTypes: c.FSTypes.Exclude,
+		IncludeDevices: c.Devices.Include, ExcludeDevices: c.Devices.Exclude,
+		IncludeMemory: c.IncludeMemory, IncludeRemote: c.IncludeRemote,
+	}
 }
 
 // filter compiles the device selection; Validate has already reported any error.

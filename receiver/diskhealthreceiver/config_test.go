@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
 
@@ -59,11 +60,28 @@ func TestConfigSMARTMatch(t *testing.T) {
 	}
 }
 
+func TestConfigFilesystem(t *testing.T) {
+	cfg := loadConfig(t, "filesystem")
+	require.NoError(t, confmap.Validate(cfg))
+	fs := cfg.Filesystem
+	assert.True(t, fs.Enabled)
+	assert.Equal(t, []string{"/", "/data(/.*)?"}, fs.MountPoints.Include)
+	assert.Equal(t, fsusage.DefaultExcludeMountPoints(), fs.MountPoints.Exclude, "an include list keeps the default excludes")
+	assert.True(t, fs.IncludeMemory)
+	assert.True(t, fs.IncludeRemote)
+	assert.Equal(t, "keep", fs.Duplicates)
+	assert.Equal(t, 500*time.Millisecond, fs.StatfsTimeout)
+	assert.Equal(t, 3*time.Second, fs.RemoteStatfsTimeout)
+	assert.Equal(t, 24*time.Hour, fs.ForecastWindow)
+	assert.Equal(t, 10, fs.MountTableRereadScrapes)
+}
+
 func TestConfigInvalid(t *testing.T) {
 	for name, want := range map[string]string{
 		"bad_regexp":        `iostat: include: invalid regular expression "sd[a-"`,
 		"bad_class":         `iostat: unknown device class "floppy"`,
 		"negative_interval": `collection_interval`,
+		"bad_filesystem":    `filesystem: `,
 		"missing_root":      `root_path "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
 		"bad_smart": "smart: interval must be positive, got 0s\ntimeout must be positive, got -1s\nstandby \"sleep\": want never, standby or idle\n" +
 			`devices: include: invalid regular expression "nvme("`,
@@ -73,6 +91,14 @@ func TestConfigInvalid(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), want)
 		})
+	}
+}
+
+func TestConfigInvalidFilesystemNamesEverySetting(t *testing.T) {
+	err := confmap.Validate(loadConfig(t, "bad_filesystem"))
+	require.ErrorIs(t, err, errFilesystem)
+	for _, want := range []string{`"(/proc"`, `duplicates: "sometimes"`, "statfs_timeout must be positive", "mount_table_reread_scrapes must be at least 1"} {
+		assert.Contains(t, err.Error(), want)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
 
@@ -38,6 +39,15 @@ func createDefaultConfig() component.Config {
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		IOStat:               IOStatConfig{Enabled: true, DeviceClasses: classes},
 		SMART:                SMARTConfig{Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second},
+		Filesystem: FilesystemConfig{
+			Enabled:                 true,
+			MountPoints:             MatchConfig{Exclude: fsusage.DefaultExcludeMountPoints()},
+			Duplicates:              "drop",
+			StatfsTimeout:           fsusage.DefaultTimeout,
+			RemoteStatfsTimeout:     fsusage.DefaultRemoteTimeout,
+			ForecastWindow:          6 * time.Hour,
+			MountTableRereadScrapes: fsusage.DefaultRereadEvery,
+		},
 	}
 }
 

@@ -91,6 +91,16 @@ func (r *diskHealthReceiver) build() error {
 			return err
 		}
 	}
+	if cfg.Filesystem.Enabled && r.metrics != nil {
+		fs := newFSScraper(set, cfg)
+		s, err := scraper.NewMetrics(fs.scrape, scraper.WithShutdown(fs.shutdown))
+		if err != nil {
+			return err
+		}
+		if err := add("filesystem", &cfg.ControllerConfig, s); err != nil {
+			return err
+		}
+	}
 	if cfg.SMART.Enabled {
 		sm, err := newSMARTScraper(set, cfg, r.logs)
 		if err != nil {

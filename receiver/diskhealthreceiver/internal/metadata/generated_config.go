@@ -1767,6 +1767,364 @@ func (ms *SystemDiskWeightedIoTimeMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.usage metric.
+type SystemFilesystemInodesUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemInodesUsageMetricAttributeKeySystemDevice               SystemFilesystemInodesUsageMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mode"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState      SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.state"
+)
+
+// SystemFilesystemInodesUsageMetricConfig provides config for the system.filesystem.inodes.usage metric.
+type SystemFilesystemInodesUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemInodesUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemInodesUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
+		default:
+			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemInodesUtilizationMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.utilization metric.
+type SystemFilesystemInodesUtilizationMetricAttributeKey string
+
+const (
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice               SystemFilesystemInodesUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mode"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemInodesUtilizationMetricConfig provides config for the system.filesystem.inodes.utilization metric.
+type SystemFilesystemInodesUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemInodesUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemInodesUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.limit metric.
+type SystemFilesystemLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemLimitMetricAttributeKeySystemDevice               SystemFilesystemLimitMetricAttributeKey = "system.device"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mode"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemType       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemLimitMetricConfig provides config for the system.filesystem.limit metric.
+type SystemFilesystemLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemStatusMetricAttributeKey specifies the key of an attribute for the system.filesystem.status metric.
+type SystemFilesystemStatusMetricAttributeKey string
+
+const (
+	SystemFilesystemStatusMetricAttributeKeySystemDevice               SystemFilesystemStatusMetricAttributeKey = "system.device"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemStatusMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemType       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus     SystemFilesystemStatusMetricAttributeKey = "status"
+)
+
+// SystemFilesystemStatusMetricConfig provides config for the system.filesystem.status metric.
+type SystemFilesystemStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
+		default:
+			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemTimeToFullMetricAttributeKey specifies the key of an attribute for the system.filesystem.time_to_full metric.
+type SystemFilesystemTimeToFullMetricAttributeKey string
+
+const (
+	SystemFilesystemTimeToFullMetricAttributeKeySystemDevice               SystemFilesystemTimeToFullMetricAttributeKey = "system.device"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemTimeToFullMetricConfig provides config for the system.filesystem.time_to_full metric.
+type SystemFilesystemTimeToFullMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemTimeToFullMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemTimeToFullMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.usage metric.
+type SystemFilesystemUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemUsageMetricAttributeKeySystemDevice               SystemFilesystemUsageMetricAttributeKey = "system.device"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mode"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemState      SystemFilesystemUsageMetricAttributeKey = "system.filesystem.state"
+)
+
+// SystemFilesystemUsageMetricConfig provides config for the system.filesystem.usage metric.
+type SystemFilesystemUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
+		default:
+			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemUtilizationMetricAttributeKey specifies the key of an attribute for the system.filesystem.utilization metric.
+type SystemFilesystemUtilizationMetricAttributeKey string
+
+const (
+	SystemFilesystemUtilizationMetricAttributeKeySystemDevice               SystemFilesystemUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mode"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemUtilizationMetricConfig provides config for the system.filesystem.utilization metric.
+type SystemFilesystemUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for disk_health metrics.
 type MetricsConfig struct {
 	HwErrors                           HwErrorsMetricConfig                           `mapstructure:"hw.errors"`
@@ -1810,6 +2168,13 @@ type MetricsConfig struct {
 	SystemDiskQueueLength              SystemDiskQueueLengthMetricConfig              `mapstructure:"system.disk.queue.length"`
 	SystemDiskUtilization              SystemDiskUtilizationMetricConfig              `mapstructure:"system.disk.utilization"`
 	SystemDiskWeightedIoTime           SystemDiskWeightedIoTimeMetricConfig           `mapstructure:"system.disk.weighted_io_time"`
+	SystemFilesystemInodesUsage        SystemFilesystemInodesUsageMetricConfig        `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization  SystemFilesystemInodesUtilizationMetricConfig  `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit              SystemFilesystemLimitMetricConfig              `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemStatus             SystemFilesystemStatusMetricConfig             `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull         SystemFilesystemTimeToFullMetricConfig         `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage              SystemFilesystemUsageMetricConfig              `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization        SystemFilesystemUtilizationMetricConfig        `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -2002,6 +2367,41 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
+		},
+		SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+		},
+		SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+		},
+		SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+		},
+		SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 	}
 }

@@ -215,6 +215,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 					},
+					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+					},
+					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+					},
+					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+					},
+					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					DiskClass:          ResourceAttributeConfig{Enabled: true},
@@ -428,6 +463,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemDiskWeightedIoTimeMetricAttributeKey{SystemDiskWeightedIoTimeMetricAttributeKeySystemDevice},
 					},
+					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+					},
+					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+					},
+					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+					},
+					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					DiskClass:          ResourceAttributeConfig{Enabled: false},
@@ -452,7 +522,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, SystemDiskDiscardIoMetricConfig{}, SystemDiskDiscardMergedMetricConfig{}, SystemDiskDiscardOperationTimeMetricConfig{}, SystemDiskDiscardOperationsMetricConfig{}, SystemDiskFlushOperationTimeMetricConfig{}, SystemDiskFlushOperationsMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoRateMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskMergedRateMetricConfig{}, SystemDiskMergedRatioMetricConfig{}, SystemDiskOperationAverageSizeMetricConfig{}, SystemDiskOperationAverageTimeMetricConfig{}, SystemDiskOperationRateMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, SystemDiskPendingOperationsMetricConfig{}, SystemDiskQueueLengthMetricConfig{}, SystemDiskUtilizationMetricConfig{}, SystemDiskWeightedIoTimeMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, SystemDiskDiscardIoMetricConfig{}, SystemDiskDiscardMergedMetricConfig{}, SystemDiskDiscardOperationTimeMetricConfig{}, SystemDiskDiscardOperationsMetricConfig{}, SystemDiskFlushOperationTimeMetricConfig{}, SystemDiskFlushOperationsMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoRateMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskMergedRateMetricConfig{}, SystemDiskMergedRatioMetricConfig{}, SystemDiskOperationAverageSizeMetricConfig{}, SystemDiskOperationAverageTimeMetricConfig{}, SystemDiskOperationRateMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, SystemDiskPendingOperationsMetricConfig{}, SystemDiskQueueLengthMetricConfig{}, SystemDiskUtilizationMetricConfig{}, SystemDiskWeightedIoTimeMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -849,6 +919,90 @@ func TestSystemDiskWeightedIoTimeMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric system.disk.weighted_io_time doesn't have an attribute invalid, valid attributes: [system.device]")
 
 	cfg = DefaultMetricsConfig().SystemDiskWeightedIoTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemInodesUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemInodesUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemInodesUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemInodesUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemInodesUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemInodesUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemInodesUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemInodesUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemTimeToFullMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemTimeToFull
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemTimeToFullMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemTimeToFull
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemUtilization
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

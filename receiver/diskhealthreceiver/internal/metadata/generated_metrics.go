@@ -296,6 +296,104 @@ var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
 	"error":             AttributeSmartReadStatusError,
 }
 
+// AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
+type AttributeSystemFilesystemMode int
+
+const (
+	_ AttributeSystemFilesystemMode = iota
+	AttributeSystemFilesystemModeRo
+	AttributeSystemFilesystemModeRw
+)
+
+// String returns the string representation of the AttributeSystemFilesystemMode.
+func (av AttributeSystemFilesystemMode) String() string {
+	switch av {
+	case AttributeSystemFilesystemModeRo:
+		return "ro"
+	case AttributeSystemFilesystemModeRw:
+		return "rw"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemMode is a helper map of string to AttributeSystemFilesystemMode attribute value.
+var MapAttributeSystemFilesystemMode = map[string]AttributeSystemFilesystemMode{
+	"ro": AttributeSystemFilesystemModeRo,
+	"rw": AttributeSystemFilesystemModeRw,
+}
+
+// AttributeSystemFilesystemState specifies the value system.filesystem.state attribute.
+type AttributeSystemFilesystemState int
+
+const (
+	_ AttributeSystemFilesystemState = iota
+	AttributeSystemFilesystemStateUsed
+	AttributeSystemFilesystemStateFree
+	AttributeSystemFilesystemStateReserved
+)
+
+// String returns the string representation of the AttributeSystemFilesystemState.
+func (av AttributeSystemFilesystemState) String() string {
+	switch av {
+	case AttributeSystemFilesystemStateUsed:
+		return "used"
+	case AttributeSystemFilesystemStateFree:
+		return "free"
+	case AttributeSystemFilesystemStateReserved:
+		return "reserved"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemState is a helper map of string to AttributeSystemFilesystemState attribute value.
+var MapAttributeSystemFilesystemState = map[string]AttributeSystemFilesystemState{
+	"used":     AttributeSystemFilesystemStateUsed,
+	"free":     AttributeSystemFilesystemStateFree,
+	"reserved": AttributeSystemFilesystemStateReserved,
+}
+
+// AttributeSystemFilesystemStatus specifies the value system.filesystem.status attribute.
+type AttributeSystemFilesystemStatus int
+
+const (
+	_ AttributeSystemFilesystemStatus = iota
+	AttributeSystemFilesystemStatusOk
+	AttributeSystemFilesystemStatusTimeout
+	AttributeSystemFilesystemStatusPermission
+	AttributeSystemFilesystemStatusNotFound
+	AttributeSystemFilesystemStatusIoError
+	AttributeSystemFilesystemStatusError
+)
+
+// String returns the string representation of the AttributeSystemFilesystemStatus.
+func (av AttributeSystemFilesystemStatus) String() string {
+	switch av {
+	case AttributeSystemFilesystemStatusOk:
+		return "ok"
+	case AttributeSystemFilesystemStatusTimeout:
+		return "timeout"
+	case AttributeSystemFilesystemStatusPermission:
+		return "permission"
+	case AttributeSystemFilesystemStatusNotFound:
+		return "not_found"
+	case AttributeSystemFilesystemStatusIoError:
+		return "io_error"
+	case AttributeSystemFilesystemStatusError:
+		return "error"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemStatus is a helper map of string to AttributeSystemFilesystemStatus attribute value.
+var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemStatus{
+	"ok":         AttributeSystemFilesystemStatusOk,
+	"timeout":    AttributeSystemFilesystemStatusTimeout,
+	"permission": AttributeSystemFilesystemStatusPermission,
+	"not_found":  AttributeSystemFilesystemStatusNotFound,
+	"io_error":   AttributeSystemFilesystemStatusIoError,
+	"error":      AttributeSystemFilesystemStatusError,
+}
+
 var MetricsInfo = metricsInfo{
 	HwErrors: metricInfo{
 		Name:       "hw.errors",
@@ -453,6 +551,34 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.disk.weighted_io_time",
 		Attributes: []string{"system.device"},
 	},
+	SystemFilesystemInodesUsage: metricInfo{
+		Name:       "system.filesystem.inodes.usage",
+		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+	},
+	SystemFilesystemInodesUtilization: metricInfo{
+		Name:       "system.filesystem.inodes.utilization",
+		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	SystemFilesystemLimit: metricInfo{
+		Name:       "system.filesystem.limit",
+		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	SystemFilesystemStatus: metricInfo{
+		Name:       "system.filesystem.status",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
+	},
+	SystemFilesystemTimeToFull: metricInfo{
+		Name:       "system.filesystem.time_to_full",
+		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	SystemFilesystemUsage: metricInfo{
+		Name:       "system.filesystem.usage",
+		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+	},
+	SystemFilesystemUtilization: metricInfo{
+		Name:       "system.filesystem.utilization",
+		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
 }
 
 type metricsInfo struct {
@@ -497,6 +623,13 @@ type metricsInfo struct {
 	SystemDiskQueueLength              metricInfo
 	SystemDiskUtilization              metricInfo
 	SystemDiskWeightedIoTime           metricInfo
+	SystemFilesystemInodesUsage        metricInfo
+	SystemFilesystemInodesUtilization  metricInfo
+	SystemFilesystemLimit              metricInfo
+	SystemFilesystemStatus             metricInfo
+	SystemFilesystemTimeToFull         metricInfo
+	SystemFilesystemUsage              metricInfo
+	SystemFilesystemUtilization        metricInfo
 }
 
 type metricInfo struct {
@@ -3927,6 +4060,703 @@ func newMetricSystemDiskWeightedIoTime(cfg SystemDiskWeightedIoTimeMetricConfig)
 	return m
 }
 
+type metricSystemFilesystemInodesUsage struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemInodesUsageMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.inodes.usage metric with initial data.
+func (m *metricSystemFilesystemInodesUsage) init() {
+	m.data.SetName("system.filesystem.inodes.usage")
+	m.data.SetDescription("Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode) {
+		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState) {
+		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemInodesUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemInodesUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemInodesUsage(cfg SystemFilesystemInodesUsageMetricConfig) metricSystemFilesystemInodesUsage {
+	m := metricSystemFilesystemInodesUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemInodesUtilization struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        SystemFilesystemInodesUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []float64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.inodes.utilization metric with initial data.
+func (m *metricSystemFilesystemInodesUtilization) init() {
+	m.data.SetName("system.filesystem.inodes.utilization")
+	m.data.SetDescription("Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode) {
+		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemInodesUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemInodesUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemInodesUtilization(cfg SystemFilesystemInodesUtilizationMetricConfig) metricSystemFilesystemInodesUtilization {
+	m := metricSystemFilesystemInodesUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemLimit struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        SystemFilesystemLimitMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.limit metric with initial data.
+func (m *metricSystemFilesystemLimit) init() {
+	m.data.SetName("system.filesystem.limit")
+	m.data.SetDescription("Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode) {
+		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metricSystemFilesystemLimit {
+	m := metricSystemFilesystemLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemStatus struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        SystemFilesystemStatusMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.status metric with initial data.
+func (m *metricSystemFilesystemStatus) init() {
+	m.data.SetName("system.filesystem.status")
+	m.data.SetDescription("Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus) {
+		dp.Attributes().PutStr("status", systemFilesystemStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemStatus(cfg SystemFilesystemStatusMetricConfig) metricSystemFilesystemStatus {
+	m := metricSystemFilesystemStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemTimeToFull struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        SystemFilesystemTimeToFullMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.time_to_full metric with initial data.
+func (m *metricSystemFilesystemTimeToFull) init() {
+	m.data.SetName("system.filesystem.time_to_full")
+	m.data.SetDescription("Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemTimeToFull) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemTimeToFull) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemTimeToFull(cfg SystemFilesystemTimeToFullMetricConfig) metricSystemFilesystemTimeToFull {
+	m := metricSystemFilesystemTimeToFull{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemUsage struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        SystemFilesystemUsageMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.usage metric with initial data.
+func (m *metricSystemFilesystemUsage) init() {
+	m.data.SetName("system.filesystem.usage")
+	m.data.SetDescription("Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode) {
+		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState) {
+		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemUsage(cfg SystemFilesystemUsageMetricConfig) metricSystemFilesystemUsage {
+	m := metricSystemFilesystemUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemUtilization struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.utilization metric with initial data.
+func (m *metricSystemFilesystemUtilization) init() {
+	m.data.SetName("system.filesystem.utilization")
+	m.data.SetDescription("Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode) {
+		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricConfig) metricSystemFilesystemUtilization {
+	m := metricSystemFilesystemUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
@@ -3978,6 +4808,13 @@ type MetricsBuilder struct {
 	metricSystemDiskQueueLength              metricSystemDiskQueueLength
 	metricSystemDiskUtilization              metricSystemDiskUtilization
 	metricSystemDiskWeightedIoTime           metricSystemDiskWeightedIoTime
+	metricSystemFilesystemInodesUsage        metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization  metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit              metricSystemFilesystemLimit
+	metricSystemFilesystemStatus             metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull         metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage              metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization        metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -4044,6 +4881,13 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricSystemDiskQueueLength:              newMetricSystemDiskQueueLength(mbc.Metrics.SystemDiskQueueLength),
 		metricSystemDiskUtilization:              newMetricSystemDiskUtilization(mbc.Metrics.SystemDiskUtilization),
 		metricSystemDiskWeightedIoTime:           newMetricSystemDiskWeightedIoTime(mbc.Metrics.SystemDiskWeightedIoTime),
+		metricSystemFilesystemInodesUsage:        newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:  newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:              newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemStatus:             newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:         newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:              newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:        newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
 		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
 		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
 	}
@@ -4248,6 +5092,13 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemDiskQueueLength.emit(ils.Metrics())
 	mb.metricSystemDiskUtilization.emit(ils.Metrics())
 	mb.metricSystemDiskWeightedIoTime.emit(ils.Metrics())
+	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
+	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
+	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemStatus.emit(ils.Metrics())
+	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
+	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
+	mb.metricSystemFilesystemUtilization.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -4482,6 +5333,41 @@ func (mb *MetricsBuilder) RecordSystemDiskUtilizationDataPoint(ts pcommon.Timest
 // RecordSystemDiskWeightedIoTimeDataPoint adds a data point to system.disk.weighted_io_time metric.
 func (mb *MetricsBuilder) RecordSystemDiskWeightedIoTimeDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string) {
 	mb.metricSystemDiskWeightedIoTime.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+}
+
+// RecordSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
+}
+
+// RecordSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+}
+
+// RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

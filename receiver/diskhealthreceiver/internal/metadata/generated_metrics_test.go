@@ -100,6 +100,13 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.disk.queue.length"] = mb.metricSystemDiskQueueLength.config.AggregationStrategy
 			aggMap["system.disk.utilization"] = mb.metricSystemDiskUtilization.config.AggregationStrategy
 			aggMap["system.disk.weighted_io_time"] = mb.metricSystemDiskWeightedIoTime.config.AggregationStrategy
+			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
+			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
+			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
+			aggMap["system.filesystem.status"] = mb.metricSystemFilesystemStatus.config.AggregationStrategy
+			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
+			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
+			aggMap["system.filesystem.utilization"] = mb.metricSystemFilesystemUtilization.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -330,6 +337,48 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, 3, "system.device-val-2")
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
 
 			rb := mb.NewResourceBuilder()
 			rb.SetDiskClassDisk()
@@ -383,6 +432,13 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemDiskQueueLength.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskWeightedIoTime.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemStatus.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemUtilization.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -1974,6 +2030,412 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.inodes.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
+						validatedMetrics["system.filesystem.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemStateAttrVal, ok := dp.Attributes().Get("system.filesystem.state")
+						assert.True(t, ok)
+						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
+						validatedMetrics["system.filesystem.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.inodes.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.state")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.inodes.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: system.filesystem.inodes.utilization")
+						validatedMetrics["system.filesystem.inodes.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.inodes.utilization"], "Found a duplicate in the metrics slice: system.filesystem.inodes.utilization")
+						validatedMetrics["system.filesystem.inodes.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.inodes.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.limit"], "Found a duplicate in the metrics slice: system.filesystem.limit")
+						validatedMetrics["system.filesystem.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.limit"], "Found a duplicate in the metrics slice: system.filesystem.limit")
+						validatedMetrics["system.filesystem.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.status"], "Found a duplicate in the metrics slice: system.filesystem.status")
+						validatedMetrics["system.filesystem.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemStatusAttrVal, ok := dp.Attributes().Get("status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", systemFilesystemStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.status"], "Found a duplicate in the metrics slice: system.filesystem.status")
+						validatedMetrics["system.filesystem.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("status")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.time_to_full":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.time_to_full")
+						validatedMetrics["system.filesystem.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.time_to_full")
+						validatedMetrics["system.filesystem.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.time_to_full"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.usage"], "Found a duplicate in the metrics slice: system.filesystem.usage")
+						validatedMetrics["system.filesystem.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemStateAttrVal, ok := dp.Attributes().Get("system.filesystem.state")
+						assert.True(t, ok)
+						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.usage"], "Found a duplicate in the metrics slice: system.filesystem.usage")
+						validatedMetrics["system.filesystem.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.state")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.utilization"], "Found a duplicate in the metrics slice: system.filesystem.utilization")
+						validatedMetrics["system.filesystem.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
+						assert.True(t, ok)
+						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.utilization"], "Found a duplicate in the metrics slice: system.filesystem.utilization")
+						validatedMetrics["system.filesystem.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mode")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
 				}
