@@ -154,7 +154,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 	sda.ResetSent()
 
 	md := h.scrape(t)
-	assert.Equal(t, []string{"ata/check_power_mode"}, sda.Sent())
+	assert.Equal(t, []string{devicetest.ATACheckPowerMode}, sda.Sent())
 	status := statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")
 	assert.Equal(t, int64(1), status["standby_skipped"])
 	assert.Equal(t, int64(0), status["ok"])

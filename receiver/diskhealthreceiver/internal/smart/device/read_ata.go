@@ -17,14 +17,21 @@ const selfTestSupported = 1 << 4
 // once; then SMART data, thresholds, RETURN STATUS, the logs the drive
 // says it keeps, and the device statistics when it has them.
 func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
+	var unknownPower error
 	if r.cfg.Standby != StandbyNever {
 		mode, err := c.CheckPowerMode()
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			// Some bridges return no registers: like smartctl, read anyway
+			// rather than never (the drive cannot say it sleeps).
+			unknownPower = fmt.Errorf("%s: power mode unknown, read anyway: %w", d.Name, err)
+		case err != nil:
 			res.Err = fmt.Errorf("%s: %w", d.Name, err)
 			return
+		default:
+			res.Power, res.HasPower = mode, true
 		}
-		res.Power, res.HasPower = mode, true
-		if r.cfg.Standby.skip(mode) {
+		if res.HasPower && r.cfg.Standby.skip(mode) {
 			res.Status = StatusStandby
 			res.Err = fmt.Errorf("%s is in power mode %s: not read (standby: %s)", d.Name, mode, r.cfg.Standby)
 			return
@@ -46,6 +53,9 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
 	}
 	data := &ATAData{Identity: cache.ata}
 	snap := &Snapshot{ATA: data}
+	if unknownPower != nil {
+		snap.Problems = append(snap.Problems, unknownPower)
+	}
 	res.Snapshot = snap
 	switch {
 	case !cache.ata.SMARTSupported:

@@ -104,7 +104,7 @@ func TestIdentityCached(t *testing.T) {
 	}
 	_, err = r.Read(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ata/check_power_mode", devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
+	assert.Equal(t, []string{devicetest.ATACheckPowerMode, devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
 		devicetest.ATALog(ata.LogSummaryError), devicetest.ATALog(ata.LogSelfTest)}, m.Disk("sda").Sent(),
 		"no IDENTIFY, and no second try at the device statistics the drive does not have")
 	assert.Equal(t, []string{devicetest.NVMeLog(nvme.LogSMART)}, m.Disk("nvme0").Sent())
@@ -136,14 +136,14 @@ func TestStandby(t *testing.T) {
 			if tc.skip {
 				assert.Equal(t, device.StatusStandby, got["sda"].Status)
 				assert.Nil(t, got["sda"].Snapshot)
-				assert.Equal(t, []string{"ata/check_power_mode"}, sent, "a sleeping disk gets no SMART command")
+				assert.Equal(t, []string{devicetest.ATACheckPowerMode}, sent, "a sleeping disk gets no SMART command")
 				assert.ErrorContains(t, got["sda"].Err, "power mode "+tc.mode.String())
 			} else {
 				assert.Equal(t, device.StatusOK, got["sda"].Status)
 				assert.Contains(t, sent, devicetest.ATASMARTData)
 			}
 			if tc.policy == device.StandbyNever {
-				assert.NotContains(t, sent, "ata/check_power_mode")
+				assert.NotContains(t, sent, devicetest.ATACheckPowerMode)
 				assert.False(t, got["sda"].HasPower)
 			}
 			assert.Equal(t, device.StatusOK, got["sdb"].Status, "the other disk is read as usual")
@@ -229,7 +229,7 @@ func TestPermissionDenied(t *testing.T) {
 	assert.ErrorIs(t, sda.Err, device.ErrPermission)
 	assert.Equal(t, device.ProtocolATA, sda.Disk.Protocol, "a SATA disk stays ATA when pass-through is refused")
 	assert.Nil(t, sda.Snapshot)
-	assert.Equal(t, []string{"ata/check_power_mode"}, m.Disk("sda").Sent())
+	assert.Equal(t, []string{devicetest.ATACheckPowerMode}, m.Disk("sda").Sent())
 
 	nv := got["nvme0"]
 	assert.Equal(t, device.StatusPermissionDenied, nv.Status)
@@ -377,4 +377,19 @@ func TestBackToBackReads(t *testing.T) {
 			require.Equal(t, device.StatusOK, res.Status, "read %d, %s: %v", i, res.Disk.Name, res.Err)
 		}
 	}
+}
+
+// A bridge that cannot report the power mode: the disk is read anyway (as
+// smartctl does), and the snapshot says the mode was unknown.
+func TestPowerModeUnknown(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	m.Disk("sda").Reject = []string{devicetest.ATACheckPowerMode}
+	results, err := newReader(t, m, nil).Read(t.Context())
+	require.NoError(t, err)
+	sda := byName(t, results)["sda"]
+	require.Equal(t, device.StatusOK, sda.Status, "%v", sda.Err)
+	assert.False(t, sda.HasPower)
+	require.NotEmpty(t, sda.Snapshot.Problems)
+	assert.ErrorContains(t, sda.Snapshot.Problems[0], "power mode unknown, read anyway")
+	assert.Contains(t, m.Disk("sda").Sent(), devicetest.ATASMARTData)
 }

@@ -27,9 +27,11 @@ const (
 	ATAIdentify   = "ata/identify"
 	ATASMARTData  = "ata/smart_data"
 	ATAThresholds = "ata/thresholds"
-	NVMeIDCtrl    = "nvme/identify_ctrl"
-	SCSIInquiry   = "scsi/inquiry"
-	SCSICapacity  = "scsi/capacity"
+	// ATACheckPowerMode is the key of CHECK POWER MODE (it reads no page).
+	ATACheckPowerMode = "ata/check_power_mode"
+	NVMeIDCtrl        = "nvme/identify_ctrl"
+	SCSIInquiry       = "scsi/inquiry"
+	SCSICapacity      = "scsi/capacity"
 )
 
 // ATALog is the key of a SMART log (SMART READ LOG and READ LOG EXT share
@@ -65,6 +67,9 @@ type Disk struct {
 	// lets NVMe Identify through without CAP_SYS_ADMIN, but not Get Log
 	// Page).
 	DenyCommands []string
+	// Reject answers these commands as not implemented (ILLEGAL REQUEST),
+	// as some USB bridges do for CHECK POWER MODE.
+	Reject []string
 	// DenyOpen refuses the open itself (node permissions).
 	DenyOpen bool
 	// Hang, when set, blocks every command until it is closed.
@@ -243,7 +248,7 @@ func (t *transport) ata16(cdb, data, sense []byte) (device.SCSIStatus, error) {
 	var key string
 	switch {
 	case cmd == ata.CmdCheckPowerMode:
-		key = "ata/check_power_mode"
+		key = ATACheckPowerMode
 	case cmd == ata.CmdIdentifyDevice:
 		key = ATAIdentify
 	case cmd == ata.CmdSMART && feature == ata.SMARTReadData:
@@ -263,7 +268,12 @@ func (t *transport) ata16(cdb, data, sense []byte) (device.SCSIStatus, error) {
 		return device.SCSIStatus{}, syscall.EPERM
 	}
 	t.d.mu.Lock()
-	power, failing := t.d.Power, t.d.Failing
+	power, failing, reject := t.d.Power, t.d.Failing, slices.Contains(t.d.Reject, key)
+	t.d.mu.Unlock()
+	if reject {
+		return checkCondition(sense, illegalRequest)
+	}
+	t.d.mu.Lock()
 	_, isATA := t.d.Pages[ATAIdentify]
 	t.d.mu.Unlock()
 	if !isATA {
@@ -271,7 +281,7 @@ func (t *transport) ata16(cdb, data, sense []byte) (device.SCSIStatus, error) {
 		return checkCondition(sense, illegalRequest)
 	}
 	switch key {
-	case "ata/check_power_mode":
+	case ATACheckPowerMode:
 		return checkCondition(sense, ataRegisters(uint8(power), 0, 0))
 	case "ata/return_status":
 		if failing {
