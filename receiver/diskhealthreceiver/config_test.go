@@ -33,6 +33,7 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, 30*time.Second, cfg.ControllerConfig.CollectionInterval)
 	assert.True(t, cfg.IOStat.Enabled)
 	assert.Equal(t, []string{"disk", "dm", "md"}, cfg.IOStat.DeviceClasses)
+	assert.Equal(t, SMARTConfig{Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second}, cfg.SMART)
 }
 
 func TestConfigCustom(t *testing.T) {
@@ -42,6 +43,21 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, "/", cfg.RootPath)
 	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, cfg.IOStat.Devices.Include)
 	assert.Equal(t, []string{"disk", "partition"}, cfg.IOStat.DeviceClasses)
+	assert.Equal(t, SMARTConfig{Enabled: true, Interval: time.Hour, Standby: "idle", Timeout: 3 * time.Second,
+		Devices: MatchConfig{Exclude: []string{"sdz"}}}, cfg.SMART)
+	match, err := cfg.SMART.match()
+	require.NoError(t, err)
+	assert.True(t, match("sda"))
+	assert.False(t, match("sdz"))
+}
+
+func TestConfigSMARTMatch(t *testing.T) {
+	c := SMARTConfig{Devices: MatchConfig{Include: []string{"sd[a-c]", "nvme[0-9]+"}, Exclude: []string{"sdb"}}}
+	match, err := c.match()
+	require.NoError(t, err)
+	for name, want := range map[string]bool{"sda": true, "sdb": false, "sdc": true, "sdd": false, "nvme0": true, "nvme0n1": false} {
+		assert.Equal(t, want, match(name), name)
+	}
 }
 
 func TestConfigFilesystem(t *testing.T) {
@@ -67,6 +83,8 @@ func TestConfigInvalid(t *testing.T) {
 		"negative_interval": `collection_interval`,
 		"bad_filesystem":    `filesystem: `,
 		"missing_root":      `root_path "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
+		"bad_smart": "smart: interval must be positive, got 0s\ntimeout must be positive, got -1s\nstandby \"sleep\": want never, standby or idle\n" +
+			`devices: include: invalid regular expression "nvme("`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

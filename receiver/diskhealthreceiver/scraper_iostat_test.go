@@ -220,6 +220,7 @@ func TestIOScraperBadInput(t *testing.T) {
 		f.copyProc("diskstats.1", "diskstats")
 		md, err := s.scrape(t.Context())
 		require.Error(t, err)
+		assert.True(t, scrapererror.IsPartialScrapeError(err), "a plain error would make the controller drop every device")
 		assert.Contains(t, err.Error(), "device sda")
 		assert.Contains(t, err.Error(), "rotational")
 		// sda is still reported, with every other identity attribute.

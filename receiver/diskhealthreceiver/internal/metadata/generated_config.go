@@ -395,6 +395,698 @@ func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
 	return nil
 }
 
+// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
+type HwErrorsMetricAttributeKey string
+
+const (
+	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
+)
+
+// HwErrorsMetricConfig provides config for the hw.errors metric.
+type HwErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwErrorsMetricAttributeKeyErrorType:
+		default:
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [error.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskEnduranceUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.endurance_utilization metric.
+type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
+
+const (
+	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.physical_disk.state"
+)
+
+// HwPhysicalDiskEnduranceUtilizationMetricConfig provides config for the hw.physical_disk.endurance_utilization metric.
+type HwPhysicalDiskEnduranceUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.physical_disk.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.io metric.
+type HwPhysicalDiskIoMetricAttributeKey string
+
+const (
+	HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskIoMetricConfig provides config for the hw.physical_disk.io metric.
+type HwPhysicalDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.io doesn't have an attribute %v, valid attributes: [disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.critical_warning metric.
+type HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
+
+const (
+	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "nvme.critical_warning"
+)
+
+// HwPhysicalDiskNvmeCriticalWarningMetricConfig provides config for the hw.physical_disk.nvme.critical_warning metric.
+type HwPhysicalDiskNvmeCriticalWarningMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [nvme.critical_warning]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskPowerCyclesMetricConfig provides config for the hw.physical_disk.power_cycles metric.
+type HwPhysicalDiskPowerCyclesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskPowerOnTimeMetricConfig provides config for the hw.physical_disk.power_on_time metric.
+type HwPhysicalDiskPowerOnTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSizeMetricConfig provides config for the hw.physical_disk.size metric.
+type HwPhysicalDiskSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSmartMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart metric.
+type HwPhysicalDiskSmartMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartMetricConfig provides config for the hw.physical_disk.smart metric.
+type HwPhysicalDiskSmartMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartNormalizedMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.normalized metric.
+type HwPhysicalDiskSmartNormalizedMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartNormalizedMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartNormalizedMetricConfig provides config for the hw.physical_disk.smart.normalized metric.
+type HwPhysicalDiskSmartNormalizedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartNormalizedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartReadStatusMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.read.status metric.
+type HwPhysicalDiskSmartReadStatusMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartReadStatusMetricAttributeKey = "smart.read.status"
+)
+
+// HwPhysicalDiskSmartReadStatusMetricConfig provides config for the hw.physical_disk.smart.read.status metric.
+type HwPhysicalDiskSmartReadStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartReadStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [smart.read.status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartReadTimeMetricConfig provides config for the hw.physical_disk.smart.read.time metric.
+type HwPhysicalDiskSmartReadTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSmartThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.threshold metric.
+type HwPhysicalDiskSmartThresholdMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartThresholdMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartThresholdMetricConfig provides config for the hw.physical_disk.smart.threshold metric.
+type HwPhysicalDiskSmartThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartThresholdMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartWorstMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.worst metric.
+type HwPhysicalDiskSmartWorstMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartWorstMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartWorstMetricConfig provides config for the hw.physical_disk.smart.worst metric.
+type HwPhysicalDiskSmartWorstMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartWorstMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartWorstMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartWorstMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSpareAvailableMetricConfig provides config for the hw.physical_disk.spare.available metric.
+type HwPhysicalDiskSpareAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSpareThresholdMetricConfig provides config for the hw.physical_disk.spare.threshold metric.
+type HwPhysicalDiskSpareThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskUnsafeShutdownsMetricConfig provides config for the hw.physical_disk.unsafe_shutdowns metric.
+type HwPhysicalDiskUnsafeShutdownsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwStatusMetricAttributeKey specifies the key of an attribute for the hw.status metric.
+type HwStatusMetricAttributeKey string
+
+const (
+	HwStatusMetricAttributeKeyHwState HwStatusMetricAttributeKey = "hw.state"
+)
+
+// HwStatusMetricConfig provides config for the hw.status metric.
+type HwStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwStatusMetricAttributeKeyHwState:
+		default:
+			return fmt.Errorf("metric hw.status doesn't have an attribute %v, valid attributes: [hw.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwTemperatureMetricConfig provides config for the hw.temperature metric.
+type HwTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwTemperatureLimitMetricAttributeKey specifies the key of an attribute for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricAttributeKey string
+
+const (
+	HwTemperatureLimitMetricAttributeKeyHwLimitType HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
+)
+
+// HwTemperatureLimitMetricConfig provides config for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureLimitMetricAttributeKeyHwLimitType:
+		default:
+			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.limit_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the system.disk.discard.io metric.
 type SystemDiskDiscardIoMetricAttributeKey string
 
@@ -2013,47 +2705,66 @@ func (ms *SystemIoLinuxPressureTotalMetricConfig) Validate() error {
 
 // MetricsConfig provides config for disk_health metrics.
 type MetricsConfig struct {
-	ContainerDiskDiscardIo            ContainerDiskDiscardIoMetricConfig            `mapstructure:"container.disk.discard.io"`
-	ContainerDiskDiscardOperations    ContainerDiskDiscardOperationsMetricConfig    `mapstructure:"container.disk.discard.operations"`
-	ContainerDiskIo                   ContainerDiskIoMetricConfig                   `mapstructure:"container.disk.io"`
-	ContainerDiskOperations           ContainerDiskOperationsMetricConfig           `mapstructure:"container.disk.operations"`
-	ContainerIoLinuxPressure10s       ContainerIoLinuxPressure10sMetricConfig       `mapstructure:"container.io.linux.pressure.10s"`
-	ContainerIoLinuxPressure1m        ContainerIoLinuxPressure1mMetricConfig        `mapstructure:"container.io.linux.pressure.1m"`
-	ContainerIoLinuxPressure5m        ContainerIoLinuxPressure5mMetricConfig        `mapstructure:"container.io.linux.pressure.5m"`
-	ContainerIoLinuxPressureTotal     ContainerIoLinuxPressureTotalMetricConfig     `mapstructure:"container.io.linux.pressure.total"`
-	SystemDiskDiscardIo               SystemDiskDiscardIoMetricConfig               `mapstructure:"system.disk.discard.io"`
-	SystemDiskDiscardMerged           SystemDiskDiscardMergedMetricConfig           `mapstructure:"system.disk.discard.merged"`
-	SystemDiskDiscardOperationTime    SystemDiskDiscardOperationTimeMetricConfig    `mapstructure:"system.disk.discard.operation_time"`
-	SystemDiskDiscardOperations       SystemDiskDiscardOperationsMetricConfig       `mapstructure:"system.disk.discard.operations"`
-	SystemDiskFlushOperationTime      SystemDiskFlushOperationTimeMetricConfig      `mapstructure:"system.disk.flush.operation_time"`
-	SystemDiskFlushOperations         SystemDiskFlushOperationsMetricConfig         `mapstructure:"system.disk.flush.operations"`
-	SystemDiskIo                      SystemDiskIoMetricConfig                      `mapstructure:"system.disk.io"`
-	SystemDiskIoRate                  SystemDiskIoRateMetricConfig                  `mapstructure:"system.disk.io.rate"`
-	SystemDiskIoTime                  SystemDiskIoTimeMetricConfig                  `mapstructure:"system.disk.io_time"`
-	SystemDiskLimit                   SystemDiskLimitMetricConfig                   `mapstructure:"system.disk.limit"`
-	SystemDiskMerged                  SystemDiskMergedMetricConfig                  `mapstructure:"system.disk.merged"`
-	SystemDiskMergedRate              SystemDiskMergedRateMetricConfig              `mapstructure:"system.disk.merged.rate"`
-	SystemDiskMergedRatio             SystemDiskMergedRatioMetricConfig             `mapstructure:"system.disk.merged.ratio"`
-	SystemDiskOperationAverageSize    SystemDiskOperationAverageSizeMetricConfig    `mapstructure:"system.disk.operation.average_size"`
-	SystemDiskOperationAverageTime    SystemDiskOperationAverageTimeMetricConfig    `mapstructure:"system.disk.operation.average_time"`
-	SystemDiskOperationRate           SystemDiskOperationRateMetricConfig           `mapstructure:"system.disk.operation.rate"`
-	SystemDiskOperationTime           SystemDiskOperationTimeMetricConfig           `mapstructure:"system.disk.operation_time"`
-	SystemDiskOperations              SystemDiskOperationsMetricConfig              `mapstructure:"system.disk.operations"`
-	SystemDiskPendingOperations       SystemDiskPendingOperationsMetricConfig       `mapstructure:"system.disk.pending_operations"`
-	SystemDiskQueueLength             SystemDiskQueueLengthMetricConfig             `mapstructure:"system.disk.queue.length"`
-	SystemDiskUtilization             SystemDiskUtilizationMetricConfig             `mapstructure:"system.disk.utilization"`
-	SystemDiskWeightedIoTime          SystemDiskWeightedIoTimeMetricConfig          `mapstructure:"system.disk.weighted_io_time"`
-	SystemFilesystemInodesUsage       SystemFilesystemInodesUsageMetricConfig       `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization SystemFilesystemInodesUtilizationMetricConfig `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit             SystemFilesystemLimitMetricConfig             `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemStatus            SystemFilesystemStatusMetricConfig            `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull        SystemFilesystemTimeToFullMetricConfig        `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage             SystemFilesystemUsageMetricConfig             `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization       SystemFilesystemUtilizationMetricConfig       `mapstructure:"system.filesystem.utilization"`
-	SystemIoLinuxPressure10s          SystemIoLinuxPressure10sMetricConfig          `mapstructure:"system.io.linux.pressure.10s"`
-	SystemIoLinuxPressure1m           SystemIoLinuxPressure1mMetricConfig           `mapstructure:"system.io.linux.pressure.1m"`
-	SystemIoLinuxPressure5m           SystemIoLinuxPressure5mMetricConfig           `mapstructure:"system.io.linux.pressure.5m"`
-	SystemIoLinuxPressureTotal        SystemIoLinuxPressureTotalMetricConfig        `mapstructure:"system.io.linux.pressure.total"`
+	ContainerDiskDiscardIo             ContainerDiskDiscardIoMetricConfig             `mapstructure:"container.disk.discard.io"`
+	ContainerDiskDiscardOperations     ContainerDiskDiscardOperationsMetricConfig     `mapstructure:"container.disk.discard.operations"`
+	ContainerDiskIo                    ContainerDiskIoMetricConfig                    `mapstructure:"container.disk.io"`
+	ContainerDiskOperations            ContainerDiskOperationsMetricConfig            `mapstructure:"container.disk.operations"`
+	ContainerIoLinuxPressure10s        ContainerIoLinuxPressure10sMetricConfig        `mapstructure:"container.io.linux.pressure.10s"`
+	ContainerIoLinuxPressure1m         ContainerIoLinuxPressure1mMetricConfig         `mapstructure:"container.io.linux.pressure.1m"`
+	ContainerIoLinuxPressure5m         ContainerIoLinuxPressure5mMetricConfig         `mapstructure:"container.io.linux.pressure.5m"`
+	ContainerIoLinuxPressureTotal      ContainerIoLinuxPressureTotalMetricConfig      `mapstructure:"container.io.linux.pressure.total"`
+	HwErrors                           HwErrorsMetricConfig                           `mapstructure:"hw.errors"`
+	HwPhysicalDiskEnduranceUtilization HwPhysicalDiskEnduranceUtilizationMetricConfig `mapstructure:"hw.physical_disk.endurance_utilization"`
+	HwPhysicalDiskIo                   HwPhysicalDiskIoMetricConfig                   `mapstructure:"hw.physical_disk.io"`
+	HwPhysicalDiskNvmeCriticalWarning  HwPhysicalDiskNvmeCriticalWarningMetricConfig  `mapstructure:"hw.physical_disk.nvme.critical_warning"`
+	HwPhysicalDiskPowerCycles          HwPhysicalDiskPowerCyclesMetricConfig          `mapstructure:"hw.physical_disk.power_cycles"`
+	HwPhysicalDiskPowerOnTime          HwPhysicalDiskPowerOnTimeMetricConfig          `mapstructure:"hw.physical_disk.power_on_time"`
+	HwPhysicalDiskSize                 HwPhysicalDiskSizeMetricConfig                 `mapstructure:"hw.physical_disk.size"`
+	HwPhysicalDiskSmart                HwPhysicalDiskSmartMetricConfig                `mapstructure:"hw.physical_disk.smart"`
+	HwPhysicalDiskSmartNormalized      HwPhysicalDiskSmartNormalizedMetricConfig      `mapstructure:"hw.physical_disk.smart.normalized"`
+	HwPhysicalDiskSmartReadStatus      HwPhysicalDiskSmartReadStatusMetricConfig      `mapstructure:"hw.physical_disk.smart.read.status"`
+	HwPhysicalDiskSmartReadTime        HwPhysicalDiskSmartReadTimeMetricConfig        `mapstructure:"hw.physical_disk.smart.read.time"`
+	HwPhysicalDiskSmartThreshold       HwPhysicalDiskSmartThresholdMetricConfig       `mapstructure:"hw.physical_disk.smart.threshold"`
+	HwPhysicalDiskSmartWorst           HwPhysicalDiskSmartWorstMetricConfig           `mapstructure:"hw.physical_disk.smart.worst"`
+	HwPhysicalDiskSpareAvailable       HwPhysicalDiskSpareAvailableMetricConfig       `mapstructure:"hw.physical_disk.spare.available"`
+	HwPhysicalDiskSpareThreshold       HwPhysicalDiskSpareThresholdMetricConfig       `mapstructure:"hw.physical_disk.spare.threshold"`
+	HwPhysicalDiskUnsafeShutdowns      HwPhysicalDiskUnsafeShutdownsMetricConfig      `mapstructure:"hw.physical_disk.unsafe_shutdowns"`
+	HwStatus                           HwStatusMetricConfig                           `mapstructure:"hw.status"`
+	HwTemperature                      HwTemperatureMetricConfig                      `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                 HwTemperatureLimitMetricConfig                 `mapstructure:"hw.temperature.limit"`
+	SystemDiskDiscardIo                SystemDiskDiscardIoMetricConfig                `mapstructure:"system.disk.discard.io"`
+	SystemDiskDiscardMerged            SystemDiskDiscardMergedMetricConfig            `mapstructure:"system.disk.discard.merged"`
+	SystemDiskDiscardOperationTime     SystemDiskDiscardOperationTimeMetricConfig     `mapstructure:"system.disk.discard.operation_time"`
+	SystemDiskDiscardOperations        SystemDiskDiscardOperationsMetricConfig        `mapstructure:"system.disk.discard.operations"`
+	SystemDiskFlushOperationTime       SystemDiskFlushOperationTimeMetricConfig       `mapstructure:"system.disk.flush.operation_time"`
+	SystemDiskFlushOperations          SystemDiskFlushOperationsMetricConfig          `mapstructure:"system.disk.flush.operations"`
+	SystemDiskIo                       SystemDiskIoMetricConfig                       `mapstructure:"system.disk.io"`
+	SystemDiskIoRate                   SystemDiskIoRateMetricConfig                   `mapstructure:"system.disk.io.rate"`
+	SystemDiskIoTime                   SystemDiskIoTimeMetricConfig                   `mapstructure:"system.disk.io_time"`
+	SystemDiskLimit                    SystemDiskLimitMetricConfig                    `mapstructure:"system.disk.limit"`
+	SystemDiskMerged                   SystemDiskMergedMetricConfig                   `mapstructure:"system.disk.merged"`
+	SystemDiskMergedRate               SystemDiskMergedRateMetricConfig               `mapstructure:"system.disk.merged.rate"`
+	SystemDiskMergedRatio              SystemDiskMergedRatioMetricConfig              `mapstructure:"system.disk.merged.ratio"`
+	SystemDiskOperationAverageSize     SystemDiskOperationAverageSizeMetricConfig     `mapstructure:"system.disk.operation.average_size"`
+	SystemDiskOperationAverageTime     SystemDiskOperationAverageTimeMetricConfig     `mapstructure:"system.disk.operation.average_time"`
+	SystemDiskOperationRate            SystemDiskOperationRateMetricConfig            `mapstructure:"system.disk.operation.rate"`
+	SystemDiskOperationTime            SystemDiskOperationTimeMetricConfig            `mapstructure:"system.disk.operation_time"`
+	SystemDiskOperations               SystemDiskOperationsMetricConfig               `mapstructure:"system.disk.operations"`
+	SystemDiskPendingOperations        SystemDiskPendingOperationsMetricConfig        `mapstructure:"system.disk.pending_operations"`
+	SystemDiskQueueLength              SystemDiskQueueLengthMetricConfig              `mapstructure:"system.disk.queue.length"`
+	SystemDiskUtilization              SystemDiskUtilizationMetricConfig              `mapstructure:"system.disk.utilization"`
+	SystemDiskWeightedIoTime           SystemDiskWeightedIoTimeMetricConfig           `mapstructure:"system.disk.weighted_io_time"`
+	SystemFilesystemInodesUsage        SystemFilesystemInodesUsageMetricConfig        `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization  SystemFilesystemInodesUtilizationMetricConfig  `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit              SystemFilesystemLimitMetricConfig              `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemStatus             SystemFilesystemStatusMetricConfig             `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull         SystemFilesystemTimeToFullMetricConfig         `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage              SystemFilesystemUsageMetricConfig              `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization        SystemFilesystemUtilizationMetricConfig        `mapstructure:"system.filesystem.utilization"`
+	SystemIoLinuxPressure10s           SystemIoLinuxPressure10sMetricConfig           `mapstructure:"system.io.linux.pressure.10s"`
+	SystemIoLinuxPressure1m            SystemIoLinuxPressure1mMetricConfig            `mapstructure:"system.io.linux.pressure.1m"`
+	SystemIoLinuxPressure5m            SystemIoLinuxPressure5mMetricConfig            `mapstructure:"system.io.linux.pressure.5m"`
+	SystemIoLinuxPressureTotal         SystemIoLinuxPressureTotalMetricConfig         `mapstructure:"system.io.linux.pressure.total"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -2097,6 +2808,85 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		HwErrors: HwErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+		},
+		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+		},
+		HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+		},
+		HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+		},
+		HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
+			Enabled: true,
+		},
+		HwStatus: HwStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+		},
+		HwTemperature: HwTemperatureMetricConfig{
+			Enabled: true,
+		},
+		HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
 		},
 		SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
 			Enabled:             true,
@@ -2301,12 +3091,17 @@ type ResourceAttributesConfig struct {
 	DiskDmName           ResourceAttributeConfig `mapstructure:"disk.dm.name"`
 	DiskMajorMinor       ResourceAttributeConfig `mapstructure:"disk.major_minor"`
 	DiskParent           ResourceAttributeConfig `mapstructure:"disk.parent"`
+	DiskProtocol         ResourceAttributeConfig `mapstructure:"disk.protocol"`
+	DiskRotationRate     ResourceAttributeConfig `mapstructure:"disk.rotation_rate"`
 	DiskRotational       ResourceAttributeConfig `mapstructure:"disk.rotational"`
 	DiskWwn              ResourceAttributeConfig `mapstructure:"disk.wwn"`
 	HwFirmwareVersion    ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
 	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
 	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName               ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwPhysicalDiskType   ResourceAttributeConfig `mapstructure:"hw.physical_disk.type"`
 	HwSerialNumber       ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	HwType               ResourceAttributeConfig `mapstructure:"hw.type"`
 	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
 	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
 	SystemdUnitName      ResourceAttributeConfig `mapstructure:"systemd.unit.name"`
@@ -2335,6 +3130,12 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		DiskParent: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		DiskProtocol: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		DiskRotationRate: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		DiskRotational: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -2350,7 +3151,16 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HwModel: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		HwName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskType: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		HwSerialNumber: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwType: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		K8sPodQosClass: ResourceAttributeConfig{
