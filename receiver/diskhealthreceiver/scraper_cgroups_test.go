@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -104,17 +102,7 @@ func TestCgroupScraperGolden(t *testing.T) {
 			require.NoError(t, err)
 			assert.LessOrEqual(t, second.ResourceMetrics().Len(), tc.topN)
 
-			path := filepath.Join("testdata", "expected_metrics", tc.golden+".yaml")
-			if updateGolden {
-				require.NoError(t, golden.WriteMetricsToFile(path, second, golden.SkipMetricTimestampNormalization()))
-			}
-			want, err := golden.ReadMetrics(path)
-			require.NoError(t, err)
-			require.NoError(t, pmetrictest.CompareMetrics(want, second,
-				pmetrictest.IgnoreScopeVersion(),
-				pmetrictest.IgnoreResourceMetricsOrder(),
-				pmetrictest.IgnoreMetricsOrder(),
-				pmetrictest.IgnoreMetricDataPointsOrder()))
+			assertGolden(t, tc.golden, second)
 		})
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,21 +62,9 @@ func (h *smartHarness) scrape(t *testing.T) pmetric.Metrics {
 
 func compareGolden(t *testing.T, name string, md pmetric.Metrics) {
 	t.Helper()
-	path := filepath.Join("testdata", "expected_metrics", name+".yaml")
-	if updateGolden {
-		require.NoError(t, golden.WriteMetricsToFile(path, md, golden.SkipMetricTimestampNormalization()))
-	}
-	want, err := golden.ReadMetrics(path)
-	require.NoError(t, err)
-	require.NoError(t, pmetrictest.CompareMetrics(want, md,
-		pmetrictest.IgnoreTimestamp(),
-		pmetrictest.IgnoreStartTimestamp(),
-		pmetrictest.IgnoreScopeVersion(),
-		pmetrictest.IgnoreResourceMetricsOrder(),
-		pmetrictest.IgnoreMetricsOrder(),
-		pmetrictest.IgnoreMetricDataPointsOrder(),
+	assertGolden(t, name, md, pmetrictest.IgnoreTimestamp(), pmetrictest.IgnoreStartTimestamp(),
 		// the wall-clock time of the read
-		pmetrictest.IgnoreMetricValues("hw.physical_disk.smart.read.time")))
+		pmetrictest.IgnoreMetricValues("hw.physical_disk.smart.read.time"))
 }
 
 // The metrics of the four QEMU disks: two SATA (one posing as a Seagate in the drive database), one
