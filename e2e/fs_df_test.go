@@ -196,15 +196,6 @@ func checkMountAgainstDf(t *testing.T, want dfMount, got *fsMount, d dfRow) {
 	assert.GreaterOrEqual(t, iused, int64(want.inodes), "%s inodes used cover the %d created", mp, want.inodes)
 }
 
-// keys lists a map's keys, for messages.
-func keys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // ext4Counts are an ext4 filesystem's block counts as its superblock and sysfs give them.
 type ext4Counts struct {
 	blocks, rootBlocks, blockSize, ownClusters int64

@@ -259,6 +259,9 @@ service:
 		if len(fss) == 0 {
 			continue
 		}
+		if !assert.Contains(t, fss, hung, "export %d", k) {
+			continue
+		}
 		start := fss[hung].timestamp().AsTime()
 		fsTimes = append(fsTimes, start)
 		if k < iFirst {
