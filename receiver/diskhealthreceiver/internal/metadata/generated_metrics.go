@@ -5380,7 +5380,7 @@ type metricSystemFilesystemUsage struct {
 // init fills system.filesystem.usage metric with initial data.
 func (m *metricSystemFilesystemUsage) init() {
 	m.data.SetName("system.filesystem.usage")
-	m.data.SetDescription("Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).")
+	m.data.SetDescription("Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -2777,7 +2777,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -2806,7 +2806,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
