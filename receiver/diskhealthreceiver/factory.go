@@ -23,7 +23,8 @@ func NewFactory() receiver.Factory {
 	return receiver.NewFactory(
 		metadata.Type,
 		createDefaultConfig,
-		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability))
+		receiver.WithMetrics(createMetricsReceiver, metadata.MetricsStability),
+		receiver.WithLogs(createLogsReceiver, metadata.LogsStability))
 }
 
 func createDefaultConfig() component.Config {
@@ -37,6 +38,7 @@ func createDefaultConfig() component.Config {
 		ControllerConfig:     cc,
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		IOStat:               IOStatConfig{Enabled: true, DeviceClasses: classes},
+		SMART:                SMARTConfig{Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second},
 		Filesystem: FilesystemConfig{
 			Enabled:                 true,
 			MountPoints:             MatchConfig{Exclude: fsusage.DefaultExcludeMountPoints()},
@@ -46,6 +48,8 @@ func createDefaultConfig() component.Config {
 			ForecastWindow:          6 * time.Hour,
 			MountTableRereadScrapes: fsusage.DefaultRereadEvery,
 		},
+		Pressure: PressureConfig{Enabled: true},
+		Cgroups:  CgroupsConfig{Enabled: true, TopN: 10, MaxDepth: 5},
 	}
 }
 
@@ -53,5 +57,18 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 	if runtime.GOOS != "linux" {
 		return nil, errNonLinux
 	}
-	return newReceiver(set, cfg.(*Config), next)
+	r := receivers.get(set, cfg.(*Config))
+	r.metrics = next
+	return r, nil
+}
+
+// createLogsReceiver: the logs pipeline gets the SMART health events. It shares the receiver (and so
+// the disk reads) with a metrics pipeline of the same configuration.
+func createLogsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
+	if runtime.GOOS != "linux" {
+		return nil, errNonLinux
+	}
+	r := receivers.get(set, cfg.(*Config))
+	r.logs = next
+	return r, nil
 }

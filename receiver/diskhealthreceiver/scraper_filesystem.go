@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
@@ -104,6 +105,10 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.record(ts, &results[i])
 	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
+	// The last good table is still measured then: a partial error keeps those results.
+	if err != nil && len(results) > 0 {
+		err = scrapererror.NewPartialScrapeError(err, 1)
+	}
 	return s.mb.Emit(), err
 }
 

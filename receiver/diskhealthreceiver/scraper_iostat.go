@@ -99,8 +99,9 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		errs.AddPartial(countErrors(perr), perr)
 	}
 	if err := s.ids.Refresh(s.sysDir, stats); err != nil {
-		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute.
-		errs.Add(err)
+		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute,
+		// so the error must be partial (the controller drops a scrape that returns a plain error).
+		errs.AddPartial(countErrors(err), err)
 	}
 	for i := range stats {
 		st := &stats[i]

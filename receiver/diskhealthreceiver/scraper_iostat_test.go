@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
-	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,9 +17,6 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
-
-// updateGolden rewrites the expected files instead of comparing: DISKHEALTH_UPDATE_GOLDEN=1 go test ./...
-var updateGolden = os.Getenv("DISKHEALTH_UPDATE_GOLDEN") != ""
 
 // fixtureRoot makes a root_path whose sys is the committed fixture tree and whose proc/diskstats the test
 // rewrites in place between scrapes (the reader keeps the file open, as it does with the real /proc).
@@ -103,17 +98,7 @@ func TestIOScraperGolden(t *testing.T) {
 			second, err := s.scrape(t.Context())
 			require.NoError(t, err)
 
-			path := filepath.Join("testdata", "expected_metrics", tc.golden+".yaml")
-			if updateGolden {
-				require.NoError(t, golden.WriteMetricsToFile(path, second, golden.SkipMetricTimestampNormalization()))
-			}
-			want, err := golden.ReadMetrics(path)
-			require.NoError(t, err)
-			require.NoError(t, pmetrictest.CompareMetrics(want, second,
-				pmetrictest.IgnoreScopeVersion(),
-				pmetrictest.IgnoreResourceMetricsOrder(),
-				pmetrictest.IgnoreMetricsOrder(),
-				pmetrictest.IgnoreMetricDataPointsOrder()))
+			assertGolden(t, tc.golden, second)
 		})
 	}
 }
@@ -220,6 +205,7 @@ func TestIOScraperBadInput(t *testing.T) {
 		f.copyProc("diskstats.1", "diskstats")
 		md, err := s.scrape(t.Context())
 		require.Error(t, err)
+		assert.True(t, scrapererror.IsPartialScrapeError(err), "a plain error would make the controller drop every device")
 		assert.Contains(t, err.Error(), "device sda")
 		assert.Contains(t, err.Error(), "rotational")
 		// sda is still reported, with every other identity attribute.

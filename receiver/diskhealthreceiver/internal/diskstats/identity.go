@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -285,7 +286,9 @@ func (s sysfs) read(name, rel string, errs *[]error) (b []byte, found bool) {
 	switch {
 	case err == nil:
 		return b, true
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.EINVAL):
+		// EINVAL is how some attributes say "no value": wwid of a SCSI disk without a usable VPD 83h
+		// designator (QEMU scsi-hd on virtio-scsi) exists but cannot be read.
 		return nil, false
 	}
 	*errs = append(*errs, &AttrError{Device: name, Path: filepath.Join(s.root, rel), Err: unwrapPathError(err)})

@@ -3,7 +3,9 @@ package diskstats
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -198,4 +200,29 @@ func TestReadIdentityRealSysfs(t *testing.T) {
 		assert.NotEqual(t, ClassOther, id.Class, "%+v", id)
 		t.Logf("%+v", id)
 	}
+}
+
+// einvalFS answers EINVAL for one file, as sysfs does for an attribute without a value.
+type einvalFS struct {
+	fs.FS
+	path string
+}
+
+func (f einvalFS) Open(name string) (fs.File, error) {
+	if name == f.path {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EINVAL}
+	}
+	return f.FS.Open(name)
+}
+
+func TestReadIdentityEINVALIsAbsent(t *testing.T) {
+	s := newFakeSys(t)
+	s.write(ataDev+"/model", "QEMU HARDDISK\n")
+	s.write(ataDev+"/wwid", "unreadable on the real kernel\n")
+	s.blockDev(ataDev+"/block/sdc", ataDev, map[string]string{"size": "131072\n"})
+	sys := sysfs{root: s.root, fsys: einvalFS{FS: os.DirFS(s.root), path: "class/block/sdc/device/wwid"}}
+	id, errs := sys.own("sdc", 8, 32)
+	assert.Empty(t, errs, "an attribute the kernel cannot show is absent, not an error")
+	assert.Equal(t, "QEMU HARDDISK", id.Model)
+	assert.Empty(t, id.WWN)
 }

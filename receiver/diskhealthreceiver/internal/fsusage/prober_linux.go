@@ -108,7 +108,7 @@ func StatusOf(err error) Status {
 //   - A mount never has more than one outstanding call. While it is stuck,
 //     scrapes report StatusTimeout without calling statfs.
 //   - Once the abandoned call has returned, the same goroutine re-probes
-//     the mount every ReprobeInterval. Only a re-probe that succeeds
+//     the mount at once and then every ReprobeInterval. Only a re-probe that succeeds
 //     within the timeout un-sticks it; an error (say EIO after an NFS
 //     soft timeout) keeps it stuck, so a sick mount does not hang every
 //     other scrape.
@@ -422,9 +422,11 @@ func (ms *mountState) transition(to Status, err error) (StateChange, bool) {
 }
 
 // reprobe retries a stuck mount until a statfs succeeds within the
-// timeout, the mount is no longer listed, or the Prober is closed.
+// timeout, the mount is no longer listed, or the Prober is closed. It runs
+// once the hung call has returned, which often means the server is back, so
+// the first retry is at once and later ones every ReprobeInterval.
 func (p *Prober) reprobe(ms *mountState) {
-	t := time.NewTimer(p.cfg.ReprobeInterval)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	var st unix.Statfs_t
 	for {

@@ -258,6 +258,24 @@ func TestProberHungMount(t *testing.T) {
 	f.assertOneCallAtATime(t)
 }
 
+// TestProberRecoversWhenTheHungCallReturns: the server answering again ends the hung call, and the
+// re-probe that follows at once brings the mount back without waiting a whole re-probe interval.
+func TestProberRecoversWhenTheHungCallReturns(t *testing.T) {
+	const timeout = 100 * time.Millisecond
+	f := newFakeFS()
+	log := newChangeLog()
+	p := newTestProber(t, ProberConfig{Timeout: timeout, ReprobeInterval: time.Hour}, f, log)
+	release := f.block("/fuse")
+	ms := mounts("/fuse")
+	assert.Equal(t, StatusTimeout, p.Probe(context.Background(), ms)[0].Status)
+	assert.Equal(t, StatusTimeout, log.wait(t, time.Second).To)
+	release()
+	c := log.wait(t, 2*time.Second)
+	assert.Equal(t, StatusOK, c.To)
+	assert.Equal(t, 2, f.callCount("/fuse"), "the late return alone is not enough: one prompt re-probe")
+	assert.Equal(t, StatusOK, p.Probe(context.Background(), ms)[0].Status)
+}
+
 func TestProberStuckMountNeedsSuccess(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	const every = 30 * time.Millisecond

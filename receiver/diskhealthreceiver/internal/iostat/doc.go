@@ -8,6 +8,9 @@
 // that did not see it; so does a device that disappears and returns. When a
 // 64-bit counter (I/Os, merges, sectors) goes down, the device's counters
 // restarted: a new series begins at the previous read with the raw values.
+// So does a name that the previous scrape saw under another major:minor (a
+// device re-created and renumbered between two reads, as NVMe, loop and nbd
+// devices are); its gauges count from zero, as sysstat's do.
 // The 32-bit millisecond fields (rd/wr/dc/fl_ticks, io_ticks, time_in_queue)
 // wrap at 2^32: a step back whose modular difference is below 2^31 is a wrap
 // and the cumulative value keeps growing by that difference; a larger step

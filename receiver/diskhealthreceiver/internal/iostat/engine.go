@@ -52,14 +52,15 @@ type device struct {
 type Engine struct {
 	bootTime   time.Time
 	devices    map[Key]*device
-	gen        uint64    // number of EndScrape calls so far
-	lastScrape time.Time // time passed to the last EndScrape
+	byName     map[string]Key // the key each device name had at its last read
+	gen        uint64         // number of EndScrape calls so far
+	lastScrape time.Time      // time passed to the last EndScrape
 }
 
 // NewEngine returns an engine whose devices seen in the first scrape count
 // since bootTime.
 func NewEngine(bootTime time.Time) *Engine {
-	return &Engine{bootTime: bootTime, devices: make(map[Key]*device)}
+	return &Engine{bootTime: bootTime, devices: make(map[Key]*device), byName: make(map[string]Key)}
 }
 
 // Update feeds one read of one device taken at now, a time.Time from
@@ -74,7 +75,24 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 	res := Result{HasDiscard: s.HasDiscard(), HasFlush: s.HasFlush()}
 
 	d, ok := e.devices[k]
-	if !ok {
+	switch {
+	case !ok && e.renumbered(k):
+		// The same name under a new major:minor since the previous scrape:
+		// the device was re-created between two reads (NVMe, loop and nbd
+		// numbers are handed out dynamically). As sysstat, which goes by name,
+		// the interval's activity is everything the new device counted.
+		old := e.devices[e.byName[k.Name]]
+		delete(e.devices, e.byName[k.Name])
+		d = &device{}
+		e.devices[k] = d
+		d.restart(&cur, notAfter(old.last, now))
+		if dt := now.Sub(old.last); dt > 0 {
+			res.HasGauges = true
+			res.PrevTime = old.last
+			res.Gauges = computeGauges(&sample{}, &cur, dt)
+		}
+		res.Reset = true
+	case !ok:
 		// The counters count since boot when the device was there at the
 		// first scrape, else since it appeared, which happened after the last
 		// scrape that did not see it.
@@ -86,7 +104,7 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 		e.devices[k] = d
 		d.restart(&cur, notAfter(start, now))
 		res.New = true
-	} else {
+	default:
 		if dt := now.Sub(d.last); dt > 0 {
 			base := &d.prev
 			if recreated(&d.prev, &cur) {
@@ -114,6 +132,7 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 	d.last = now
 	d.gen = e.gen
 	d.kinds = kinds(s)
+	e.byName[k.Name] = k
 	res.Start = d.start
 	res.Counters = d.counters(s)
 	return res
@@ -126,10 +145,24 @@ func (e *Engine) EndScrape(now time.Time) {
 	for k, d := range e.devices {
 		if d.gen != e.gen {
 			delete(e.devices, k)
+			if e.byName[k.Name] == k {
+				delete(e.byName, k.Name)
+			}
 		}
 	}
 	e.gen++
 	e.lastScrape = now
+}
+
+// renumbered reports whether k's name belonged to another key that was read
+// in the previous scrape and not yet in this one.
+func (e *Engine) renumbered(k Key) bool {
+	old, ok := e.byName[k.Name]
+	if !ok || old == k {
+		return false
+	}
+	d, ok := e.devices[old]
+	return ok && d.gen+1 == e.gen
 }
 
 // Len is the number of devices with state.

@@ -69,16 +69,34 @@ func TestStartTimes(t *testing.T) {
 }
 
 func TestKeyIdentity(t *testing.T) {
-	// The same name under another major:minor is another device.
+	// The same name under another major:minor in the next scrape is the device re-created between two
+	// reads: a new series that starts at the old read, with gauges against zero as sysstat (which goes by
+	// name) computes them.
 	e := NewEngine(boot)
 	t1 := boot.Add(time.Hour)
 	k, s := line(t, nvmeA)
 	e.Update(k, s, t1)
 	e.EndScrape(t1)
-	k.Minor = 1
-	r := e.Update(k, s, t1.Add(time.Second))
-	assert.True(t, r.New)
+	renumbered := k
+	renumbered.Minor = 1
+	t2 := t1.Add(10 * time.Second)
+	r := e.Update(renumbered, s, t2)
+	assert.False(t, r.New)
+	assert.True(t, r.Reset)
 	assert.Equal(t, t1, r.Start)
+	require.True(t, r.HasGauges)
+	assert.Equal(t, t1, r.PrevTime)
+	assert.InDelta(t, float64(s.ReadIOs)/10, r.Gauges.ReadOpsRate, 1e-9)
+	e.EndScrape(t2)
+	assert.Equal(t, 1, e.Len(), "the old number's state is gone")
+
+	// A name that comes back under another number after a scrape without it is simply new.
+	e.EndScrape(t2.Add(10 * time.Second))
+	k.Minor = 2
+	r = e.Update(k, s, t2.Add(20*time.Second))
+	assert.True(t, r.New)
+	assert.False(t, r.HasGauges)
+	assert.Equal(t, t2.Add(10*time.Second), r.Start)
 }
 
 func TestReset(t *testing.T) {

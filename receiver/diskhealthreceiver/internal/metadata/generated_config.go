@@ -9,6 +9,1084 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// ContainerDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardIoMetricConfig provides config for the container.disk.discard.io metric.
+type ContainerDiskDiscardIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskDiscardOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
+)
+
+// ContainerDiskDiscardOperationsMetricConfig provides config for the container.disk.discard.operations metric.
+type ContainerDiskDiscardOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskDiscardOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		default:
+			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskIoMetricAttributeKey specifies the key of an attribute for the container.disk.io metric.
+type ContainerDiskIoMetricAttributeKey string
+
+const (
+	ContainerDiskIoMetricAttributeKeySystemDevice    ContainerDiskIoMetricAttributeKey = "system.device"
+	ContainerDiskIoMetricAttributeKeyDiskIoDirection ContainerDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskIoMetricConfig provides config for the container.disk.io metric.
+type ContainerDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskOperationsMetricAttributeKey specifies the key of an attribute for the container.disk.operations metric.
+type ContainerDiskOperationsMetricAttributeKey string
+
+const (
+	ContainerDiskOperationsMetricAttributeKeySystemDevice    ContainerDiskOperationsMetricAttributeKey = "system.device"
+	ContainerDiskOperationsMetricAttributeKeyDiskIoDirection ContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// ContainerDiskOperationsMetricConfig provides config for the container.disk.operations metric.
+type ContainerDiskOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.10s metric.
+type ContainerIoLinuxPressure10sMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure10sMetricConfig provides config for the container.io.linux.pressure.10s metric.
+type ContainerIoLinuxPressure10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.1m metric.
+type ContainerIoLinuxPressure1mMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure1mMetricConfig provides config for the container.io.linux.pressure.1m metric.
+type ContainerIoLinuxPressure1mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.5m metric.
+type ContainerIoLinuxPressure5mMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressure5mMetricConfig provides config for the container.io.linux.pressure.5m metric.
+type ContainerIoLinuxPressure5mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the container.io.linux.pressure.total metric.
+type ContainerIoLinuxPressureTotalMetricAttributeKey string
+
+const (
+	ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// ContainerIoLinuxPressureTotalMetricConfig provides config for the container.io.linux.pressure.total metric.
+type ContainerIoLinuxPressureTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
+type HwErrorsMetricAttributeKey string
+
+const (
+	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
+)
+
+// HwErrorsMetricConfig provides config for the hw.errors metric.
+type HwErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwErrorsMetricAttributeKeyErrorType:
+		default:
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [error.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskEnduranceUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.endurance_utilization metric.
+type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
+
+const (
+	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.physical_disk.state"
+)
+
+// HwPhysicalDiskEnduranceUtilizationMetricConfig provides config for the hw.physical_disk.endurance_utilization metric.
+type HwPhysicalDiskEnduranceUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.physical_disk.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.io metric.
+type HwPhysicalDiskIoMetricAttributeKey string
+
+const (
+	HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskIoMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskIoMetricConfig provides config for the hw.physical_disk.io metric.
+type HwPhysicalDiskIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.io doesn't have an attribute %v, valid attributes: [disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.critical_warning metric.
+type HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
+
+const (
+	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "nvme.critical_warning"
+)
+
+// HwPhysicalDiskNvmeCriticalWarningMetricConfig provides config for the hw.physical_disk.nvme.critical_warning metric.
+type HwPhysicalDiskNvmeCriticalWarningMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [nvme.critical_warning]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskPowerCyclesMetricConfig provides config for the hw.physical_disk.power_cycles metric.
+type HwPhysicalDiskPowerCyclesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskPowerOnTimeMetricConfig provides config for the hw.physical_disk.power_on_time metric.
+type HwPhysicalDiskPowerOnTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSizeMetricConfig provides config for the hw.physical_disk.size metric.
+type HwPhysicalDiskSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSmartMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart metric.
+type HwPhysicalDiskSmartMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartMetricConfig provides config for the hw.physical_disk.smart metric.
+type HwPhysicalDiskSmartMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartNormalizedMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.normalized metric.
+type HwPhysicalDiskSmartNormalizedMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartNormalizedMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartNormalizedMetricConfig provides config for the hw.physical_disk.smart.normalized metric.
+type HwPhysicalDiskSmartNormalizedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartNormalizedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartReadStatusMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.read.status metric.
+type HwPhysicalDiskSmartReadStatusMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartReadStatusMetricAttributeKey = "smart.read.status"
+)
+
+// HwPhysicalDiskSmartReadStatusMetricConfig provides config for the hw.physical_disk.smart.read.status metric.
+type HwPhysicalDiskSmartReadStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartReadStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [smart.read.status]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartReadTimeMetricConfig provides config for the hw.physical_disk.smart.read.time metric.
+type HwPhysicalDiskSmartReadTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSmartThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.threshold metric.
+type HwPhysicalDiskSmartThresholdMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartThresholdMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartThresholdMetricConfig provides config for the hw.physical_disk.smart.threshold metric.
+type HwPhysicalDiskSmartThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartThresholdMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartWorstMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.worst metric.
+type HwPhysicalDiskSmartWorstMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.physical_disk.smart_attribute"
+	HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartWorstMetricAttributeKey = "smart.attribute.id"
+)
+
+// HwPhysicalDiskSmartWorstMetricConfig provides config for the hw.physical_disk.smart.worst metric.
+type HwPhysicalDiskSmartWorstMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartWorstMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartWorstMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartWorstMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSpareAvailableMetricConfig provides config for the hw.physical_disk.spare.available metric.
+type HwPhysicalDiskSpareAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskSpareThresholdMetricConfig provides config for the hw.physical_disk.spare.threshold metric.
+type HwPhysicalDiskSpareThresholdMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwPhysicalDiskUnsafeShutdownsMetricConfig provides config for the hw.physical_disk.unsafe_shutdowns metric.
+type HwPhysicalDiskUnsafeShutdownsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwStatusMetricAttributeKey specifies the key of an attribute for the hw.status metric.
+type HwStatusMetricAttributeKey string
+
+const (
+	HwStatusMetricAttributeKeyHwState HwStatusMetricAttributeKey = "hw.state"
+)
+
+// HwStatusMetricConfig provides config for the hw.status metric.
+type HwStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwStatusMetricAttributeKeyHwState:
+		default:
+			return fmt.Errorf("metric hw.status doesn't have an attribute %v, valid attributes: [hw.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwTemperatureMetricConfig provides config for the hw.temperature metric.
+type HwTemperatureMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// HwTemperatureLimitMetricAttributeKey specifies the key of an attribute for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricAttributeKey string
+
+const (
+	HwTemperatureLimitMetricAttributeKeyHwLimitType HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
+)
+
+// HwTemperatureLimitMetricConfig provides config for the hw.temperature.limit metric.
+type HwTemperatureLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwTemperatureLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureLimitMetricAttributeKeyHwLimitType:
+		default:
+			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.limit_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemDiskDiscardIoMetricAttributeKey specifies the key of an attribute for the system.disk.discard.io metric.
 type SystemDiskDiscardIoMetricAttributeKey string
 
@@ -1433,41 +2511,383 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemIoLinuxPressure10sMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.10s metric.
+type SystemIoLinuxPressure10sMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure10sMetricConfig provides config for the system.io.linux.pressure.10s metric.
+type SystemIoLinuxPressure10sMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure10sMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure10sMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressure1mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.1m metric.
+type SystemIoLinuxPressure1mMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure1mMetricConfig provides config for the system.io.linux.pressure.1m metric.
+type SystemIoLinuxPressure1mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure1mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure1mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressure5mMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.5m metric.
+type SystemIoLinuxPressure5mMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressure5mMetricConfig provides config for the system.io.linux.pressure.5m metric.
+type SystemIoLinuxPressure5mMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressure5mMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressure5mMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemIoLinuxPressureTotalMetricAttributeKey specifies the key of an attribute for the system.io.linux.pressure.total metric.
+type SystemIoLinuxPressureTotalMetricAttributeKey string
+
+const (
+	SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType SystemIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
+)
+
+// SystemIoLinuxPressureTotalMetricConfig provides config for the system.io.linux.pressure.total metric.
+type SystemIoLinuxPressureTotalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemIoLinuxPressureTotalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemIoLinuxPressureTotalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		default:
+			return fmt.Errorf("metric system.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // MetricsConfig provides config for disk_health metrics.
 type MetricsConfig struct {
-	SystemDiskDiscardIo               SystemDiskDiscardIoMetricConfig               `mapstructure:"system.disk.discard.io"`
-	SystemDiskDiscardMerged           SystemDiskDiscardMergedMetricConfig           `mapstructure:"system.disk.discard.merged"`
-	SystemDiskDiscardOperationTime    SystemDiskDiscardOperationTimeMetricConfig    `mapstructure:"system.disk.discard.operation_time"`
-	SystemDiskDiscardOperations       SystemDiskDiscardOperationsMetricConfig       `mapstructure:"system.disk.discard.operations"`
-	SystemDiskFlushOperationTime      SystemDiskFlushOperationTimeMetricConfig      `mapstructure:"system.disk.flush.operation_time"`
-	SystemDiskFlushOperations         SystemDiskFlushOperationsMetricConfig         `mapstructure:"system.disk.flush.operations"`
-	SystemDiskIo                      SystemDiskIoMetricConfig                      `mapstructure:"system.disk.io"`
-	SystemDiskIoRate                  SystemDiskIoRateMetricConfig                  `mapstructure:"system.disk.io.rate"`
-	SystemDiskIoTime                  SystemDiskIoTimeMetricConfig                  `mapstructure:"system.disk.io_time"`
-	SystemDiskLimit                   SystemDiskLimitMetricConfig                   `mapstructure:"system.disk.limit"`
-	SystemDiskMerged                  SystemDiskMergedMetricConfig                  `mapstructure:"system.disk.merged"`
-	SystemDiskMergedRate              SystemDiskMergedRateMetricConfig              `mapstructure:"system.disk.merged.rate"`
-	SystemDiskMergedRatio             SystemDiskMergedRatioMetricConfig             `mapstructure:"system.disk.merged.ratio"`
-	SystemDiskOperationAverageSize    SystemDiskOperationAverageSizeMetricConfig    `mapstructure:"system.disk.operation.average_size"`
-	SystemDiskOperationAverageTime    SystemDiskOperationAverageTimeMetricConfig    `mapstructure:"system.disk.operation.average_time"`
-	SystemDiskOperationRate           SystemDiskOperationRateMetricConfig           `mapstructure:"system.disk.operation.rate"`
-	SystemDiskOperationTime           SystemDiskOperationTimeMetricConfig           `mapstructure:"system.disk.operation_time"`
-	SystemDiskOperations              SystemDiskOperationsMetricConfig              `mapstructure:"system.disk.operations"`
-	SystemDiskPendingOperations       SystemDiskPendingOperationsMetricConfig       `mapstructure:"system.disk.pending_operations"`
-	SystemDiskQueueLength             SystemDiskQueueLengthMetricConfig             `mapstructure:"system.disk.queue.length"`
-	SystemDiskUtilization             SystemDiskUtilizationMetricConfig             `mapstructure:"system.disk.utilization"`
-	SystemDiskWeightedIoTime          SystemDiskWeightedIoTimeMetricConfig          `mapstructure:"system.disk.weighted_io_time"`
-	SystemFilesystemInodesUsage       SystemFilesystemInodesUsageMetricConfig       `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization SystemFilesystemInodesUtilizationMetricConfig `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit             SystemFilesystemLimitMetricConfig             `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemStatus            SystemFilesystemStatusMetricConfig            `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull        SystemFilesystemTimeToFullMetricConfig        `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage             SystemFilesystemUsageMetricConfig             `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization       SystemFilesystemUtilizationMetricConfig       `mapstructure:"system.filesystem.utilization"`
+	ContainerDiskDiscardIo             ContainerDiskDiscardIoMetricConfig             `mapstructure:"container.disk.discard.io"`
+	ContainerDiskDiscardOperations     ContainerDiskDiscardOperationsMetricConfig     `mapstructure:"container.disk.discard.operations"`
+	ContainerDiskIo                    ContainerDiskIoMetricConfig                    `mapstructure:"container.disk.io"`
+	ContainerDiskOperations            ContainerDiskOperationsMetricConfig            `mapstructure:"container.disk.operations"`
+	ContainerIoLinuxPressure10s        ContainerIoLinuxPressure10sMetricConfig        `mapstructure:"container.io.linux.pressure.10s"`
+	ContainerIoLinuxPressure1m         ContainerIoLinuxPressure1mMetricConfig         `mapstructure:"container.io.linux.pressure.1m"`
+	ContainerIoLinuxPressure5m         ContainerIoLinuxPressure5mMetricConfig         `mapstructure:"container.io.linux.pressure.5m"`
+	ContainerIoLinuxPressureTotal      ContainerIoLinuxPressureTotalMetricConfig      `mapstructure:"container.io.linux.pressure.total"`
+	HwErrors                           HwErrorsMetricConfig                           `mapstructure:"hw.errors"`
+	HwPhysicalDiskEnduranceUtilization HwPhysicalDiskEnduranceUtilizationMetricConfig `mapstructure:"hw.physical_disk.endurance_utilization"`
+	HwPhysicalDiskIo                   HwPhysicalDiskIoMetricConfig                   `mapstructure:"hw.physical_disk.io"`
+	HwPhysicalDiskNvmeCriticalWarning  HwPhysicalDiskNvmeCriticalWarningMetricConfig  `mapstructure:"hw.physical_disk.nvme.critical_warning"`
+	HwPhysicalDiskPowerCycles          HwPhysicalDiskPowerCyclesMetricConfig          `mapstructure:"hw.physical_disk.power_cycles"`
+	HwPhysicalDiskPowerOnTime          HwPhysicalDiskPowerOnTimeMetricConfig          `mapstructure:"hw.physical_disk.power_on_time"`
+	HwPhysicalDiskSize                 HwPhysicalDiskSizeMetricConfig                 `mapstructure:"hw.physical_disk.size"`
+	HwPhysicalDiskSmart                HwPhysicalDiskSmartMetricConfig                `mapstructure:"hw.physical_disk.smart"`
+	HwPhysicalDiskSmartNormalized      HwPhysicalDiskSmartNormalizedMetricConfig      `mapstructure:"hw.physical_disk.smart.normalized"`
+	HwPhysicalDiskSmartReadStatus      HwPhysicalDiskSmartReadStatusMetricConfig      `mapstructure:"hw.physical_disk.smart.read.status"`
+	HwPhysicalDiskSmartReadTime        HwPhysicalDiskSmartReadTimeMetricConfig        `mapstructure:"hw.physical_disk.smart.read.time"`
+	HwPhysicalDiskSmartThreshold       HwPhysicalDiskSmartThresholdMetricConfig       `mapstructure:"hw.physical_disk.smart.threshold"`
+	HwPhysicalDiskSmartWorst           HwPhysicalDiskSmartWorstMetricConfig           `mapstructure:"hw.physical_disk.smart.worst"`
+	HwPhysicalDiskSpareAvailable       HwPhysicalDiskSpareAvailableMetricConfig       `mapstructure:"hw.physical_disk.spare.available"`
+	HwPhysicalDiskSpareThreshold       HwPhysicalDiskSpareThresholdMetricConfig       `mapstructure:"hw.physical_disk.spare.threshold"`
+	HwPhysicalDiskUnsafeShutdowns      HwPhysicalDiskUnsafeShutdownsMetricConfig      `mapstructure:"hw.physical_disk.unsafe_shutdowns"`
+	HwStatus                           HwStatusMetricConfig                           `mapstructure:"hw.status"`
+	HwTemperature                      HwTemperatureMetricConfig                      `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                 HwTemperatureLimitMetricConfig                 `mapstructure:"hw.temperature.limit"`
+	SystemDiskDiscardIo                SystemDiskDiscardIoMetricConfig                `mapstructure:"system.disk.discard.io"`
+	SystemDiskDiscardMerged            SystemDiskDiscardMergedMetricConfig            `mapstructure:"system.disk.discard.merged"`
+	SystemDiskDiscardOperationTime     SystemDiskDiscardOperationTimeMetricConfig     `mapstructure:"system.disk.discard.operation_time"`
+	SystemDiskDiscardOperations        SystemDiskDiscardOperationsMetricConfig        `mapstructure:"system.disk.discard.operations"`
+	SystemDiskFlushOperationTime       SystemDiskFlushOperationTimeMetricConfig       `mapstructure:"system.disk.flush.operation_time"`
+	SystemDiskFlushOperations          SystemDiskFlushOperationsMetricConfig          `mapstructure:"system.disk.flush.operations"`
+	SystemDiskIo                       SystemDiskIoMetricConfig                       `mapstructure:"system.disk.io"`
+	SystemDiskIoRate                   SystemDiskIoRateMetricConfig                   `mapstructure:"system.disk.io.rate"`
+	SystemDiskIoTime                   SystemDiskIoTimeMetricConfig                   `mapstructure:"system.disk.io_time"`
+	SystemDiskLimit                    SystemDiskLimitMetricConfig                    `mapstructure:"system.disk.limit"`
+	SystemDiskMerged                   SystemDiskMergedMetricConfig                   `mapstructure:"system.disk.merged"`
+	SystemDiskMergedRate               SystemDiskMergedRateMetricConfig               `mapstructure:"system.disk.merged.rate"`
+	SystemDiskMergedRatio              SystemDiskMergedRatioMetricConfig              `mapstructure:"system.disk.merged.ratio"`
+	SystemDiskOperationAverageSize     SystemDiskOperationAverageSizeMetricConfig     `mapstructure:"system.disk.operation.average_size"`
+	SystemDiskOperationAverageTime     SystemDiskOperationAverageTimeMetricConfig     `mapstructure:"system.disk.operation.average_time"`
+	SystemDiskOperationRate            SystemDiskOperationRateMetricConfig            `mapstructure:"system.disk.operation.rate"`
+	SystemDiskOperationTime            SystemDiskOperationTimeMetricConfig            `mapstructure:"system.disk.operation_time"`
+	SystemDiskOperations               SystemDiskOperationsMetricConfig               `mapstructure:"system.disk.operations"`
+	SystemDiskPendingOperations        SystemDiskPendingOperationsMetricConfig        `mapstructure:"system.disk.pending_operations"`
+	SystemDiskQueueLength              SystemDiskQueueLengthMetricConfig              `mapstructure:"system.disk.queue.length"`
+	SystemDiskUtilization              SystemDiskUtilizationMetricConfig              `mapstructure:"system.disk.utilization"`
+	SystemDiskWeightedIoTime           SystemDiskWeightedIoTimeMetricConfig           `mapstructure:"system.disk.weighted_io_time"`
+	SystemFilesystemInodesUsage        SystemFilesystemInodesUsageMetricConfig        `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization  SystemFilesystemInodesUtilizationMetricConfig  `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit              SystemFilesystemLimitMetricConfig              `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemStatus             SystemFilesystemStatusMetricConfig             `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull         SystemFilesystemTimeToFullMetricConfig         `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage              SystemFilesystemUsageMetricConfig              `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization        SystemFilesystemUtilizationMetricConfig        `mapstructure:"system.filesystem.utilization"`
+	SystemIoLinuxPressure10s           SystemIoLinuxPressure10sMetricConfig           `mapstructure:"system.io.linux.pressure.10s"`
+	SystemIoLinuxPressure1m            SystemIoLinuxPressure1mMetricConfig            `mapstructure:"system.io.linux.pressure.1m"`
+	SystemIoLinuxPressure5m            SystemIoLinuxPressure5mMetricConfig            `mapstructure:"system.io.linux.pressure.5m"`
+	SystemIoLinuxPressureTotal         SystemIoLinuxPressureTotalMetricConfig         `mapstructure:"system.io.linux.pressure.total"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+		},
+		ContainerDiskIo: ContainerDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		HwErrors: HwErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+		},
+		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+		},
+		HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+		},
+		HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+		},
+		HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
+			Enabled: true,
+		},
+		HwStatus: HwStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+		},
+		HwTemperature: HwTemperatureMetricConfig{
+			Enabled: true,
+		},
+		HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+		},
 		SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
@@ -1613,6 +3033,26 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
+		SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+		},
+		SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+		},
 	}
 }
 
@@ -1644,20 +3084,40 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for disk_health resource attributes.
 type ResourceAttributesConfig struct {
-	DiskClass         ResourceAttributeConfig `mapstructure:"disk.class"`
-	DiskDmName        ResourceAttributeConfig `mapstructure:"disk.dm.name"`
-	DiskMajorMinor    ResourceAttributeConfig `mapstructure:"disk.major_minor"`
-	DiskParent        ResourceAttributeConfig `mapstructure:"disk.parent"`
-	DiskRotational    ResourceAttributeConfig `mapstructure:"disk.rotational"`
-	DiskWwn           ResourceAttributeConfig `mapstructure:"disk.wwn"`
-	HwFirmwareVersion ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
-	HwID              ResourceAttributeConfig `mapstructure:"hw.id"`
-	HwModel           ResourceAttributeConfig `mapstructure:"hw.model"`
-	HwSerialNumber    ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	CgroupPath           ResourceAttributeConfig `mapstructure:"cgroup.path"`
+	ContainerID          ResourceAttributeConfig `mapstructure:"container.id"`
+	ContainerRuntimeName ResourceAttributeConfig `mapstructure:"container.runtime.name"`
+	DiskClass            ResourceAttributeConfig `mapstructure:"disk.class"`
+	DiskDmName           ResourceAttributeConfig `mapstructure:"disk.dm.name"`
+	DiskMajorMinor       ResourceAttributeConfig `mapstructure:"disk.major_minor"`
+	DiskParent           ResourceAttributeConfig `mapstructure:"disk.parent"`
+	DiskProtocol         ResourceAttributeConfig `mapstructure:"disk.protocol"`
+	DiskRotationRate     ResourceAttributeConfig `mapstructure:"disk.rotation_rate"`
+	DiskRotational       ResourceAttributeConfig `mapstructure:"disk.rotational"`
+	DiskWwn              ResourceAttributeConfig `mapstructure:"disk.wwn"`
+	HwFirmwareVersion    ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
+	HwID                 ResourceAttributeConfig `mapstructure:"hw.id"`
+	HwModel              ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwName               ResourceAttributeConfig `mapstructure:"hw.name"`
+	HwPhysicalDiskType   ResourceAttributeConfig `mapstructure:"hw.physical_disk.type"`
+	HwSerialNumber       ResourceAttributeConfig `mapstructure:"hw.serial_number"`
+	HwType               ResourceAttributeConfig `mapstructure:"hw.type"`
+	K8sPodQosClass       ResourceAttributeConfig `mapstructure:"k8s.pod.qos_class"`
+	K8sPodUID            ResourceAttributeConfig `mapstructure:"k8s.pod.uid"`
+	SystemdUnitName      ResourceAttributeConfig `mapstructure:"systemd.unit.name"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
+		CgroupPath: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		ContainerRuntimeName: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		DiskClass: ResourceAttributeConfig{
 			Enabled: true,
 		},
@@ -1668,6 +3128,12 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		DiskParent: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		DiskProtocol: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		DiskRotationRate: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		DiskRotational: ResourceAttributeConfig{
@@ -1685,7 +3151,25 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 		HwModel: ResourceAttributeConfig{
 			Enabled: true,
 		},
+		HwName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwPhysicalDiskType: ResourceAttributeConfig{
+			Enabled: true,
+		},
 		HwSerialNumber: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwType: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodQosClass: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		K8sPodUID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		SystemdUnitName: ResourceAttributeConfig{
 			Enabled: true,
 		},
 	}

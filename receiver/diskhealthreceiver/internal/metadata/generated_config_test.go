@@ -26,6 +26,125 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskIo: ContainerDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+					},
+					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+					},
+					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
+						Enabled: true,
+					},
+					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
+						Enabled: true,
+					},
+					HwStatus: HwStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: true,
+					},
+					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+					},
 					SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -171,18 +290,49 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
+					SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskClass:         ResourceAttributeConfig{Enabled: true},
-					DiskDmName:        ResourceAttributeConfig{Enabled: true},
-					DiskMajorMinor:    ResourceAttributeConfig{Enabled: true},
-					DiskParent:        ResourceAttributeConfig{Enabled: true},
-					DiskRotational:    ResourceAttributeConfig{Enabled: true},
-					DiskWwn:           ResourceAttributeConfig{Enabled: true},
-					HwFirmwareVersion: ResourceAttributeConfig{Enabled: true},
-					HwID:              ResourceAttributeConfig{Enabled: true},
-					HwModel:           ResourceAttributeConfig{Enabled: true},
-					HwSerialNumber:    ResourceAttributeConfig{Enabled: true},
+					CgroupPath:           ResourceAttributeConfig{Enabled: true},
+					ContainerID:          ResourceAttributeConfig{Enabled: true},
+					ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
+					DiskClass:            ResourceAttributeConfig{Enabled: true},
+					DiskDmName:           ResourceAttributeConfig{Enabled: true},
+					DiskMajorMinor:       ResourceAttributeConfig{Enabled: true},
+					DiskParent:           ResourceAttributeConfig{Enabled: true},
+					DiskProtocol:         ResourceAttributeConfig{Enabled: true},
+					DiskRotationRate:     ResourceAttributeConfig{Enabled: true},
+					DiskRotational:       ResourceAttributeConfig{Enabled: true},
+					DiskWwn:              ResourceAttributeConfig{Enabled: true},
+					HwFirmwareVersion:    ResourceAttributeConfig{Enabled: true},
+					HwID:                 ResourceAttributeConfig{Enabled: true},
+					HwModel:              ResourceAttributeConfig{Enabled: true},
+					HwName:               ResourceAttributeConfig{Enabled: true},
+					HwPhysicalDiskType:   ResourceAttributeConfig{Enabled: true},
+					HwSerialNumber:       ResourceAttributeConfig{Enabled: true},
+					HwType:               ResourceAttributeConfig{Enabled: true},
+					K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
+					K8sPodUID:            ResourceAttributeConfig{Enabled: true},
+					SystemdUnitName:      ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -190,6 +340,125 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+					},
+					ContainerDiskIo: ContainerDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					HwErrors: HwErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+					},
+					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+					},
+					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+					},
+					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
+						Enabled: false,
+					},
+					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
+						Enabled: false,
+					},
+					HwStatus: HwStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+					},
+					HwTemperature: HwTemperatureMetricConfig{
+						Enabled: false,
+					},
+					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+					},
 					SystemDiskDiscardIo: SystemDiskDiscardIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -335,18 +604,49 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
+					SystemIoLinuxPressure10s: SystemIoLinuxPressure10sMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure10sMetricAttributeKey{SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressure1m: SystemIoLinuxPressure1mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure1mMetricAttributeKey{SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressure5m: SystemIoLinuxPressure5mMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemIoLinuxPressure5mMetricAttributeKey{SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+					},
+					SystemIoLinuxPressureTotal: SystemIoLinuxPressureTotalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemIoLinuxPressureTotalMetricAttributeKey{SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					DiskClass:         ResourceAttributeConfig{Enabled: false},
-					DiskDmName:        ResourceAttributeConfig{Enabled: false},
-					DiskMajorMinor:    ResourceAttributeConfig{Enabled: false},
-					DiskParent:        ResourceAttributeConfig{Enabled: false},
-					DiskRotational:    ResourceAttributeConfig{Enabled: false},
-					DiskWwn:           ResourceAttributeConfig{Enabled: false},
-					HwFirmwareVersion: ResourceAttributeConfig{Enabled: false},
-					HwID:              ResourceAttributeConfig{Enabled: false},
-					HwModel:           ResourceAttributeConfig{Enabled: false},
-					HwSerialNumber:    ResourceAttributeConfig{Enabled: false},
+					CgroupPath:           ResourceAttributeConfig{Enabled: false},
+					ContainerID:          ResourceAttributeConfig{Enabled: false},
+					ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
+					DiskClass:            ResourceAttributeConfig{Enabled: false},
+					DiskDmName:           ResourceAttributeConfig{Enabled: false},
+					DiskMajorMinor:       ResourceAttributeConfig{Enabled: false},
+					DiskParent:           ResourceAttributeConfig{Enabled: false},
+					DiskProtocol:         ResourceAttributeConfig{Enabled: false},
+					DiskRotationRate:     ResourceAttributeConfig{Enabled: false},
+					DiskRotational:       ResourceAttributeConfig{Enabled: false},
+					DiskWwn:              ResourceAttributeConfig{Enabled: false},
+					HwFirmwareVersion:    ResourceAttributeConfig{Enabled: false},
+					HwID:                 ResourceAttributeConfig{Enabled: false},
+					HwModel:              ResourceAttributeConfig{Enabled: false},
+					HwName:               ResourceAttributeConfig{Enabled: false},
+					HwPhysicalDiskType:   ResourceAttributeConfig{Enabled: false},
+					HwSerialNumber:       ResourceAttributeConfig{Enabled: false},
+					HwType:               ResourceAttributeConfig{Enabled: false},
+					K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
+					K8sPodUID:            ResourceAttributeConfig{Enabled: false},
+					SystemdUnitName:      ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -354,11 +654,239 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemDiskDiscardIoMetricConfig{}, SystemDiskDiscardMergedMetricConfig{}, SystemDiskDiscardOperationTimeMetricConfig{}, SystemDiskDiscardOperationsMetricConfig{}, SystemDiskFlushOperationTimeMetricConfig{}, SystemDiskFlushOperationsMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoRateMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskMergedRateMetricConfig{}, SystemDiskMergedRatioMetricConfig{}, SystemDiskOperationAverageSizeMetricConfig{}, SystemDiskOperationAverageTimeMetricConfig{}, SystemDiskOperationRateMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, SystemDiskPendingOperationsMetricConfig{}, SystemDiskQueueLengthMetricConfig{}, SystemDiskUtilizationMetricConfig{}, SystemDiskWeightedIoTimeMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskDiscardIoMetricConfig{}, ContainerDiskDiscardOperationsMetricConfig{}, ContainerDiskIoMetricConfig{}, ContainerDiskOperationsMetricConfig{}, ContainerIoLinuxPressure10sMetricConfig{}, ContainerIoLinuxPressure1mMetricConfig{}, ContainerIoLinuxPressure5mMetricConfig{}, ContainerIoLinuxPressureTotalMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, SystemDiskDiscardIoMetricConfig{}, SystemDiskDiscardMergedMetricConfig{}, SystemDiskDiscardOperationTimeMetricConfig{}, SystemDiskDiscardOperationsMetricConfig{}, SystemDiskFlushOperationTimeMetricConfig{}, SystemDiskFlushOperationsMetricConfig{}, SystemDiskIoMetricConfig{}, SystemDiskIoRateMetricConfig{}, SystemDiskIoTimeMetricConfig{}, SystemDiskLimitMetricConfig{}, SystemDiskMergedMetricConfig{}, SystemDiskMergedRateMetricConfig{}, SystemDiskMergedRatioMetricConfig{}, SystemDiskOperationAverageSizeMetricConfig{}, SystemDiskOperationAverageTimeMetricConfig{}, SystemDiskOperationRateMetricConfig{}, SystemDiskOperationTimeMetricConfig{}, SystemDiskOperationsMetricConfig{}, SystemDiskPendingOperationsMetricConfig{}, SystemDiskQueueLengthMetricConfig{}, SystemDiskUtilizationMetricConfig{}, SystemDiskWeightedIoTimeMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, SystemIoLinuxPressure10sMetricConfig{}, SystemIoLinuxPressure1mMetricConfig{}, SystemIoLinuxPressure5mMetricConfig{}, SystemIoLinuxPressureTotalMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestContainerDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskDiscardIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskDiscardIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskDiscardIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskDiscardOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskDiscardOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskDiscardOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure10s
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerIoLinuxPressure10sMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure10s
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure1m
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerIoLinuxPressure1mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure1m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerIoLinuxPressure5m
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerIoLinuxPressure5mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure5m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerIoLinuxPressureTotal
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerIoLinuxPressureTotalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().ContainerIoLinuxPressureTotal
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [error.type]")
+
+	cfg = DefaultMetricsConfig().HwErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskEnduranceUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.physical_disk.state]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.io doesn't have an attribute invalid, valid attributes: [disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [nvme.critical_warning]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmart
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmart
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartNormalizedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartNormalized
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartNormalizedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.normalized doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartNormalized
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartReadStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartReadStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartReadStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.status doesn't have an attribute invalid, valid attributes: [smart.read.status]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartReadStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartThresholdMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartThreshold
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartThresholdMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.threshold doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartThreshold
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartWorstMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartWorst
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartWorstMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.worst doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartWorst
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.status doesn't have an attribute invalid, valid attributes: [hw.state]")
+
+	cfg = DefaultMetricsConfig().HwStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwTemperatureLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperatureLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.limit_type]")
+
+	cfg = DefaultMetricsConfig().HwTemperatureLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemDiskDiscardIo
 	require.NoError(t, cfg.Validate())
@@ -707,6 +1235,54 @@ func TestSystemFilesystemUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestSystemIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemIoLinuxPressure10s
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemIoLinuxPressure10sMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().SystemIoLinuxPressure10s
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemIoLinuxPressure1m
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemIoLinuxPressure1mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().SystemIoLinuxPressure1m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemIoLinuxPressure5m
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemIoLinuxPressure5mMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().SystemIoLinuxPressure5m
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemIoLinuxPressureTotal
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemIoLinuxPressureTotalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+
+	cfg = DefaultMetricsConfig().SystemIoLinuxPressureTotal
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func loadMetricsBuilderConfig(t *testing.T, name string) MetricsBuilderConfig {
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
@@ -729,31 +1305,53 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				DiskClass:         ResourceAttributeConfig{Enabled: true},
-				DiskDmName:        ResourceAttributeConfig{Enabled: true},
-				DiskMajorMinor:    ResourceAttributeConfig{Enabled: true},
-				DiskParent:        ResourceAttributeConfig{Enabled: true},
-				DiskRotational:    ResourceAttributeConfig{Enabled: true},
-				DiskWwn:           ResourceAttributeConfig{Enabled: true},
-				HwFirmwareVersion: ResourceAttributeConfig{Enabled: true},
-				HwID:              ResourceAttributeConfig{Enabled: true},
-				HwModel:           ResourceAttributeConfig{Enabled: true},
-				HwSerialNumber:    ResourceAttributeConfig{Enabled: true},
+				CgroupPath:           ResourceAttributeConfig{Enabled: true},
+				ContainerID:          ResourceAttributeConfig{Enabled: true},
+				ContainerRuntimeName: ResourceAttributeConfig{Enabled: true},
+				DiskClass:            ResourceAttributeConfig{Enabled: true},
+				DiskDmName:           ResourceAttributeConfig{Enabled: true},
+				DiskMajorMinor:       ResourceAttributeConfig{Enabled: true},
+				DiskParent:           ResourceAttributeConfig{Enabled: true},
+				DiskProtocol:         ResourceAttributeConfig{Enabled: true},
+				DiskRotationRate:     ResourceAttributeConfig{Enabled: true},
+				DiskRotational:       ResourceAttributeConfig{Enabled: true},
+				DiskWwn:              ResourceAttributeConfig{Enabled: true},
+				HwFirmwareVersion:    ResourceAttributeConfig{Enabled: true},
+				HwID:                 ResourceAttributeConfig{Enabled: true},
+				HwModel:              ResourceAttributeConfig{Enabled: true},
+				HwName:               ResourceAttributeConfig{Enabled: true},
+				HwPhysicalDiskType:   ResourceAttributeConfig{Enabled: true},
+				HwSerialNumber:       ResourceAttributeConfig{Enabled: true},
+				HwType:               ResourceAttributeConfig{Enabled: true},
+				K8sPodQosClass:       ResourceAttributeConfig{Enabled: true},
+				K8sPodUID:            ResourceAttributeConfig{Enabled: true},
+				SystemdUnitName:      ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				DiskClass:         ResourceAttributeConfig{Enabled: false},
-				DiskDmName:        ResourceAttributeConfig{Enabled: false},
-				DiskMajorMinor:    ResourceAttributeConfig{Enabled: false},
-				DiskParent:        ResourceAttributeConfig{Enabled: false},
-				DiskRotational:    ResourceAttributeConfig{Enabled: false},
-				DiskWwn:           ResourceAttributeConfig{Enabled: false},
-				HwFirmwareVersion: ResourceAttributeConfig{Enabled: false},
-				HwID:              ResourceAttributeConfig{Enabled: false},
-				HwModel:           ResourceAttributeConfig{Enabled: false},
-				HwSerialNumber:    ResourceAttributeConfig{Enabled: false},
+				CgroupPath:           ResourceAttributeConfig{Enabled: false},
+				ContainerID:          ResourceAttributeConfig{Enabled: false},
+				ContainerRuntimeName: ResourceAttributeConfig{Enabled: false},
+				DiskClass:            ResourceAttributeConfig{Enabled: false},
+				DiskDmName:           ResourceAttributeConfig{Enabled: false},
+				DiskMajorMinor:       ResourceAttributeConfig{Enabled: false},
+				DiskParent:           ResourceAttributeConfig{Enabled: false},
+				DiskProtocol:         ResourceAttributeConfig{Enabled: false},
+				DiskRotationRate:     ResourceAttributeConfig{Enabled: false},
+				DiskRotational:       ResourceAttributeConfig{Enabled: false},
+				DiskWwn:              ResourceAttributeConfig{Enabled: false},
+				HwFirmwareVersion:    ResourceAttributeConfig{Enabled: false},
+				HwID:                 ResourceAttributeConfig{Enabled: false},
+				HwModel:              ResourceAttributeConfig{Enabled: false},
+				HwName:               ResourceAttributeConfig{Enabled: false},
+				HwPhysicalDiskType:   ResourceAttributeConfig{Enabled: false},
+				HwSerialNumber:       ResourceAttributeConfig{Enabled: false},
+				HwType:               ResourceAttributeConfig{Enabled: false},
+				K8sPodQosClass:       ResourceAttributeConfig{Enabled: false},
+				K8sPodUID:            ResourceAttributeConfig{Enabled: false},
+				SystemdUnitName:      ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

@@ -46,6 +46,138 @@ var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
 	"write": AttributeDiskIoDirectionWrite,
 }
 
+// AttributeErrorType specifies the value error.type attribute.
+type AttributeErrorType int
+
+const (
+	_ AttributeErrorType = iota
+	AttributeErrorTypeMedia
+	AttributeErrorTypeErrorLogEntry
+	AttributeErrorTypeReportedUncorrectable
+	AttributeErrorTypeCommandTimeout
+	AttributeErrorTypeCrc
+	AttributeErrorTypeUncorrectedRead
+	AttributeErrorTypeUncorrectedWrite
+	AttributeErrorTypeUncorrectedVerify
+)
+
+// String returns the string representation of the AttributeErrorType.
+func (av AttributeErrorType) String() string {
+	switch av {
+	case AttributeErrorTypeMedia:
+		return "media"
+	case AttributeErrorTypeErrorLogEntry:
+		return "error_log_entry"
+	case AttributeErrorTypeReportedUncorrectable:
+		return "reported_uncorrectable"
+	case AttributeErrorTypeCommandTimeout:
+		return "command_timeout"
+	case AttributeErrorTypeCrc:
+		return "crc"
+	case AttributeErrorTypeUncorrectedRead:
+		return "uncorrected_read"
+	case AttributeErrorTypeUncorrectedWrite:
+		return "uncorrected_write"
+	case AttributeErrorTypeUncorrectedVerify:
+		return "uncorrected_verify"
+	}
+	return ""
+}
+
+// MapAttributeErrorType is a helper map of string to AttributeErrorType attribute value.
+var MapAttributeErrorType = map[string]AttributeErrorType{
+	"media":                  AttributeErrorTypeMedia,
+	"error_log_entry":        AttributeErrorTypeErrorLogEntry,
+	"reported_uncorrectable": AttributeErrorTypeReportedUncorrectable,
+	"command_timeout":        AttributeErrorTypeCommandTimeout,
+	"crc":                    AttributeErrorTypeCrc,
+	"uncorrected_read":       AttributeErrorTypeUncorrectedRead,
+	"uncorrected_write":      AttributeErrorTypeUncorrectedWrite,
+	"uncorrected_verify":     AttributeErrorTypeUncorrectedVerify,
+}
+
+// AttributeHwLimitType specifies the value hw.limit_type attribute.
+type AttributeHwLimitType int
+
+const (
+	_ AttributeHwLimitType = iota
+	AttributeHwLimitTypeHighDegraded
+	AttributeHwLimitTypeHighCritical
+)
+
+// String returns the string representation of the AttributeHwLimitType.
+func (av AttributeHwLimitType) String() string {
+	switch av {
+	case AttributeHwLimitTypeHighDegraded:
+		return "high.degraded"
+	case AttributeHwLimitTypeHighCritical:
+		return "high.critical"
+	}
+	return ""
+}
+
+// MapAttributeHwLimitType is a helper map of string to AttributeHwLimitType attribute value.
+var MapAttributeHwLimitType = map[string]AttributeHwLimitType{
+	"high.degraded": AttributeHwLimitTypeHighDegraded,
+	"high.critical": AttributeHwLimitTypeHighCritical,
+}
+
+// AttributeHwPhysicalDiskState specifies the value hw.physical_disk.state attribute.
+type AttributeHwPhysicalDiskState int
+
+const (
+	_ AttributeHwPhysicalDiskState = iota
+	AttributeHwPhysicalDiskStateRemaining
+)
+
+// String returns the string representation of the AttributeHwPhysicalDiskState.
+func (av AttributeHwPhysicalDiskState) String() string {
+	switch av {
+	case AttributeHwPhysicalDiskStateRemaining:
+		return "remaining"
+	}
+	return ""
+}
+
+// MapAttributeHwPhysicalDiskState is a helper map of string to AttributeHwPhysicalDiskState attribute value.
+var MapAttributeHwPhysicalDiskState = map[string]AttributeHwPhysicalDiskState{
+	"remaining": AttributeHwPhysicalDiskStateRemaining,
+}
+
+// AttributeHwState specifies the value hw.state attribute.
+type AttributeHwState int
+
+const (
+	_ AttributeHwState = iota
+	AttributeHwStateOk
+	AttributeHwStateDegraded
+	AttributeHwStatePredictedFailure
+	AttributeHwStateFailed
+)
+
+// String returns the string representation of the AttributeHwState.
+func (av AttributeHwState) String() string {
+	switch av {
+	case AttributeHwStateOk:
+		return "ok"
+	case AttributeHwStateDegraded:
+		return "degraded"
+	case AttributeHwStatePredictedFailure:
+		return "predicted_failure"
+	case AttributeHwStateFailed:
+		return "failed"
+	}
+	return ""
+}
+
+// MapAttributeHwState is a helper map of string to AttributeHwState attribute value.
+var MapAttributeHwState = map[string]AttributeHwState{
+	"ok":                AttributeHwStateOk,
+	"degraded":          AttributeHwStateDegraded,
+	"predicted_failure": AttributeHwStatePredictedFailure,
+	"failed":            AttributeHwStateFailed,
+}
+
 // AttributeIostatDirection specifies the value iostat.direction attribute.
 type AttributeIostatDirection int
 
@@ -78,6 +210,90 @@ var MapAttributeIostatDirection = map[string]AttributeIostatDirection{
 	"write":   AttributeIostatDirectionWrite,
 	"discard": AttributeIostatDirectionDiscard,
 	"flush":   AttributeIostatDirectionFlush,
+}
+
+// AttributeNvmeCriticalWarning specifies the value nvme.critical_warning attribute.
+type AttributeNvmeCriticalWarning int
+
+const (
+	_ AttributeNvmeCriticalWarning = iota
+	AttributeNvmeCriticalWarningSpareBelowThreshold
+	AttributeNvmeCriticalWarningTemperature
+	AttributeNvmeCriticalWarningReliabilityDegraded
+	AttributeNvmeCriticalWarningReadOnly
+	AttributeNvmeCriticalWarningVolatileBackupFailed
+	AttributeNvmeCriticalWarningPmrUnreliable
+)
+
+// String returns the string representation of the AttributeNvmeCriticalWarning.
+func (av AttributeNvmeCriticalWarning) String() string {
+	switch av {
+	case AttributeNvmeCriticalWarningSpareBelowThreshold:
+		return "spare_below_threshold"
+	case AttributeNvmeCriticalWarningTemperature:
+		return "temperature"
+	case AttributeNvmeCriticalWarningReliabilityDegraded:
+		return "reliability_degraded"
+	case AttributeNvmeCriticalWarningReadOnly:
+		return "read_only"
+	case AttributeNvmeCriticalWarningVolatileBackupFailed:
+		return "volatile_backup_failed"
+	case AttributeNvmeCriticalWarningPmrUnreliable:
+		return "pmr_unreliable"
+	}
+	return ""
+}
+
+// MapAttributeNvmeCriticalWarning is a helper map of string to AttributeNvmeCriticalWarning attribute value.
+var MapAttributeNvmeCriticalWarning = map[string]AttributeNvmeCriticalWarning{
+	"spare_below_threshold":  AttributeNvmeCriticalWarningSpareBelowThreshold,
+	"temperature":            AttributeNvmeCriticalWarningTemperature,
+	"reliability_degraded":   AttributeNvmeCriticalWarningReliabilityDegraded,
+	"read_only":              AttributeNvmeCriticalWarningReadOnly,
+	"volatile_backup_failed": AttributeNvmeCriticalWarningVolatileBackupFailed,
+	"pmr_unreliable":         AttributeNvmeCriticalWarningPmrUnreliable,
+}
+
+// AttributeSmartReadStatus specifies the value smart.read.status attribute.
+type AttributeSmartReadStatus int
+
+const (
+	_ AttributeSmartReadStatus = iota
+	AttributeSmartReadStatusOk
+	AttributeSmartReadStatusStandbySkipped
+	AttributeSmartReadStatusPermissionDenied
+	AttributeSmartReadStatusUnsupported
+	AttributeSmartReadStatusTimeout
+	AttributeSmartReadStatusError
+)
+
+// String returns the string representation of the AttributeSmartReadStatus.
+func (av AttributeSmartReadStatus) String() string {
+	switch av {
+	case AttributeSmartReadStatusOk:
+		return "ok"
+	case AttributeSmartReadStatusStandbySkipped:
+		return "standby_skipped"
+	case AttributeSmartReadStatusPermissionDenied:
+		return "permission_denied"
+	case AttributeSmartReadStatusUnsupported:
+		return "unsupported"
+	case AttributeSmartReadStatusTimeout:
+		return "timeout"
+	case AttributeSmartReadStatusError:
+		return "error"
+	}
+	return ""
+}
+
+// MapAttributeSmartReadStatus is a helper map of string to AttributeSmartReadStatus attribute value.
+var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
+	"ok":                AttributeSmartReadStatusOk,
+	"standby_skipped":   AttributeSmartReadStatusStandbySkipped,
+	"permission_denied": AttributeSmartReadStatusPermissionDenied,
+	"unsupported":       AttributeSmartReadStatusUnsupported,
+	"timeout":           AttributeSmartReadStatusTimeout,
+	"error":             AttributeSmartReadStatusError,
 }
 
 // AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
@@ -178,7 +394,133 @@ var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemSta
 	"error":      AttributeSystemFilesystemStatusError,
 }
 
+// AttributeSystemLinuxPressureStallType specifies the value system.linux.pressure.stall_type attribute.
+type AttributeSystemLinuxPressureStallType int
+
+const (
+	_ AttributeSystemLinuxPressureStallType = iota
+	AttributeSystemLinuxPressureStallTypeSome
+	AttributeSystemLinuxPressureStallTypeFull
+)
+
+// String returns the string representation of the AttributeSystemLinuxPressureStallType.
+func (av AttributeSystemLinuxPressureStallType) String() string {
+	switch av {
+	case AttributeSystemLinuxPressureStallTypeSome:
+		return "some"
+	case AttributeSystemLinuxPressureStallTypeFull:
+		return "full"
+	}
+	return ""
+}
+
+// MapAttributeSystemLinuxPressureStallType is a helper map of string to AttributeSystemLinuxPressureStallType attribute value.
+var MapAttributeSystemLinuxPressureStallType = map[string]AttributeSystemLinuxPressureStallType{
+	"some": AttributeSystemLinuxPressureStallTypeSome,
+	"full": AttributeSystemLinuxPressureStallTypeFull,
+}
+
 var MetricsInfo = metricsInfo{
+	ContainerDiskDiscardIo: metricInfo{
+		Name:       "container.disk.discard.io",
+		Attributes: []string{"system.device"},
+	},
+	ContainerDiskDiscardOperations: metricInfo{
+		Name:       "container.disk.discard.operations",
+		Attributes: []string{"system.device"},
+	},
+	ContainerDiskIo: metricInfo{
+		Name:       "container.disk.io",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	ContainerDiskOperations: metricInfo{
+		Name:       "container.disk.operations",
+		Attributes: []string{"system.device", "disk.io.direction"},
+	},
+	ContainerIoLinuxPressure10s: metricInfo{
+		Name:       "container.io.linux.pressure.10s",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressure1m: metricInfo{
+		Name:       "container.io.linux.pressure.1m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressure5m: metricInfo{
+		Name:       "container.io.linux.pressure.5m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	ContainerIoLinuxPressureTotal: metricInfo{
+		Name:       "container.io.linux.pressure.total",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	HwErrors: metricInfo{
+		Name:       "hw.errors",
+		Attributes: []string{"error.type"},
+	},
+	HwPhysicalDiskEnduranceUtilization: metricInfo{
+		Name:       "hw.physical_disk.endurance_utilization",
+		Attributes: []string{"hw.physical_disk.state"},
+	},
+	HwPhysicalDiskIo: metricInfo{
+		Name:       "hw.physical_disk.io",
+		Attributes: []string{"disk.io.direction"},
+	},
+	HwPhysicalDiskNvmeCriticalWarning: metricInfo{
+		Name:       "hw.physical_disk.nvme.critical_warning",
+		Attributes: []string{"nvme.critical_warning"},
+	},
+	HwPhysicalDiskPowerCycles: metricInfo{
+		Name: "hw.physical_disk.power_cycles",
+	},
+	HwPhysicalDiskPowerOnTime: metricInfo{
+		Name: "hw.physical_disk.power_on_time",
+	},
+	HwPhysicalDiskSize: metricInfo{
+		Name: "hw.physical_disk.size",
+	},
+	HwPhysicalDiskSmart: metricInfo{
+		Name:       "hw.physical_disk.smart",
+		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+	},
+	HwPhysicalDiskSmartNormalized: metricInfo{
+		Name:       "hw.physical_disk.smart.normalized",
+		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+	},
+	HwPhysicalDiskSmartReadStatus: metricInfo{
+		Name:       "hw.physical_disk.smart.read.status",
+		Attributes: []string{"smart.read.status"},
+	},
+	HwPhysicalDiskSmartReadTime: metricInfo{
+		Name: "hw.physical_disk.smart.read.time",
+	},
+	HwPhysicalDiskSmartThreshold: metricInfo{
+		Name:       "hw.physical_disk.smart.threshold",
+		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+	},
+	HwPhysicalDiskSmartWorst: metricInfo{
+		Name:       "hw.physical_disk.smart.worst",
+		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+	},
+	HwPhysicalDiskSpareAvailable: metricInfo{
+		Name: "hw.physical_disk.spare.available",
+	},
+	HwPhysicalDiskSpareThreshold: metricInfo{
+		Name: "hw.physical_disk.spare.threshold",
+	},
+	HwPhysicalDiskUnsafeShutdowns: metricInfo{
+		Name: "hw.physical_disk.unsafe_shutdowns",
+	},
+	HwStatus: metricInfo{
+		Name:       "hw.status",
+		Attributes: []string{"hw.state"},
+	},
+	HwTemperature: metricInfo{
+		Name: "hw.temperature",
+	},
+	HwTemperatureLimit: metricInfo{
+		Name:       "hw.temperature.limit",
+		Attributes: []string{"hw.limit_type"},
+	},
 	SystemDiskDiscardIo: metricInfo{
 		Name:       "system.disk.discard.io",
 		Attributes: []string{"system.device"},
@@ -295,43 +637,2225 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.utilization",
 		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemIoLinuxPressure10s: metricInfo{
+		Name:       "system.io.linux.pressure.10s",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressure1m: metricInfo{
+		Name:       "system.io.linux.pressure.1m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressure5m: metricInfo{
+		Name:       "system.io.linux.pressure.5m",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
+	SystemIoLinuxPressureTotal: metricInfo{
+		Name:       "system.io.linux.pressure.total",
+		Attributes: []string{"system.linux.pressure.stall_type"},
+	},
 }
 
 type metricsInfo struct {
-	SystemDiskDiscardIo               metricInfo
-	SystemDiskDiscardMerged           metricInfo
-	SystemDiskDiscardOperationTime    metricInfo
-	SystemDiskDiscardOperations       metricInfo
-	SystemDiskFlushOperationTime      metricInfo
-	SystemDiskFlushOperations         metricInfo
-	SystemDiskIo                      metricInfo
-	SystemDiskIoRate                  metricInfo
-	SystemDiskIoTime                  metricInfo
-	SystemDiskLimit                   metricInfo
-	SystemDiskMerged                  metricInfo
-	SystemDiskMergedRate              metricInfo
-	SystemDiskMergedRatio             metricInfo
-	SystemDiskOperationAverageSize    metricInfo
-	SystemDiskOperationAverageTime    metricInfo
-	SystemDiskOperationRate           metricInfo
-	SystemDiskOperationTime           metricInfo
-	SystemDiskOperations              metricInfo
-	SystemDiskPendingOperations       metricInfo
-	SystemDiskQueueLength             metricInfo
-	SystemDiskUtilization             metricInfo
-	SystemDiskWeightedIoTime          metricInfo
-	SystemFilesystemInodesUsage       metricInfo
-	SystemFilesystemInodesUtilization metricInfo
-	SystemFilesystemLimit             metricInfo
-	SystemFilesystemStatus            metricInfo
-	SystemFilesystemTimeToFull        metricInfo
-	SystemFilesystemUsage             metricInfo
-	SystemFilesystemUtilization       metricInfo
+	ContainerDiskDiscardIo             metricInfo
+	ContainerDiskDiscardOperations     metricInfo
+	ContainerDiskIo                    metricInfo
+	ContainerDiskOperations            metricInfo
+	ContainerIoLinuxPressure10s        metricInfo
+	ContainerIoLinuxPressure1m         metricInfo
+	ContainerIoLinuxPressure5m         metricInfo
+	ContainerIoLinuxPressureTotal      metricInfo
+	HwErrors                           metricInfo
+	HwPhysicalDiskEnduranceUtilization metricInfo
+	HwPhysicalDiskIo                   metricInfo
+	HwPhysicalDiskNvmeCriticalWarning  metricInfo
+	HwPhysicalDiskPowerCycles          metricInfo
+	HwPhysicalDiskPowerOnTime          metricInfo
+	HwPhysicalDiskSize                 metricInfo
+	HwPhysicalDiskSmart                metricInfo
+	HwPhysicalDiskSmartNormalized      metricInfo
+	HwPhysicalDiskSmartReadStatus      metricInfo
+	HwPhysicalDiskSmartReadTime        metricInfo
+	HwPhysicalDiskSmartThreshold       metricInfo
+	HwPhysicalDiskSmartWorst           metricInfo
+	HwPhysicalDiskSpareAvailable       metricInfo
+	HwPhysicalDiskSpareThreshold       metricInfo
+	HwPhysicalDiskUnsafeShutdowns      metricInfo
+	HwStatus                           metricInfo
+	HwTemperature                      metricInfo
+	HwTemperatureLimit                 metricInfo
+	SystemDiskDiscardIo                metricInfo
+	SystemDiskDiscardMerged            metricInfo
+	SystemDiskDiscardOperationTime     metricInfo
+	SystemDiskDiscardOperations        metricInfo
+	SystemDiskFlushOperationTime       metricInfo
+	SystemDiskFlushOperations          metricInfo
+	SystemDiskIo                       metricInfo
+	SystemDiskIoRate                   metricInfo
+	SystemDiskIoTime                   metricInfo
+	SystemDiskLimit                    metricInfo
+	SystemDiskMerged                   metricInfo
+	SystemDiskMergedRate               metricInfo
+	SystemDiskMergedRatio              metricInfo
+	SystemDiskOperationAverageSize     metricInfo
+	SystemDiskOperationAverageTime     metricInfo
+	SystemDiskOperationRate            metricInfo
+	SystemDiskOperationTime            metricInfo
+	SystemDiskOperations               metricInfo
+	SystemDiskPendingOperations        metricInfo
+	SystemDiskQueueLength              metricInfo
+	SystemDiskUtilization              metricInfo
+	SystemDiskWeightedIoTime           metricInfo
+	SystemFilesystemInodesUsage        metricInfo
+	SystemFilesystemInodesUtilization  metricInfo
+	SystemFilesystemLimit              metricInfo
+	SystemFilesystemStatus             metricInfo
+	SystemFilesystemTimeToFull         metricInfo
+	SystemFilesystemUsage              metricInfo
+	SystemFilesystemUtilization        metricInfo
+	SystemIoLinuxPressure10s           metricInfo
+	SystemIoLinuxPressure1m            metricInfo
+	SystemIoLinuxPressure5m            metricInfo
+	SystemIoLinuxPressureTotal         metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricContainerDiskDiscardIo struct {
+	data          pmetric.Metric                     // data buffer for generated metric.
+	config        ContainerDiskDiscardIoMetricConfig // metric config provided by user.
+	capacity      int                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.io metric with initial data.
+func (m *metricContainerDiskDiscardIo) init() {
+	m.data.SetName("container.disk.discard.io")
+	m.data.SetDescription("Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardIo(cfg ContainerDiskDiscardIoMetricConfig) metricContainerDiskDiscardIo {
+	m := metricContainerDiskDiscardIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskDiscardOperations struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        ContainerDiskDiscardOperationsMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.discard.operations metric with initial data.
+func (m *metricContainerDiskDiscardOperations) init() {
+	m.data.SetName("container.disk.discard.operations")
+	m.data.SetDescription("Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskDiscardOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskDiscardOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskDiscardOperations(cfg ContainerDiskDiscardOperationsMetricConfig) metricContainerDiskDiscardOperations {
+	m := metricContainerDiskDiscardOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskIo struct {
+	data          pmetric.Metric              // data buffer for generated metric.
+	config        ContainerDiskIoMetricConfig // metric config provided by user.
+	capacity      int                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.io metric with initial data.
+func (m *metricContainerDiskIo) init() {
+	m.data.SetName("container.disk.io")
+	m.data.SetDescription("Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskIo(cfg ContainerDiskIoMetricConfig) metricContainerDiskIo {
+	m := metricContainerDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskOperations struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        ContainerDiskOperationsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.operations metric with initial data.
+func (m *metricContainerDiskOperations) init() {
+	m.data.SetName("container.disk.operations")
+	m.data.SetDescription("Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskOperations(cfg ContainerDiskOperationsMetricConfig) metricContainerDiskOperations {
+	m := metricContainerDiskOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure10s struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.10s metric with initial data.
+func (m *metricContainerIoLinuxPressure10s) init() {
+	m.data.SetName("container.io.linux.pressure.10s")
+	m.data.SetDescription("The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure10s(cfg ContainerIoLinuxPressure10sMetricConfig) metricContainerIoLinuxPressure10s {
+	m := metricContainerIoLinuxPressure10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure1m struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.1m metric with initial data.
+func (m *metricContainerIoLinuxPressure1m) init() {
+	m.data.SetName("container.io.linux.pressure.1m")
+	m.data.SetDescription("The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure1m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure1m(cfg ContainerIoLinuxPressure1mMetricConfig) metricContainerIoLinuxPressure1m {
+	m := metricContainerIoLinuxPressure1m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressure5m struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.5m metric with initial data.
+func (m *metricContainerIoLinuxPressure5m) init() {
+	m.data.SetName("container.io.linux.pressure.5m")
+	m.data.SetDescription("The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressure5m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressure5m(cfg ContainerIoLinuxPressure5mMetricConfig) metricContainerIoLinuxPressure5m {
+	m := metricContainerIoLinuxPressure5m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerIoLinuxPressureTotal struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        ContainerIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.io.linux.pressure.total metric with initial data.
+func (m *metricContainerIoLinuxPressureTotal) init() {
+	m.data.SetName("container.io.linux.pressure.total")
+	m.data.SetDescription("Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerIoLinuxPressureTotal) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerIoLinuxPressureTotal(cfg ContainerIoLinuxPressureTotalMetricConfig) metricContainerIoLinuxPressureTotal {
+	m := metricContainerIoLinuxPressureTotal{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwErrors struct {
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwErrorsMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.errors metric with initial data.
+func (m *metricHwErrors) init() {
+	m.data.SetName("hw.errors")
+	m.data.SetDescription("Errors the disk counts over its life, by error.type (semantic conventions). SMART.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, errorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
+		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
+	m := metricHwErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskEnduranceUtilization struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        HwPhysicalDiskEnduranceUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.endurance_utilization metric with initial data.
+func (m *metricHwPhysicalDiskEnduranceUtilization) init() {
+	m.data.SetName("hw.physical_disk.endurance_utilization")
+	m.data.SetDescription("Share of the rated write endurance left, 0–1 (semantic conventions); 1 − NVMe percentage used / 100, or ATA device statistics percentage used, floored at 0. SMART.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwPhysicalDiskStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState) {
+		dp.Attributes().PutStr("hw.physical_disk.state", hwPhysicalDiskStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskEnduranceUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskEnduranceUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskEnduranceUtilization(cfg HwPhysicalDiskEnduranceUtilizationMetricConfig) metricHwPhysicalDiskEnduranceUtilization {
+	m := metricHwPhysicalDiskEnduranceUtilization{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskIo struct {
+	data          pmetric.Metric               // data buffer for generated metric.
+	config        HwPhysicalDiskIoMetricConfig // metric config provided by user.
+	capacity      int                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.io metric with initial data.
+func (m *metricHwPhysicalDiskIo) init() {
+	m.data.SetName("hw.physical_disk.io")
+	m.data.SetDescription("Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskIo(cfg HwPhysicalDiskIoMetricConfig) metricHwPhysicalDiskIo {
+	m := metricHwPhysicalDiskIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskNvmeCriticalWarning struct {
+	data          pmetric.Metric                                // data buffer for generated metric.
+	config        HwPhysicalDiskNvmeCriticalWarningMetricConfig // metric config provided by user.
+	capacity      int                                           // max observed number of data points added to the metric.
+	aggDataPoints []int64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.nvme.critical_warning metric with initial data.
+func (m *metricHwPhysicalDiskNvmeCriticalWarning) init() {
+	m.data.SetName("hw.physical_disk.nvme.critical_warning")
+	m.data.SetDescription("One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, nvmeCriticalWarningAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning) {
+		dp.Attributes().PutStr("nvme.critical_warning", nvmeCriticalWarningAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskNvmeCriticalWarning) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskNvmeCriticalWarning) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskNvmeCriticalWarning(cfg HwPhysicalDiskNvmeCriticalWarningMetricConfig) metricHwPhysicalDiskNvmeCriticalWarning {
+	m := metricHwPhysicalDiskNvmeCriticalWarning{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskPowerCycles struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwPhysicalDiskPowerCyclesMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.power_cycles metric with initial data.
+func (m *metricHwPhysicalDiskPowerCycles) init() {
+	m.data.SetName("hw.physical_disk.power_cycles")
+	m.data.SetDescription("Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.")
+	m.data.SetUnit("{cycle}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwPhysicalDiskPowerCycles) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskPowerCycles) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskPowerCycles) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskPowerCycles(cfg HwPhysicalDiskPowerCyclesMetricConfig) metricHwPhysicalDiskPowerCycles {
+	m := metricHwPhysicalDiskPowerCycles{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskPowerOnTime struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwPhysicalDiskPowerOnTimeMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.power_on_time metric with initial data.
+func (m *metricHwPhysicalDiskPowerOnTime) init() {
+	m.data.SetName("hw.physical_disk.power_on_time")
+	m.data.SetDescription("Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwPhysicalDiskPowerOnTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskPowerOnTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskPowerOnTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskPowerOnTime(cfg HwPhysicalDiskPowerOnTimeMetricConfig) metricHwPhysicalDiskPowerOnTime {
+	m := metricHwPhysicalDiskPowerOnTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSize struct {
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   HwPhysicalDiskSizeMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.size metric with initial data.
+func (m *metricHwPhysicalDiskSize) init() {
+	m.data.SetName("hw.physical_disk.size")
+	m.data.SetDescription("Size of the disk in bytes (semantic conventions); NVMe total NVM capacity, else the sum of its namespaces. SMART.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSize) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSize(cfg HwPhysicalDiskSizeMetricConfig) metricHwPhysicalDiskSize {
+	m := metricHwPhysicalDiskSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmart struct {
+	data          pmetric.Metric                  // data buffer for generated metric.
+	config        HwPhysicalDiskSmartMetricConfig // metric config provided by user.
+	capacity      int                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart metric with initial data.
+func (m *metricHwPhysicalDiskSmart) init() {
+	m.data.SetName("hw.physical_disk.smart")
+	m.data.SetDescription("ATA SMART attribute raw value, decoded per the drive database (semantic conventions); e.g. hours for Power_On_Hours, °C for temperatures, word 0 of Seagate's packed 188. SMART.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID) {
+		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmart) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmart) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmart(cfg HwPhysicalDiskSmartMetricConfig) metricHwPhysicalDiskSmart {
+	m := metricHwPhysicalDiskSmart{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartNormalized struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        HwPhysicalDiskSmartNormalizedMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart.normalized metric with initial data.
+func (m *metricHwPhysicalDiskSmartNormalized) init() {
+	m.data.SetName("hw.physical_disk.smart.normalized")
+	m.data.SetDescription("ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID) {
+		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartNormalized) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartNormalized) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartNormalized(cfg HwPhysicalDiskSmartNormalizedMetricConfig) metricHwPhysicalDiskSmartNormalized {
+	m := metricHwPhysicalDiskSmartNormalized{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartReadStatus struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        HwPhysicalDiskSmartReadStatusMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart.read.status metric with initial data.
+func (m *metricHwPhysicalDiskSmartReadStatus) init() {
+	m.data.SetName("hw.physical_disk.smart.read.status")
+	m.data.SetDescription("Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, smartReadStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus) {
+		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartReadStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartReadStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartReadStatus(cfg HwPhysicalDiskSmartReadStatusMetricConfig) metricHwPhysicalDiskSmartReadStatus {
+	m := metricHwPhysicalDiskSmartReadStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartReadTime struct {
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   HwPhysicalDiskSmartReadTimeMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.smart.read.time metric with initial data.
+func (m *metricHwPhysicalDiskSmartReadTime) init() {
+	m.data.SetName("hw.physical_disk.smart.read.time")
+	m.data.SetDescription("Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwPhysicalDiskSmartReadTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartReadTime) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartReadTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartReadTime(cfg HwPhysicalDiskSmartReadTimeMetricConfig) metricHwPhysicalDiskSmartReadTime {
+	m := metricHwPhysicalDiskSmartReadTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartThreshold struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        HwPhysicalDiskSmartThresholdMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart.threshold metric with initial data.
+func (m *metricHwPhysicalDiskSmartThreshold) init() {
+	m.data.SetName("hw.physical_disk.smart.threshold")
+	m.data.SetDescription("ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID) {
+		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartThreshold) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartThreshold) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartThreshold(cfg HwPhysicalDiskSmartThresholdMetricConfig) metricHwPhysicalDiskSmartThreshold {
+	m := metricHwPhysicalDiskSmartThreshold{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartWorst struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        HwPhysicalDiskSmartWorstMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart.worst metric with initial data.
+func (m *metricHwPhysicalDiskSmartWorst) init() {
+	m.data.SetName("hw.physical_disk.smart.worst")
+	m.data.SetDescription("ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
+		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID) {
+		dp.Attributes().PutInt("smart.attribute.id", smartAttributeIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartWorst) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartWorst) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartWorst(cfg HwPhysicalDiskSmartWorstMetricConfig) metricHwPhysicalDiskSmartWorst {
+	m := metricHwPhysicalDiskSmartWorst{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSpareAvailable struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   HwPhysicalDiskSpareAvailableMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.spare.available metric with initial data.
+func (m *metricHwPhysicalDiskSpareAvailable) init() {
+	m.data.SetName("hw.physical_disk.spare.available")
+	m.data.SetDescription("NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwPhysicalDiskSpareAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSpareAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSpareAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSpareAvailable(cfg HwPhysicalDiskSpareAvailableMetricConfig) metricHwPhysicalDiskSpareAvailable {
+	m := metricHwPhysicalDiskSpareAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSpareThreshold struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   HwPhysicalDiskSpareThresholdMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.spare.threshold metric with initial data.
+func (m *metricHwPhysicalDiskSpareThreshold) init() {
+	m.data.SetName("hw.physical_disk.spare.threshold")
+	m.data.SetDescription("NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwPhysicalDiskSpareThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSpareThreshold) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSpareThreshold) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSpareThreshold(cfg HwPhysicalDiskSpareThresholdMetricConfig) metricHwPhysicalDiskSpareThreshold {
+	m := metricHwPhysicalDiskSpareThreshold{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskUnsafeShutdowns struct {
+	data     pmetric.Metric                            // data buffer for generated metric.
+	config   HwPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
+	capacity int                                       // max observed number of data points added to the metric.
+}
+
+// init fills hw.physical_disk.unsafe_shutdowns metric with initial data.
+func (m *metricHwPhysicalDiskUnsafeShutdowns) init() {
+	m.data.SetName("hw.physical_disk.unsafe_shutdowns")
+	m.data.SetDescription("NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.")
+	m.data.SetUnit("{shutdown}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricHwPhysicalDiskUnsafeShutdowns) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskUnsafeShutdowns) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskUnsafeShutdowns) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskUnsafeShutdowns(cfg HwPhysicalDiskUnsafeShutdownsMetricConfig) metricHwPhysicalDiskUnsafeShutdowns {
+	m := metricHwPhysicalDiskUnsafeShutdowns{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwStatus struct {
+	data          pmetric.Metric       // data buffer for generated metric.
+	config        HwStatusMetricConfig // metric config provided by user.
+	capacity      int                  // max observed number of data points added to the metric.
+	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.status metric with initial data.
+func (m *metricHwStatus) init() {
+	m.data.SetName("hw.status")
+	m.data.SetDescription("Health of the disk, 1 for the current state and 0 for the others (semantic conventions state set). SMART.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwState) {
+		dp.Attributes().PutStr("hw.state", hwStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
+	m := metricHwStatus{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwTemperature struct {
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   HwTemperatureMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
+}
+
+// init fills hw.temperature metric with initial data.
+func (m *metricHwTemperature) init() {
+	m.data.SetName("hw.temperature")
+	m.data.SetDescription("Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetDoubleValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperature) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperature(cfg HwTemperatureMetricConfig) metricHwTemperature {
+	m := metricHwTemperature{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwTemperatureLimit struct {
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        HwTemperatureLimitMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.temperature.limit metric with initial data.
+func (m *metricHwTemperatureLimit) init() {
+	m.data.SetName("hw.temperature.limit")
+	m.data.SetDescription("The disk's own temperature limits in °C (semantic conventions). SMART.")
+	m.data.SetUnit("Cel")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwLimitType) {
+		dp.Attributes().PutStr("hw.limit_type", hwLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwTemperatureLimit) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwTemperatureLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwTemperatureLimit(cfg HwTemperatureLimitMetricConfig) metricHwTemperatureLimit {
+	m := metricHwTemperatureLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemDiskDiscardIo struct {
@@ -2856,7 +5380,7 @@ type metricSystemFilesystemUsage struct {
 // init fills system.filesystem.usage metric with initial data.
 func (m *metricSystemFilesystemUsage) init() {
 	m.data.SetName("system.filesystem.usage")
-	m.data.SetDescription("Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).")
+	m.data.SetDescription("Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -3047,45 +5571,434 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 	return m
 }
 
+type metricSystemIoLinuxPressure10s struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        SystemIoLinuxPressure10sMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.10s metric with initial data.
+func (m *metricSystemIoLinuxPressure10s) init() {
+	m.data.SetName("system.io.linux.pressure.10s")
+	m.data.SetDescription("Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure10s) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure10s) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure10s(cfg SystemIoLinuxPressure10sMetricConfig) metricSystemIoLinuxPressure10s {
+	m := metricSystemIoLinuxPressure10s{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressure1m struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        SystemIoLinuxPressure1mMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.1m metric with initial data.
+func (m *metricSystemIoLinuxPressure1m) init() {
+	m.data.SetName("system.io.linux.pressure.1m")
+	m.data.SetDescription("Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure1m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure1m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure1m(cfg SystemIoLinuxPressure1mMetricConfig) metricSystemIoLinuxPressure1m {
+	m := metricSystemIoLinuxPressure1m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressure5m struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        SystemIoLinuxPressure5mMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []float64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.5m metric with initial data.
+func (m *metricSystemIoLinuxPressure5m) init() {
+	m.data.SetName("system.io.linux.pressure.5m")
+	m.data.SetDescription("Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressure5m) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressure5m) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressure5m(cfg SystemIoLinuxPressure5mMetricConfig) metricSystemIoLinuxPressure5m {
+	m := metricSystemIoLinuxPressure5m{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemIoLinuxPressureTotal struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        SystemIoLinuxPressureTotalMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []float64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.io.linux.pressure.total metric with initial data.
+func (m *metricSystemIoLinuxPressureTotal) init() {
+	m.data.SetName("system.io.linux.pressure.total")
+	m.data.SetDescription("Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
+		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemIoLinuxPressureTotal) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemIoLinuxPressureTotal) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemIoLinuxPressureTotal(cfg SystemIoLinuxPressureTotalMetricConfig) metricSystemIoLinuxPressureTotal {
+	m := metricSystemIoLinuxPressureTotal{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                  MetricsBuilderConfig // config of the metrics builder.
-	startTime                               pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                         int                  // maximum observed number of metrics per resource.
-	metricsBuffer                           pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                               component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter          map[string]filter.Filter
-	resourceAttributeExcludeFilter          map[string]filter.Filter
-	metricSystemDiskDiscardIo               metricSystemDiskDiscardIo
-	metricSystemDiskDiscardMerged           metricSystemDiskDiscardMerged
-	metricSystemDiskDiscardOperationTime    metricSystemDiskDiscardOperationTime
-	metricSystemDiskDiscardOperations       metricSystemDiskDiscardOperations
-	metricSystemDiskFlushOperationTime      metricSystemDiskFlushOperationTime
-	metricSystemDiskFlushOperations         metricSystemDiskFlushOperations
-	metricSystemDiskIo                      metricSystemDiskIo
-	metricSystemDiskIoRate                  metricSystemDiskIoRate
-	metricSystemDiskIoTime                  metricSystemDiskIoTime
-	metricSystemDiskLimit                   metricSystemDiskLimit
-	metricSystemDiskMerged                  metricSystemDiskMerged
-	metricSystemDiskMergedRate              metricSystemDiskMergedRate
-	metricSystemDiskMergedRatio             metricSystemDiskMergedRatio
-	metricSystemDiskOperationAverageSize    metricSystemDiskOperationAverageSize
-	metricSystemDiskOperationAverageTime    metricSystemDiskOperationAverageTime
-	metricSystemDiskOperationRate           metricSystemDiskOperationRate
-	metricSystemDiskOperationTime           metricSystemDiskOperationTime
-	metricSystemDiskOperations              metricSystemDiskOperations
-	metricSystemDiskPendingOperations       metricSystemDiskPendingOperations
-	metricSystemDiskQueueLength             metricSystemDiskQueueLength
-	metricSystemDiskUtilization             metricSystemDiskUtilization
-	metricSystemDiskWeightedIoTime          metricSystemDiskWeightedIoTime
-	metricSystemFilesystemInodesUsage       metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit             metricSystemFilesystemLimit
-	metricSystemFilesystemStatus            metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull        metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage             metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization       metricSystemFilesystemUtilization
+	config                                   MetricsBuilderConfig // config of the metrics builder.
+	startTime                                pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                          int                  // maximum observed number of metrics per resource.
+	metricsBuffer                            pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter           map[string]filter.Filter
+	resourceAttributeExcludeFilter           map[string]filter.Filter
+	metricContainerDiskDiscardIo             metricContainerDiskDiscardIo
+	metricContainerDiskDiscardOperations     metricContainerDiskDiscardOperations
+	metricContainerDiskIo                    metricContainerDiskIo
+	metricContainerDiskOperations            metricContainerDiskOperations
+	metricContainerIoLinuxPressure10s        metricContainerIoLinuxPressure10s
+	metricContainerIoLinuxPressure1m         metricContainerIoLinuxPressure1m
+	metricContainerIoLinuxPressure5m         metricContainerIoLinuxPressure5m
+	metricContainerIoLinuxPressureTotal      metricContainerIoLinuxPressureTotal
+	metricHwErrors                           metricHwErrors
+	metricHwPhysicalDiskEnduranceUtilization metricHwPhysicalDiskEnduranceUtilization
+	metricHwPhysicalDiskIo                   metricHwPhysicalDiskIo
+	metricHwPhysicalDiskNvmeCriticalWarning  metricHwPhysicalDiskNvmeCriticalWarning
+	metricHwPhysicalDiskPowerCycles          metricHwPhysicalDiskPowerCycles
+	metricHwPhysicalDiskPowerOnTime          metricHwPhysicalDiskPowerOnTime
+	metricHwPhysicalDiskSize                 metricHwPhysicalDiskSize
+	metricHwPhysicalDiskSmart                metricHwPhysicalDiskSmart
+	metricHwPhysicalDiskSmartNormalized      metricHwPhysicalDiskSmartNormalized
+	metricHwPhysicalDiskSmartReadStatus      metricHwPhysicalDiskSmartReadStatus
+	metricHwPhysicalDiskSmartReadTime        metricHwPhysicalDiskSmartReadTime
+	metricHwPhysicalDiskSmartThreshold       metricHwPhysicalDiskSmartThreshold
+	metricHwPhysicalDiskSmartWorst           metricHwPhysicalDiskSmartWorst
+	metricHwPhysicalDiskSpareAvailable       metricHwPhysicalDiskSpareAvailable
+	metricHwPhysicalDiskSpareThreshold       metricHwPhysicalDiskSpareThreshold
+	metricHwPhysicalDiskUnsafeShutdowns      metricHwPhysicalDiskUnsafeShutdowns
+	metricHwStatus                           metricHwStatus
+	metricHwTemperature                      metricHwTemperature
+	metricHwTemperatureLimit                 metricHwTemperatureLimit
+	metricSystemDiskDiscardIo                metricSystemDiskDiscardIo
+	metricSystemDiskDiscardMerged            metricSystemDiskDiscardMerged
+	metricSystemDiskDiscardOperationTime     metricSystemDiskDiscardOperationTime
+	metricSystemDiskDiscardOperations        metricSystemDiskDiscardOperations
+	metricSystemDiskFlushOperationTime       metricSystemDiskFlushOperationTime
+	metricSystemDiskFlushOperations          metricSystemDiskFlushOperations
+	metricSystemDiskIo                       metricSystemDiskIo
+	metricSystemDiskIoRate                   metricSystemDiskIoRate
+	metricSystemDiskIoTime                   metricSystemDiskIoTime
+	metricSystemDiskLimit                    metricSystemDiskLimit
+	metricSystemDiskMerged                   metricSystemDiskMerged
+	metricSystemDiskMergedRate               metricSystemDiskMergedRate
+	metricSystemDiskMergedRatio              metricSystemDiskMergedRatio
+	metricSystemDiskOperationAverageSize     metricSystemDiskOperationAverageSize
+	metricSystemDiskOperationAverageTime     metricSystemDiskOperationAverageTime
+	metricSystemDiskOperationRate            metricSystemDiskOperationRate
+	metricSystemDiskOperationTime            metricSystemDiskOperationTime
+	metricSystemDiskOperations               metricSystemDiskOperations
+	metricSystemDiskPendingOperations        metricSystemDiskPendingOperations
+	metricSystemDiskQueueLength              metricSystemDiskQueueLength
+	metricSystemDiskUtilization              metricSystemDiskUtilization
+	metricSystemDiskWeightedIoTime           metricSystemDiskWeightedIoTime
+	metricSystemFilesystemInodesUsage        metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization  metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit              metricSystemFilesystemLimit
+	metricSystemFilesystemStatus             metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull         metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage              metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization        metricSystemFilesystemUtilization
+	metricSystemIoLinuxPressure10s           metricSystemIoLinuxPressure10s
+	metricSystemIoLinuxPressure1m            metricSystemIoLinuxPressure1m
+	metricSystemIoLinuxPressure5m            metricSystemIoLinuxPressure5m
+	metricSystemIoLinuxPressureTotal         metricSystemIoLinuxPressureTotal
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -3107,41 +6020,90 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                  mbc,
-		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                           pmetric.NewMetrics(),
-		buildInfo:                               settings.BuildInfo,
-		metricSystemDiskDiscardIo:               newMetricSystemDiskDiscardIo(mbc.Metrics.SystemDiskDiscardIo),
-		metricSystemDiskDiscardMerged:           newMetricSystemDiskDiscardMerged(mbc.Metrics.SystemDiskDiscardMerged),
-		metricSystemDiskDiscardOperationTime:    newMetricSystemDiskDiscardOperationTime(mbc.Metrics.SystemDiskDiscardOperationTime),
-		metricSystemDiskDiscardOperations:       newMetricSystemDiskDiscardOperations(mbc.Metrics.SystemDiskDiscardOperations),
-		metricSystemDiskFlushOperationTime:      newMetricSystemDiskFlushOperationTime(mbc.Metrics.SystemDiskFlushOperationTime),
-		metricSystemDiskFlushOperations:         newMetricSystemDiskFlushOperations(mbc.Metrics.SystemDiskFlushOperations),
-		metricSystemDiskIo:                      newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
-		metricSystemDiskIoRate:                  newMetricSystemDiskIoRate(mbc.Metrics.SystemDiskIoRate),
-		metricSystemDiskIoTime:                  newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
-		metricSystemDiskLimit:                   newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
-		metricSystemDiskMerged:                  newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
-		metricSystemDiskMergedRate:              newMetricSystemDiskMergedRate(mbc.Metrics.SystemDiskMergedRate),
-		metricSystemDiskMergedRatio:             newMetricSystemDiskMergedRatio(mbc.Metrics.SystemDiskMergedRatio),
-		metricSystemDiskOperationAverageSize:    newMetricSystemDiskOperationAverageSize(mbc.Metrics.SystemDiskOperationAverageSize),
-		metricSystemDiskOperationAverageTime:    newMetricSystemDiskOperationAverageTime(mbc.Metrics.SystemDiskOperationAverageTime),
-		metricSystemDiskOperationRate:           newMetricSystemDiskOperationRate(mbc.Metrics.SystemDiskOperationRate),
-		metricSystemDiskOperationTime:           newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
-		metricSystemDiskOperations:              newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
-		metricSystemDiskPendingOperations:       newMetricSystemDiskPendingOperations(mbc.Metrics.SystemDiskPendingOperations),
-		metricSystemDiskQueueLength:             newMetricSystemDiskQueueLength(mbc.Metrics.SystemDiskQueueLength),
-		metricSystemDiskUtilization:             newMetricSystemDiskUtilization(mbc.Metrics.SystemDiskUtilization),
-		metricSystemDiskWeightedIoTime:          newMetricSystemDiskWeightedIoTime(mbc.Metrics.SystemDiskWeightedIoTime),
-		metricSystemFilesystemInodesUsage:       newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization: newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:             newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemStatus:            newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:        newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:             newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:       newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:          make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:          make(map[string]filter.Filter),
+		config:                                   mbc,
+		startTime:                                pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                            pmetric.NewMetrics(),
+		buildInfo:                                settings.BuildInfo,
+		metricContainerDiskDiscardIo:             newMetricContainerDiskDiscardIo(mbc.Metrics.ContainerDiskDiscardIo),
+		metricContainerDiskDiscardOperations:     newMetricContainerDiskDiscardOperations(mbc.Metrics.ContainerDiskDiscardOperations),
+		metricContainerDiskIo:                    newMetricContainerDiskIo(mbc.Metrics.ContainerDiskIo),
+		metricContainerDiskOperations:            newMetricContainerDiskOperations(mbc.Metrics.ContainerDiskOperations),
+		metricContainerIoLinuxPressure10s:        newMetricContainerIoLinuxPressure10s(mbc.Metrics.ContainerIoLinuxPressure10s),
+		metricContainerIoLinuxPressure1m:         newMetricContainerIoLinuxPressure1m(mbc.Metrics.ContainerIoLinuxPressure1m),
+		metricContainerIoLinuxPressure5m:         newMetricContainerIoLinuxPressure5m(mbc.Metrics.ContainerIoLinuxPressure5m),
+		metricContainerIoLinuxPressureTotal:      newMetricContainerIoLinuxPressureTotal(mbc.Metrics.ContainerIoLinuxPressureTotal),
+		metricHwErrors:                           newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwPhysicalDiskEnduranceUtilization: newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
+		metricHwPhysicalDiskIo:                   newMetricHwPhysicalDiskIo(mbc.Metrics.HwPhysicalDiskIo),
+		metricHwPhysicalDiskNvmeCriticalWarning:  newMetricHwPhysicalDiskNvmeCriticalWarning(mbc.Metrics.HwPhysicalDiskNvmeCriticalWarning),
+		metricHwPhysicalDiskPowerCycles:          newMetricHwPhysicalDiskPowerCycles(mbc.Metrics.HwPhysicalDiskPowerCycles),
+		metricHwPhysicalDiskPowerOnTime:          newMetricHwPhysicalDiskPowerOnTime(mbc.Metrics.HwPhysicalDiskPowerOnTime),
+		metricHwPhysicalDiskSize:                 newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
+		metricHwPhysicalDiskSmart:                newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
+		metricHwPhysicalDiskSmartNormalized:      newMetricHwPhysicalDiskSmartNormalized(mbc.Metrics.HwPhysicalDiskSmartNormalized),
+		metricHwPhysicalDiskSmartReadStatus:      newMetricHwPhysicalDiskSmartReadStatus(mbc.Metrics.HwPhysicalDiskSmartReadStatus),
+		metricHwPhysicalDiskSmartReadTime:        newMetricHwPhysicalDiskSmartReadTime(mbc.Metrics.HwPhysicalDiskSmartReadTime),
+		metricHwPhysicalDiskSmartThreshold:       newMetricHwPhysicalDiskSmartThreshold(mbc.Metrics.HwPhysicalDiskSmartThreshold),
+		metricHwPhysicalDiskSmartWorst:           newMetricHwPhysicalDiskSmartWorst(mbc.Metrics.HwPhysicalDiskSmartWorst),
+		metricHwPhysicalDiskSpareAvailable:       newMetricHwPhysicalDiskSpareAvailable(mbc.Metrics.HwPhysicalDiskSpareAvailable),
+		metricHwPhysicalDiskSpareThreshold:       newMetricHwPhysicalDiskSpareThreshold(mbc.Metrics.HwPhysicalDiskSpareThreshold),
+		metricHwPhysicalDiskUnsafeShutdowns:      newMetricHwPhysicalDiskUnsafeShutdowns(mbc.Metrics.HwPhysicalDiskUnsafeShutdowns),
+		metricHwStatus:                           newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricHwTemperature:                      newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                 newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
+		metricSystemDiskDiscardIo:                newMetricSystemDiskDiscardIo(mbc.Metrics.SystemDiskDiscardIo),
+		metricSystemDiskDiscardMerged:            newMetricSystemDiskDiscardMerged(mbc.Metrics.SystemDiskDiscardMerged),
+		metricSystemDiskDiscardOperationTime:     newMetricSystemDiskDiscardOperationTime(mbc.Metrics.SystemDiskDiscardOperationTime),
+		metricSystemDiskDiscardOperations:        newMetricSystemDiskDiscardOperations(mbc.Metrics.SystemDiskDiscardOperations),
+		metricSystemDiskFlushOperationTime:       newMetricSystemDiskFlushOperationTime(mbc.Metrics.SystemDiskFlushOperationTime),
+		metricSystemDiskFlushOperations:          newMetricSystemDiskFlushOperations(mbc.Metrics.SystemDiskFlushOperations),
+		metricSystemDiskIo:                       newMetricSystemDiskIo(mbc.Metrics.SystemDiskIo),
+		metricSystemDiskIoRate:                   newMetricSystemDiskIoRate(mbc.Metrics.SystemDiskIoRate),
+		metricSystemDiskIoTime:                   newMetricSystemDiskIoTime(mbc.Metrics.SystemDiskIoTime),
+		metricSystemDiskLimit:                    newMetricSystemDiskLimit(mbc.Metrics.SystemDiskLimit),
+		metricSystemDiskMerged:                   newMetricSystemDiskMerged(mbc.Metrics.SystemDiskMerged),
+		metricSystemDiskMergedRate:               newMetricSystemDiskMergedRate(mbc.Metrics.SystemDiskMergedRate),
+		metricSystemDiskMergedRatio:              newMetricSystemDiskMergedRatio(mbc.Metrics.SystemDiskMergedRatio),
+		metricSystemDiskOperationAverageSize:     newMetricSystemDiskOperationAverageSize(mbc.Metrics.SystemDiskOperationAverageSize),
+		metricSystemDiskOperationAverageTime:     newMetricSystemDiskOperationAverageTime(mbc.Metrics.SystemDiskOperationAverageTime),
+		metricSystemDiskOperationRate:            newMetricSystemDiskOperationRate(mbc.Metrics.SystemDiskOperationRate),
+		metricSystemDiskOperationTime:            newMetricSystemDiskOperationTime(mbc.Metrics.SystemDiskOperationTime),
+		metricSystemDiskOperations:               newMetricSystemDiskOperations(mbc.Metrics.SystemDiskOperations),
+		metricSystemDiskPendingOperations:        newMetricSystemDiskPendingOperations(mbc.Metrics.SystemDiskPendingOperations),
+		metricSystemDiskQueueLength:              newMetricSystemDiskQueueLength(mbc.Metrics.SystemDiskQueueLength),
+		metricSystemDiskUtilization:              newMetricSystemDiskUtilization(mbc.Metrics.SystemDiskUtilization),
+		metricSystemDiskWeightedIoTime:           newMetricSystemDiskWeightedIoTime(mbc.Metrics.SystemDiskWeightedIoTime),
+		metricSystemFilesystemInodesUsage:        newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:  newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:              newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemStatus:             newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:         newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:              newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:        newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		metricSystemIoLinuxPressure10s:           newMetricSystemIoLinuxPressure10s(mbc.Metrics.SystemIoLinuxPressure10s),
+		metricSystemIoLinuxPressure1m:            newMetricSystemIoLinuxPressure1m(mbc.Metrics.SystemIoLinuxPressure1m),
+		metricSystemIoLinuxPressure5m:            newMetricSystemIoLinuxPressure5m(mbc.Metrics.SystemIoLinuxPressure5m),
+		metricSystemIoLinuxPressureTotal:         newMetricSystemIoLinuxPressureTotal(mbc.Metrics.SystemIoLinuxPressureTotal),
+		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
+	}
+	if mbc.ResourceAttributes.CgroupPath.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["cgroup.path"] = filter.CreateFilter(mbc.ResourceAttributes.CgroupPath.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.CgroupPath.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["cgroup.path"] = filter.CreateFilter(mbc.ResourceAttributes.CgroupPath.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.ContainerID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["container.id"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.ContainerID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["container.id"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["container.runtime.name"] = filter.CreateFilter(mbc.ResourceAttributes.ContainerRuntimeName.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.DiskClass.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.class"] = filter.CreateFilter(mbc.ResourceAttributes.DiskClass.MetricsInclude)
@@ -3166,6 +6128,18 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.DiskParent.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["disk.parent"] = filter.CreateFilter(mbc.ResourceAttributes.DiskParent.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.DiskProtocol.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskProtocol.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.DiskProtocol.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskProtocol.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.DiskRotationRate.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotationRate.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.DiskRotationRate.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["disk.rotation_rate"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotationRate.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.DiskRotational.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.rotational"] = filter.CreateFilter(mbc.ResourceAttributes.DiskRotational.MetricsInclude)
@@ -3197,11 +6171,47 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.HwName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.name"] = filter.CreateFilter(mbc.ResourceAttributes.HwName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwPhysicalDiskType.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.physical_disk.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwPhysicalDiskType.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwPhysicalDiskType.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.physical_disk.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwPhysicalDiskType.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.HwSerialNumber.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsInclude)
 	}
 	if mbc.ResourceAttributes.HwSerialNumber.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwType.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.type"] = filter.CreateFilter(mbc.ResourceAttributes.HwType.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.pod.qos_class"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodQosClass.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.K8sPodUID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["k8s.pod.uid"] = filter.CreateFilter(mbc.ResourceAttributes.K8sPodUID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.SystemdUnitName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["systemd.unit.name"] = filter.CreateFilter(mbc.ResourceAttributes.SystemdUnitName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.SystemdUnitName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["systemd.unit.name"] = filter.CreateFilter(mbc.ResourceAttributes.SystemdUnitName.MetricsExclude)
 	}
 
 	for _, op := range options {
@@ -3273,6 +6283,33 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerDiskDiscardIo.emit(ils.Metrics())
+	mb.metricContainerDiskDiscardOperations.emit(ils.Metrics())
+	mb.metricContainerDiskIo.emit(ils.Metrics())
+	mb.metricContainerDiskOperations.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricContainerIoLinuxPressureTotal.emit(ils.Metrics())
+	mb.metricHwErrors.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskEnduranceUtilization.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskIo.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskNvmeCriticalWarning.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskPowerCycles.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskPowerOnTime.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSize.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmart.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartNormalized.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartReadStatus.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartReadTime.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartThreshold.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartWorst.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSpareAvailable.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSpareThreshold.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskUnsafeShutdowns.emit(ils.Metrics())
+	mb.metricHwStatus.emit(ils.Metrics())
+	mb.metricHwTemperature.emit(ils.Metrics())
+	mb.metricHwTemperatureLimit.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardIo.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardMerged.emit(ils.Metrics())
 	mb.metricSystemDiskDiscardOperationTime.emit(ils.Metrics())
@@ -3302,6 +6339,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemUtilization.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure10s.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure1m.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressure5m.emit(ils.Metrics())
+	mb.metricSystemIoLinuxPressureTotal.emit(ils.Metrics())
 
 	for _, op := range options {
 		op.apply(rm)
@@ -3331,6 +6372,141 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+}
+
+// RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordContainerDiskOperationsDataPoint adds a data point to container.disk.operations metric.
+func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure10sDataPoint adds a data point to container.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure1mDataPoint adds a data point to container.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressure5mDataPoint adds a data point to container.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordContainerIoLinuxPressureTotalDataPoint adds a data point to container.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordHwErrorsDataPoint adds a data point to hw.errors metric.
+func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, errorTypeAttributeValue AttributeErrorType) {
+	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, errorTypeAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskEnduranceUtilizationDataPoint adds a data point to hw.physical_disk.endurance_utilization metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
+	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskStateAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskIoDataPoint adds a data point to hw.physical_disk.io metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskIoDataPoint(ts pcommon.Timestamp, val int64, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, diskIoDirectionAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskNvmeCriticalWarningDataPoint adds a data point to hw.physical_disk.nvme.critical_warning metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
+	mb.metricHwPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, nvmeCriticalWarningAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskPowerCyclesDataPoint adds a data point to hw.physical_disk.power_cycles metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerCyclesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwPhysicalDiskPowerCycles.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskPowerOnTimeDataPoint adds a data point to hw.physical_disk.power_on_time metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerOnTimeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwPhysicalDiskPowerOnTime.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskSizeDataPoint adds a data point to hw.physical_disk.size metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwPhysicalDiskSize.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskSmartDataPoint adds a data point to hw.physical_disk.smart metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+}
+
+// RecordHwPhysicalDiskSmartNormalizedDataPoint adds a data point to hw.physical_disk.smart.normalized metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartNormalizedDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartNormalized.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+}
+
+// RecordHwPhysicalDiskSmartReadStatusDataPoint adds a data point to hw.physical_disk.smart.read.status metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadStatusDataPoint(ts pcommon.Timestamp, val int64, smartReadStatusAttributeValue AttributeSmartReadStatus) {
+	mb.metricHwPhysicalDiskSmartReadStatus.recordDataPoint(mb.startTime, ts, val, smartReadStatusAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskSmartReadTimeDataPoint adds a data point to hw.physical_disk.smart.read.time metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadTimeDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwPhysicalDiskSmartReadTime.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskSmartThresholdDataPoint adds a data point to hw.physical_disk.smart.threshold metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartThresholdDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartThreshold.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+}
+
+// RecordHwPhysicalDiskSmartWorstDataPoint adds a data point to hw.physical_disk.smart.worst metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartWorstDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartWorst.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+}
+
+// RecordHwPhysicalDiskSpareAvailableDataPoint adds a data point to hw.physical_disk.spare.available metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareAvailableDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwPhysicalDiskSpareAvailable.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskSpareThresholdDataPoint adds a data point to hw.physical_disk.spare.threshold metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareThresholdDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwPhysicalDiskUnsafeShutdownsDataPoint adds a data point to hw.physical_disk.unsafe_shutdowns metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricHwPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwStatusDataPoint adds a data point to hw.status metric.
+func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwStateAttributeValue AttributeHwState) {
+	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwStateAttributeValue.String())
+}
+
+// RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordHwTemperatureLimitDataPoint adds a data point to hw.temperature.limit metric.
+func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwLimitTypeAttributeValue AttributeHwLimitType) {
+	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwLimitTypeAttributeValue.String())
 }
 
 // RecordSystemDiskDiscardIoDataPoint adds a data point to system.disk.discard.io metric.
@@ -3476,6 +6652,26 @@ func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timest
 // RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemIoLinuxPressure10sDataPoint adds a data point to system.io.linux.pressure.10s metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressure1mDataPoint adds a data point to system.io.linux.pressure.1m metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressure5mDataPoint adds a data point to system.io.linux.pressure.5m metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+}
+
+// RecordSystemIoLinuxPressureTotalDataPoint adds a data point to system.io.linux.pressure.total metric.
+func (mb *MetricsBuilder) RecordSystemIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricSystemIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

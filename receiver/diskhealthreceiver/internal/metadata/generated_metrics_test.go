@@ -67,6 +67,25 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["container.disk.discard.io"] = mb.metricContainerDiskDiscardIo.config.AggregationStrategy
+			aggMap["container.disk.discard.operations"] = mb.metricContainerDiskDiscardOperations.config.AggregationStrategy
+			aggMap["container.disk.io"] = mb.metricContainerDiskIo.config.AggregationStrategy
+			aggMap["container.disk.operations"] = mb.metricContainerDiskOperations.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.10s"] = mb.metricContainerIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.1m"] = mb.metricContainerIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.5m"] = mb.metricContainerIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["container.io.linux.pressure.total"] = mb.metricContainerIoLinuxPressureTotal.config.AggregationStrategy
+			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
+			aggMap["hw.physical_disk.endurance_utilization"] = mb.metricHwPhysicalDiskEnduranceUtilization.config.AggregationStrategy
+			aggMap["hw.physical_disk.io"] = mb.metricHwPhysicalDiskIo.config.AggregationStrategy
+			aggMap["hw.physical_disk.nvme.critical_warning"] = mb.metricHwPhysicalDiskNvmeCriticalWarning.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart"] = mb.metricHwPhysicalDiskSmart.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.normalized"] = mb.metricHwPhysicalDiskSmartNormalized.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.read.status"] = mb.metricHwPhysicalDiskSmartReadStatus.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.threshold"] = mb.metricHwPhysicalDiskSmartThreshold.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.worst"] = mb.metricHwPhysicalDiskSmartWorst.config.AggregationStrategy
+			aggMap["hw.status"] = mb.metricHwStatus.config.AggregationStrategy
+			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
 			aggMap["system.disk.discard.io"] = mb.metricSystemDiskDiscardIo.config.AggregationStrategy
 			aggMap["system.disk.discard.merged"] = mb.metricSystemDiskDiscardMerged.config.AggregationStrategy
 			aggMap["system.disk.discard.operation_time"] = mb.metricSystemDiskDiscardOperationTime.config.AggregationStrategy
@@ -96,6 +115,10 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
 			aggMap["system.filesystem.utilization"] = mb.metricSystemFilesystemUtilization.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.10s"] = mb.metricSystemIoLinuxPressure10s.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.1m"] = mb.metricSystemIoLinuxPressure1m.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.5m"] = mb.metricSystemIoLinuxPressure5m.config.AggregationStrategy
+			aggMap["system.io.linux.pressure.total"] = mb.metricSystemIoLinuxPressureTotal.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -104,6 +127,144 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwErrorsDataPoint(ts, 1, AttributeErrorTypeMedia)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwErrorsDataPoint(ts, 3, AttributeErrorTypeErrorLogEntry)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, AttributeHwPhysicalDiskStateRemaining)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, AttributeHwPhysicalDiskStateRemaining)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskIoDataPoint(ts, 1, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskIoDataPoint(ts, 3, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, AttributeNvmeCriticalWarningSpareBelowThreshold)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, AttributeNvmeCriticalWarningTemperature)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSizeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 1, AttributeSmartReadStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 3, AttributeSmartReadStatusStandbySkipped)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwStatusDataPoint(ts, 3, AttributeHwStateDegraded)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureLimitDataPoint(ts, 1, AttributeHwLimitTypeHighDegraded)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureLimitDataPoint(ts, 3, AttributeHwLimitTypeHighCritical)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemDiskDiscardIoDataPoint(ts, 1, "system.device-val")
@@ -278,21 +439,75 @@ func TestMetricsBuilder(t *testing.T) {
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+			}
 
 			rb := mb.NewResourceBuilder()
+			rb.SetCgroupPath("cgroup.path-val")
+			rb.SetContainerID("container.id-val")
+			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetDiskClassDisk()
 			rb.SetDiskDmName("disk.dm.name-val")
 			rb.SetDiskMajorMinor("disk.major_minor-val")
 			rb.SetDiskParent("disk.parent-val")
+			rb.SetDiskProtocolAta()
+			rb.SetDiskRotationRate(18)
 			rb.SetDiskRotational(false)
 			rb.SetDiskWwn("disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
+			rb.SetHwName("hw.name-val")
+			rb.SetHwPhysicalDiskTypeHDD()
 			rb.SetHwSerialNumber("hw.serial_number-val")
+			rb.SetHwTypePhysicalDisk()
+			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetSystemdUnitName("systemd.unit.name-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricContainerDiskDiscardIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskDiscardOperations.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskOperations.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricContainerIoLinuxPressureTotal.aggDataPoints)
+				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskEnduranceUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskNvmeCriticalWarning.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmart.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartNormalized.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadStatus.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartThreshold.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartWorst.aggDataPoints)
+				assert.Empty(t, mb.metricHwStatus.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardIo.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardMerged.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskDiscardOperationTime.aggDataPoints)
@@ -322,6 +537,10 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUtilization.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure10s.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure1m.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressure5m.aggDataPoints)
+				assert.Empty(t, mb.metricSystemIoLinuxPressureTotal.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -349,6 +568,936 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.disk.discard.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.io"], "Found a duplicate in the metrics slice: container.disk.discard.io")
+						validatedMetrics["container.disk.discard.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes discarded by the cgroup on the device (v2 io.stat dbytes, v1 Discard), cumulative. Only for kernels that count discards. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.discard.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.discard.operations"], "Found a duplicate in the metrics slice: container.disk.discard.operations")
+						validatedMetrics["container.disk.discard.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Discard requests of the cgroup on the device (v2 dios, v1 Discard), cumulative. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.discard.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.io"], "Found a duplicate in the metrics slice: container.disk.io")
+						validatedMetrics["container.disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the cgroup read from / wrote to the device, cumulative (v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes_recursive). The resource is the cgroup: a container, a pod, or a systemd unit. Only the top_n cgroups with the most I/O since the previous scrape are reported.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.disk.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.operations"], "Found a duplicate in the metrics slice: container.disk.operations")
+						validatedMetrics["container.disk.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read / write requests of the cgroup on the device, cumulative (v2 rios/wios, v1 io_serviced_recursive). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.10s":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
+						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: container.io.linux.pressure.10s")
+						validatedMetrics["container.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg10, a ratio 0–1: the share of the last 10 s in which tasks of the cgroup were stalled on I/O. Not in semantic conventions; named after the proposed system.io.linux.pressure.10s.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.10s"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.1m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
+						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.1m")
+						validatedMetrics["container.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg60 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.1m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.5m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
+						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: container.io.linux.pressure.5m")
+						validatedMetrics["container.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's io.pressure avg300 as a ratio 0–1. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.5m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "container.io.linux.pressure.total":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
+						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.io.linux.pressure.total"], "Found a duplicate in the metrics slice: container.io.linux.pressure.total")
+						validatedMetrics["container.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time in which some / all tasks of the cgroup were stalled on I/O (cgroup v2 io.pressure total, µs → s; on a cgroup v1 host from the unified hierarchy's cgroup of the same path, when there is one). Not in semantic conventions; named after the proposed system.io.linux.pressure.total.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.io.linux.pressure.total"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "hw.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the disk counts over its life, by error.type (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "media", errorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+						validatedMetrics["hw.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the disk counts over its life, by error.type (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.endurance_utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.endurance_utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.endurance_utilization")
+						validatedMetrics["hw.physical_disk.endurance_utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the rated write endurance left, 0–1 (semantic conventions); 1 − NVMe percentage used / 100, or ATA device statistics percentage used, floored at 0. SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwPhysicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.physical_disk.state")
+						assert.True(t, ok)
+						assert.Equal(t, "remaining", hwPhysicalDiskStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.endurance_utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.endurance_utilization")
+						validatedMetrics["hw.physical_disk.endurance_utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the rated write endurance left, 0–1 (semantic conventions); 1 − NVMe percentage used / 100, or ATA device statistics percentage used, floored at 0. SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.endurance_utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.physical_disk.state")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.io"], "Found a duplicate in the metrics slice: hw.physical_disk.io")
+						validatedMetrics["hw.physical_disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.io"], "Found a duplicate in the metrics slice: hw.physical_disk.io")
+						validatedMetrics["hw.physical_disk.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read from / written to the disk over its life as the drive counts them (NVMe data units × 512 000; ATA device statistics logical sectors × sector size). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.nvme.critical_warning":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.critical_warning")
+						validatedMetrics["hw.physical_disk.nvme.critical_warning"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						nvmeCriticalWarningAttrVal, ok := dp.Attributes().Get("nvme.critical_warning")
+						assert.True(t, ok)
+						assert.Equal(t, "spare_below_threshold", nvmeCriticalWarningAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.critical_warning")
+						validatedMetrics["hw.physical_disk.nvme.critical_warning"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "One series per bit of the NVMe critical warning field, 1 when set. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.nvme.critical_warning"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("nvme.critical_warning")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.power_cycles":
+					assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
+					validatedMetrics["hw.physical_disk.power_cycles"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{cycle}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.physical_disk.power_on_time":
+					assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
+					validatedMetrics["hw.physical_disk.power_on_time"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.physical_disk.size":
+					assert.False(t, validatedMetrics["hw.physical_disk.size"], "Found a duplicate in the metrics slice: hw.physical_disk.size")
+					validatedMetrics["hw.physical_disk.size"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of the disk in bytes (semantic conventions); NVMe total NVM capacity, else the sum of its namespaces. SMART.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.physical_disk.smart":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart"], "Found a duplicate in the metrics slice: hw.physical_disk.smart")
+						validatedMetrics["hw.physical_disk.smart"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute raw value, decoded per the drive database (semantic conventions); e.g. hours for Power_On_Hours, °C for temperatures, word 0 of Seagate's packed 188. SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart"], "Found a duplicate in the metrics slice: hw.physical_disk.smart")
+						validatedMetrics["hw.physical_disk.smart"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute raw value, decoded per the drive database (semantic conventions); e.g. hours for Power_On_Hours, °C for temperatures, word 0 of Seagate's packed 188. SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.smart.normalized":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.normalized")
+						validatedMetrics["hw.physical_disk.smart.normalized"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.normalized"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.normalized")
+						validatedMetrics["hw.physical_disk.smart.normalized"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute normalized value (1-253, higher is better). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.normalized"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.smart.read.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.status")
+						validatedMetrics["hw.physical_disk.smart.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.status")
+						validatedMetrics["hw.physical_disk.smart.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the disk's last SMART read, 1 for the current one (a state set over smart.read.status). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.read.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("smart.read.status")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.smart.read.time":
+					assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
+					validatedMetrics["hw.physical_disk.smart.read.time"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.physical_disk.smart.threshold":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.threshold")
+						validatedMetrics["hw.physical_disk.smart.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.threshold")
+						validatedMetrics["hw.physical_disk.smart.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute failure threshold (0 = never fails, FEh/FFh are not thresholds). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.threshold"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.smart.worst":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.worst")
+						validatedMetrics["hw.physical_disk.smart.worst"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
+						smartAttributeIDAttrVal, ok := dp.Attributes().Get("smart.attribute.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 18, smartAttributeIDAttrVal.Int())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.worst"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.worst")
+						validatedMetrics["hw.physical_disk.smart.worst"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "ATA SMART attribute worst normalized value seen. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.worst"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.spare.available":
+					assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
+					validatedMetrics["hw.physical_disk.spare.available"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.physical_disk.spare.threshold":
+					assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
+					validatedMetrics["hw.physical_disk.spare.threshold"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.physical_disk.unsafe_shutdowns":
+					assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
+					validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{shutdown}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "hw.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
+						validatedMetrics["hw.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Health of the disk, 1 for the current state and 0 for the others (semantic conventions state set). SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", hwStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
+						validatedMetrics["hw.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Health of the disk, 1 for the current state and 0 for the others (semantic conventions state set). SMART.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.state")
+						assert.False(t, ok)
+					}
+				case "hw.temperature":
+					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+					validatedMetrics["hw.temperature"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
+					assert.Equal(t, "Cel", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+				case "hw.temperature.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature.limit"], "Found a duplicate in the metrics slice: hw.temperature.limit")
+						validatedMetrics["hw.temperature.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwLimitTypeAttrVal, ok := dp.Attributes().Get("hw.limit_type")
+						assert.True(t, ok)
+						assert.Equal(t, "high.degraded", hwLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature.limit"], "Found a duplicate in the metrics slice: hw.temperature.limit")
+						validatedMetrics["hw.temperature.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The disk's own temperature limits in °C (semantic conventions). SMART.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature.limit"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.limit_type")
+						assert.False(t, ok)
+					}
 				case "system.disk.discard.io":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.disk.discard.io"], "Found a duplicate in the metrics slice: system.disk.discard.io")
@@ -1628,7 +2777,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1657,7 +2806,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved for root (f_frsize units).", mi.Description())
+						assert.Equal(t, "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1739,6 +2888,170 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.10s":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
+						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.10s"], "Found a duplicate in the metrics slice: system.io.linux.pressure.10s")
+						validatedMetrics["system.io.linux.pressure.10s"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 10 s in which some / all non-idle tasks were stalled on I/O, 0–1 (/proc/pressure/io avg10 / 100). Proposed semantic conventions (not yet merged).", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.10s"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.1m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
+						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.1m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.1m")
+						validatedMetrics["system.io.linux.pressure.1m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 60 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg60 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.1m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.5m":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
+						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.5m"], "Found a duplicate in the metrics slice: system.io.linux.pressure.5m")
+						validatedMetrics["system.io.linux.pressure.5m"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Share of the last 300 s in which some / all non-idle tasks were stalled on I/O, 0–1 (avg300 / 100). Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.5m"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.False(t, ok)
+					}
+				case "system.io.linux.pressure.total":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
+						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						assert.True(t, ok)
+						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.io.linux.pressure.total"], "Found a duplicate in the metrics slice: system.io.linux.pressure.total")
+						validatedMetrics["system.io.linux.pressure.total"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Cumulative time since boot in which some / all non-idle tasks were stalled on I/O (/proc/pressure/io total, µs → s). rate() of it is the share of time stalled. Proposed semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.io.linux.pressure.total"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				}

@@ -21,6 +21,27 @@ func NewResourceBuilder(rac ResourceAttributesConfig) *ResourceBuilder {
 	}
 }
 
+// SetCgroupPath sets provided value as "cgroup.path" attribute.
+func (rb *ResourceBuilder) SetCgroupPath(val string) {
+	if rb.config.CgroupPath.Enabled {
+		rb.res.Attributes().PutStr("cgroup.path", val)
+	}
+}
+
+// SetContainerID sets provided value as "container.id" attribute.
+func (rb *ResourceBuilder) SetContainerID(val string) {
+	if rb.config.ContainerID.Enabled {
+		rb.res.Attributes().PutStr("container.id", val)
+	}
+}
+
+// SetContainerRuntimeName sets provided value as "container.runtime.name" attribute.
+func (rb *ResourceBuilder) SetContainerRuntimeName(val string) {
+	if rb.config.ContainerRuntimeName.Enabled {
+		rb.res.Attributes().PutStr("container.runtime.name", val)
+	}
+}
+
 // SetDiskClassDisk sets "disk.class=disk" attribute.
 func (rb *ResourceBuilder) SetDiskClassDisk() {
 	if rb.config.DiskClass.Enabled {
@@ -91,6 +112,41 @@ func (rb *ResourceBuilder) SetDiskParent(val string) {
 	}
 }
 
+// SetDiskProtocolAta sets "disk.protocol=ata" attribute.
+func (rb *ResourceBuilder) SetDiskProtocolAta() {
+	if rb.config.DiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk.protocol", "ata")
+	}
+}
+
+// SetDiskProtocolNvme sets "disk.protocol=nvme" attribute.
+func (rb *ResourceBuilder) SetDiskProtocolNvme() {
+	if rb.config.DiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk.protocol", "nvme")
+	}
+}
+
+// SetDiskProtocolScsi sets "disk.protocol=scsi" attribute.
+func (rb *ResourceBuilder) SetDiskProtocolScsi() {
+	if rb.config.DiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk.protocol", "scsi")
+	}
+}
+
+// SetDiskProtocolNone sets "disk.protocol=none" attribute.
+func (rb *ResourceBuilder) SetDiskProtocolNone() {
+	if rb.config.DiskProtocol.Enabled {
+		rb.res.Attributes().PutStr("disk.protocol", "none")
+	}
+}
+
+// SetDiskRotationRate sets provided value as "disk.rotation_rate" attribute.
+func (rb *ResourceBuilder) SetDiskRotationRate(val int64) {
+	if rb.config.DiskRotationRate.Enabled {
+		rb.res.Attributes().PutInt("disk.rotation_rate", val)
+	}
+}
+
 // SetDiskRotational sets provided value as "disk.rotational" attribute.
 func (rb *ResourceBuilder) SetDiskRotational(val bool) {
 	if rb.config.DiskRotational.Enabled {
@@ -126,10 +182,59 @@ func (rb *ResourceBuilder) SetHwModel(val string) {
 	}
 }
 
+// SetHwName sets provided value as "hw.name" attribute.
+func (rb *ResourceBuilder) SetHwName(val string) {
+	if rb.config.HwName.Enabled {
+		rb.res.Attributes().PutStr("hw.name", val)
+	}
+}
+
+// SetHwPhysicalDiskTypeHDD sets "hw.physical_disk.type=HDD" attribute.
+func (rb *ResourceBuilder) SetHwPhysicalDiskTypeHDD() {
+	if rb.config.HwPhysicalDiskType.Enabled {
+		rb.res.Attributes().PutStr("hw.physical_disk.type", "HDD")
+	}
+}
+
+// SetHwPhysicalDiskTypeSSD sets "hw.physical_disk.type=SSD" attribute.
+func (rb *ResourceBuilder) SetHwPhysicalDiskTypeSSD() {
+	if rb.config.HwPhysicalDiskType.Enabled {
+		rb.res.Attributes().PutStr("hw.physical_disk.type", "SSD")
+	}
+}
+
 // SetHwSerialNumber sets provided value as "hw.serial_number" attribute.
 func (rb *ResourceBuilder) SetHwSerialNumber(val string) {
 	if rb.config.HwSerialNumber.Enabled {
 		rb.res.Attributes().PutStr("hw.serial_number", val)
+	}
+}
+
+// SetHwTypePhysicalDisk sets "hw.type=physical_disk" attribute.
+func (rb *ResourceBuilder) SetHwTypePhysicalDisk() {
+	if rb.config.HwType.Enabled {
+		rb.res.Attributes().PutStr("hw.type", "physical_disk")
+	}
+}
+
+// SetK8sPodQosClass sets provided value as "k8s.pod.qos_class" attribute.
+func (rb *ResourceBuilder) SetK8sPodQosClass(val string) {
+	if rb.config.K8sPodQosClass.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.qos_class", val)
+	}
+}
+
+// SetK8sPodUID sets provided value as "k8s.pod.uid" attribute.
+func (rb *ResourceBuilder) SetK8sPodUID(val string) {
+	if rb.config.K8sPodUID.Enabled {
+		rb.res.Attributes().PutStr("k8s.pod.uid", val)
+	}
+}
+
+// SetSystemdUnitName sets provided value as "systemd.unit.name" attribute.
+func (rb *ResourceBuilder) SetSystemdUnitName(val string) {
+	if rb.config.SystemdUnitName.Enabled {
+		rb.res.Attributes().PutStr("systemd.unit.name", val)
 	}
 }
 

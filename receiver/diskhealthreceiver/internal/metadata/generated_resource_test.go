@@ -13,30 +13,56 @@ func TestResourceBuilder(t *testing.T) {
 		t.Run(tt, func(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
+			rb.SetCgroupPath("cgroup.path-val")
+			rb.SetContainerID("container.id-val")
+			rb.SetContainerRuntimeName("container.runtime.name-val")
 			rb.SetDiskClassDisk()
 			rb.SetDiskDmName("disk.dm.name-val")
 			rb.SetDiskMajorMinor("disk.major_minor-val")
 			rb.SetDiskParent("disk.parent-val")
+			rb.SetDiskProtocolAta()
+			rb.SetDiskRotationRate(18)
 			rb.SetDiskRotational(false)
 			rb.SetDiskWwn("disk.wwn-val")
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
+			rb.SetHwName("hw.name-val")
+			rb.SetHwPhysicalDiskTypeHDD()
 			rb.SetHwSerialNumber("hw.serial_number-val")
+			rb.SetHwTypePhysicalDisk()
+			rb.SetK8sPodQosClass("k8s.pod.qos_class-val")
+			rb.SetK8sPodUID("k8s.pod.uid-val")
+			rb.SetSystemdUnitName("systemd.unit.name-val")
 
 			res := rb.Emit()
 			assert.Equal(t, 0, rb.Emit().Attributes().Len()) // Second call should return empty Resource
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 21, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 21, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
 			default:
 				assert.Failf(t, "unexpected test case: %s", tt)
+			}
+			cgroupPathAttrVal, ok := res.Attributes().Get("cgroup.path")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+			}
+			containerIDAttrVal, ok := res.Attributes().Get("container.id")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+			}
+			containerRuntimeNameAttrVal, ok := res.Attributes().Get("container.runtime.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "container.runtime.name-val", containerRuntimeNameAttrVal.Str())
 			}
 			diskClassAttrVal, ok := res.Attributes().Get("disk.class")
 			assert.True(t, ok)
@@ -57,6 +83,16 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "disk.parent-val", diskParentAttrVal.Str())
+			}
+			diskProtocolAttrVal, ok := res.Attributes().Get("disk.protocol")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "ata", diskProtocolAttrVal.Str())
+			}
+			diskRotationRateAttrVal, ok := res.Attributes().Get("disk.rotation_rate")
+			assert.True(t, ok)
+			if ok {
+				assert.EqualValues(t, 18, diskRotationRateAttrVal.Int())
 			}
 			diskRotationalAttrVal, ok := res.Attributes().Get("disk.rotational")
 			assert.True(t, ok)
@@ -83,10 +119,40 @@ func TestResourceBuilder(t *testing.T) {
 			if ok {
 				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
 			}
+			hwNameAttrVal, ok := res.Attributes().Get("hw.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+			}
+			hwPhysicalDiskTypeAttrVal, ok := res.Attributes().Get("hw.physical_disk.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "HDD", hwPhysicalDiskTypeAttrVal.Str())
+			}
 			hwSerialNumberAttrVal, ok := res.Attributes().Get("hw.serial_number")
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.serial_number-val", hwSerialNumberAttrVal.Str())
+			}
+			hwTypeAttrVal, ok := res.Attributes().Get("hw.type")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+			}
+			k8sPodQosClassAttrVal, ok := res.Attributes().Get("k8s.pod.qos_class")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.qos_class-val", k8sPodQosClassAttrVal.Str())
+			}
+			k8sPodUIDAttrVal, ok := res.Attributes().Get("k8s.pod.uid")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+			}
+			systemdUnitNameAttrVal, ok := res.Attributes().Get("systemd.unit.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "systemd.unit.name-val", systemdUnitNameAttrVal.Str())
 			}
 		})
 	}

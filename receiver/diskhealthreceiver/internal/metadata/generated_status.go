@@ -15,4 +15,5 @@ var (
 
 const (
 	MetricsStability = component.StabilityLevelDevelopment
+	LogsStability    = component.StabilityLevelDevelopment
 )

@@ -1,0 +1,350 @@
+//go:build linux
+
+// Command smartguest runs inside the QEMU VM of the SMART end-to-end test (e2e/smart_qemu_test.go): it
+// runs the disk_health receiver on the VM's emulated disks, runs smartctl and nvme-cli on the same disks
+// in the same boot, and prints everything as one JSON line for the host test to compare. It is built by
+// that test and means nothing outside the VM.
+//
+// Phases: (1) the first SMART and I/O exports and the tools' output; then it prints the QMP marker and
+// waits until the host has raised the NVMe critical warning (smart_critical_warning=4) and the receiver
+// reports it; (2) that export, the tools' output again and the health events; (3) one read as an
+// unprivileged user without capabilities.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+)
+
+// Markers the host looks for on the test serial line.
+const (
+	markerQMP    = "DISKHEALTH-QMP-READY"
+	markerBundle = "DISKHEALTH-BUNDLE "
+	markerUnpriv = "DISKHEALTH-UNPRIV "
+)
+
+// Bundle is what the guest reports.
+type Bundle struct {
+	Kernel  string             `json:"kernel"`
+	Phase1  Phase              `json:"phase1"`
+	Phase2  Phase              `json:"phase2"`
+	Events  json.RawMessage    `json:"events"` // OTLP JSON logs
+	Unpriv  json.RawMessage    `json:"unpriv"` // OTLP JSON metrics
+	Hwmon   map[string]string  `json:"hwmon"`  // nvme hwmon files
+	SysWWID map[string]string  `json:"sys_wwid"`
+	Errors  []string           `json:"errors"`
+	Timing  map[string]float64 `json:"timing"`
+}
+
+// Phase is one moment: the receiver's export and the tools' view.
+type Phase struct {
+	SMART json.RawMessage            `json:"smart"` // OTLP JSON metrics, the SMART controller's export
+	IO    json.RawMessage            `json:"io"`    // OTLP JSON metrics, the iostat controller's export
+	Tools map[string]json.RawMessage `json:"tools"` // "smartctl -x /dev/sda" -> its JSON
+}
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "unpriv" {
+		if err := unpriv(); err != nil {
+			fmt.Fprintln(os.Stderr, "unpriv:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	b, err := run()
+	if err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	out, _ := json.Marshal(b)
+	fmt.Printf("%s%s\n", markerBundle, out)
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+func logger() *zap.Logger {
+	cfg := zap.NewDevelopmentConfig()
+	cfg.DisableStacktrace = true
+	l, _ := cfg.Build()
+	return l
+}
+
+// start runs the receiver with both pipelines on the VM's root.
+func start(ctx context.Context, smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+	f := diskhealthreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
+	cfg.RootPath = "/"
+	cfg.ControllerConfig.CollectionInterval = time.Hour
+	cfg.ControllerConfig.InitialDelay = 0
+	cfg.IOStat.Enabled = !smartOnly
+	cfg.SMART.Interval = 2 * time.Second
+	cfg.SMART.Timeout = 20 * time.Second
+	set := receivertest.NewNopSettings(f.Type())
+	set.Logger = logger()
+	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
+	var mr, lr receiver.Metrics
+	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
+		return nil, nil, nil, err
+	}
+	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range []receiver.Metrics{mr, lr} {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = mr.Shutdown(sctx)
+		_ = lr.Shutdown(sctx)
+	}, ms, ls, nil
+}
+
+// waitExport returns the first export from index from on that pred accepts.
+func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		all := ms.AllMetrics()
+		for ; from < len(all); from++ {
+			if pred(all[from]) {
+				return all[from], from + 1, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
+}
+
+func hasMetric(name string) func(pmetric.Metrics) bool {
+	return func(md pmetric.Metrics) bool {
+		rms := md.ResourceMetrics()
+		for i := range rms.Len() {
+			sms := rms.At(i).ScopeMetrics()
+			for j := range sms.Len() {
+				ms := sms.At(j).Metrics()
+				for k := range ms.Len() {
+					if ms.At(k).Name() == name {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+}
+
+// nvmeFailed: the NVMe controller's hw.status says failed.
+func nvmeFailed(md pmetric.Metrics) bool {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		if n, _ := rms.At(i).Resource().Attributes().Get("hw.name"); !strings.HasPrefix(n.Str(), "nvme") {
+			continue
+		}
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				if ms.At(k).Name() != "hw.status" {
+					continue
+				}
+				dps := ms.At(k).Sum().DataPoints()
+				for l := range dps.Len() {
+					if s, _ := dps.At(l).Attributes().Get("hw.state"); s.Str() == "failed" && dps.At(l).IntValue() == 1 {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func metricsJSON(md pmetric.Metrics) json.RawMessage {
+	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	return b
+}
+
+// disks lists the VM's whole disks as device nodes.
+func disks() []string {
+	var out []string
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "sd") || strings.HasPrefix(e.Name(), "nvme") {
+			out = append(out, "/dev/"+e.Name())
+		}
+	}
+	return out
+}
+
+// tools runs smartctl and nvme-cli on every disk. Their exit status is a bit mask of findings; the
+// JSON on stdout is what counts.
+func tools() (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	var errs []error
+	runJSON := func(key string, name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		b, err := cmd.Output()
+		if !json.Valid(b) {
+			errs = append(errs, fmt.Errorf("%s: no JSON (%v): %q", key, err, b))
+			return
+		}
+		out[key] = b
+	}
+	nodes := append(disks(), "/dev/nvme0")
+	for _, d := range nodes {
+		runJSON("smartctl -x "+d, "smartctl", "-x", "--json", d)
+		if strings.HasPrefix(d, "/dev/sd") {
+			// -x prefers the environmental reports page for SCSI temperatures; -a reads page 0Dh,
+			// the page the receiver reads.
+			runJSON("smartctl -a "+d, "smartctl", "-a", "--json", d)
+		}
+	}
+	runJSON("nvme smart-log /dev/nvme0", "nvme", "smart-log", "/dev/nvme0", "-o", "json")
+	runJSON("nvme id-ctrl /dev/nvme0", "nvme", "id-ctrl", "/dev/nvme0", "-o", "json")
+	return out, errors.Join(errs...)
+}
+
+func run() (Bundle, error) {
+	t0 := time.Now()
+	b := Bundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}}
+	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		b.Kernel = strings.TrimSpace(string(k))
+	}
+	for _, d := range disks() {
+		name := filepath.Base(d)
+		if w, err := os.ReadFile(filepath.Join("/sys/block", name, "wwid")); err == nil {
+			b.SysWWID[name] = strings.TrimSpace(string(w))
+		} else if w, err := os.ReadFile(filepath.Join("/sys/block", name, "device", "wwid")); err == nil {
+			b.SysWWID[name] = strings.TrimSpace(string(w))
+		}
+	}
+	ctx := context.Background()
+	stop, ms, ls, err := start(ctx, false)
+	if err != nil {
+		return b, err
+	}
+	defer func() {
+		if stop != nil {
+			stop()
+		}
+	}()
+
+	// Phase 1.
+	smartMD, next, err := waitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	if err != nil {
+		return b, err
+	}
+	b.Timing["first_smart_export_s"] = time.Since(t0).Seconds()
+	ioMD, _, err := waitExport(ms, 0, 30*time.Second, "I/O metrics", hasMetric("system.disk.io"))
+	if err != nil {
+		return b, err
+	}
+	b.Phase1 = Phase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
+	if b.Phase1.Tools, err = tools(); err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	b.Timing["phase1_s"] = time.Since(t0).Seconds()
+
+	// Phase 2: the host raises the critical warning through QMP.
+	fmt.Println(markerQMP)
+	failedMD, next, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
+	if err != nil {
+		return b, err
+	}
+	b.Phase2 = Phase{SMART: metricsJSON(failedMD)}
+	if b.Phase2.Tools, err = tools(); err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	// Two more reads: an unchanged state must not repeat its event.
+	if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status")); err == nil {
+		_, _, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status"))
+	}
+	if err != nil {
+		return b, err
+	}
+	stop()
+	stop = nil
+	logs := plog.NewLogs()
+	for _, ld := range ls.AllLogs() {
+		ld.ResourceLogs().MoveAndAppendTo(logs.ResourceLogs())
+	}
+	b.Events, _ = (&plog.JSONMarshaler{}).MarshalLogs(logs)
+	b.Timing["phase2_s"] = time.Since(t0).Seconds()
+
+	// Phase 3: no privileges.
+	hw, _ := filepath.Glob("/sys/class/nvme/nvme0/hwmon*/temp1_*")
+	for _, p := range hw {
+		if v, err := os.ReadFile(p); err == nil {
+			b.Hwmon[filepath.Base(p)] = strings.TrimSpace(string(v))
+		}
+	}
+	up, err := runUnprivileged()
+	if err != nil {
+		return b, err
+	}
+	b.Unpriv = up
+	b.Timing["total_s"] = time.Since(t0).Seconds()
+	return b, nil
+}
+
+// runUnprivileged re-runs this program as nobody without capabilities, with the device nodes opened
+// up (mode 0666), so only the kernel's capability checks stand in the way, as in a container given the
+// devices but not the capabilities.
+func runUnprivileged() (json.RawMessage, error) {
+	for _, d := range append(disks(), "/dev/nvme0") {
+		if err := os.Chmod(d, 0o666); err != nil {
+			return nil, err
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "unpriv")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("unprivileged run: %w", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(line, markerUnpriv); ok {
+			return json.RawMessage(rest), nil
+		}
+	}
+	return nil, errors.New("unprivileged run printed no metrics")
+}
+
+func unpriv() error {
+	stop, ms, _, err := start(context.Background(), true)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	md, _, err := waitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s%s\n", markerUnpriv, metricsJSON(md))
+	return nil
+}

@@ -1,0 +1,586 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// TestSMARTAgainstSmartctlQEMU boots a Debian kernel under QEMU with an emulated NVMe controller, an IDE
+// disk, an AHCI disk posing as a Seagate ST4000DM004 (drive database entry, WWN, 7200 rpm), a
+// virtio-scsi disk and a scsi_debug disk, runs the disk_health receiver inside (real ioctls through
+// the real kernel), and compares every value it reports with `smartctl -x --json` (7.3) and
+// `nvme smart-log -o json` run on the same disks in the same boot. Midway the host raises the NVMe
+// controller's critical warning to 4 (reliability degraded) over QMP: the receiver must report
+// hw.status failed with the reason and send one state-change event. Finally the receiver runs as an
+// unprivileged user: each disk must say permission_denied (SATA stays ATA), with the unprivileged
+// fallbacks (NVMe hwmon temperature, SCSI log pages) still reported.
+func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED QEMU SMART END-TO-END TEST: -short")
+	}
+	kit := prepareVM(t)
+
+	guest := filepath.Join(t.TempDir(), "smartguest")
+	build := exec.Command("go", "build", "-o", guest, "./internal/smartguest")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the guest program: %s", out)
+
+	qmpErr := make(chan error, 1)
+	log, took := kit.boot(t, guest, 5*time.Minute, func(run *vmRun, line string) {
+		if strings.TrimSpace(line) == "DISKHEALTH-QMP-READY" {
+			qmpErr <- qmp(run.qmp, map[string]any{"execute": "qom-set", "arguments": map[string]any{
+				"path": "/machine/peripheral/nvme0", "property": "smart_critical_warning", "value": 4}})
+		}
+	})
+	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, took.Round(100*time.Millisecond))
+	if p := os.Getenv("DISKHEALTH_VM_LOG"); p != "" {
+		// For a person to read: the guest's whole output, tools' JSON and exports included.
+		require.NoError(t, os.WriteFile(p, []byte(log), 0o644))
+	}
+	select {
+	case err := <-qmpErr:
+		require.NoError(t, err, "QMP qom-set smart_critical_warning")
+	default:
+		t.Fatalf("the guest never asked for the critical warning.\n%s", tail(log, 4000))
+	}
+
+	b := parseBundle(t, log)
+	t.Logf("guest: kernel %s, timing %v", b.Kernel, b.Timing)
+	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	require.Contains(t, log, "DISKHEALTH-EXIT=0")
+
+	p1 := smartDisks(t, b.Phase1.SMART)
+	require.Len(t, p1, 5, "nvme0 and four SCSI-layer disks: %v", keys(p1))
+	tools := b.Phase1.Tools
+	var sawATA, sawSeagate, sawNVMe, sawSCSIDebug, sawSCSIHD int
+	for name, d := range p1 {
+		proto := d.res["disk.protocol"]
+		switch proto {
+		case "ata":
+			sc := smartctlJSON(t, tools, "smartctl -x /dev/"+name)
+			checkATA(t, d, sc)
+			sawATA++
+			if sc.ModelName == "ST4000DM004-2CV104" {
+				sawSeagate++
+			}
+		case "nvme":
+			checkNVMe(t, d, tools)
+			sawNVMe++
+		case "scsi":
+			sc := smartctlJSON(t, tools, "smartctl -a /dev/"+name)
+			if sc.ScsiProduct == "scsi_debug" {
+				checkSCSIDebug(t, d, sc)
+				sawSCSIDebug++
+			} else {
+				checkSCSIUnsupported(t, d, sc)
+				sawSCSIHD++
+			}
+		default:
+			t.Errorf("%s: protocol %v", name, proto)
+		}
+		checkReadTime(t, d, tools)
+		d.requireAllChecked(t)
+	}
+	assert.Equal(t, []int{2, 1, 1, 1, 1}, []int{sawATA, sawSeagate, sawNVMe, sawSCSIDebug, sawSCSIHD},
+		"two ATA disks (one the Seagate), one NVMe, one scsi_debug, one QEMU scsi-hd")
+
+	checkIOJoin(t, p1, b.Phase1.IO)
+	checkCriticalWarning(t, b)
+	checkUnprivileged(t, b)
+}
+
+// guestBundle mirrors the guest program's output.
+type guestBundle struct {
+	Kernel string `json:"kernel"`
+	Phase1 struct {
+		SMART json.RawMessage            `json:"smart"`
+		IO    json.RawMessage            `json:"io"`
+		Tools map[string]json.RawMessage `json:"tools"`
+	} `json:"phase1"`
+	Phase2 struct {
+		SMART json.RawMessage            `json:"smart"`
+		Tools map[string]json.RawMessage `json:"tools"`
+	} `json:"phase2"`
+	Events json.RawMessage    `json:"events"`
+	Unpriv json.RawMessage    `json:"unpriv"`
+	Hwmon  map[string]string  `json:"hwmon"`
+	Errors []string           `json:"errors"`
+	Timing map[string]float64 `json:"timing"`
+}
+
+func parseBundle(t *testing.T, log string) guestBundle {
+	t.Helper()
+	for _, line := range strings.Split(log, "\n") {
+		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-BUNDLE "); ok {
+			var b guestBundle
+			require.NoError(t, json.Unmarshal([]byte(rest), &b))
+			return b
+		}
+	}
+	t.Fatalf("%v; guest output:\n%s", errNoBundle, tail(log, 6000))
+	return guestBundle{}
+}
+
+// smartPoint is one data point of a disk.
+type smartPoint struct {
+	value float64
+	attrs map[string]string
+	stale bool
+}
+
+// smartDisk is one disk's resource: its attributes and points by metric. Every metric a comparison
+// reads is marked, so the test can tell whether any reported value went unchecked.
+type smartDisk struct {
+	name    string
+	res     map[string]any
+	points  map[string][]smartPoint
+	checked map[string]bool
+}
+
+func smartDisks(t *testing.T, raw json.RawMessage) map[string]*smartDisk {
+	t.Helper()
+	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
+	require.NoError(t, err)
+	out := map[string]*smartDisk{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		rm := rms.At(i)
+		res := rm.Resource().Attributes().AsRaw()
+		name, _ := res["hw.name"].(string)
+		if name == "" {
+			continue
+		}
+		d := out[name]
+		if d == nil {
+			d = &smartDisk{name: name, res: res, points: map[string][]smartPoint{}, checked: map[string]bool{}}
+			out[name] = d
+		}
+		sms := rm.ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				}
+				for l := range dps.Len() {
+					dp := dps.At(l)
+					p := smartPoint{attrs: map[string]string{}, stale: dp.Flags().NoRecordedValue()}
+					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+						p.value = float64(dp.IntValue())
+					} else {
+						p.value = dp.DoubleValue()
+					}
+					for k, v := range dp.Attributes().AsRaw() {
+						p.attrs[k] = fmt.Sprint(v)
+					}
+					d.points[m.Name()] = append(d.points[m.Name()], p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// get returns the value of a metric's point whose attributes include kv (key, value, ...).
+func (d *smartDisk) get(metric string, kv ...string) (float64, bool) {
+	d.checked[metric] = true
+	for _, p := range d.points[metric] {
+		match := true
+		for i := 0; i+1 < len(kv); i += 2 {
+			if p.attrs[kv[i]] != kv[i+1] {
+				match = false
+			}
+		}
+		if match {
+			return p.value, true
+		}
+	}
+	return 0, false
+}
+
+// expect asserts a metric's value.
+func (d *smartDisk) expect(t *testing.T, want float64, metric string, kv ...string) {
+	t.Helper()
+	got, ok := d.get(metric, kv...)
+	if assert.True(t, ok, "%s: no %s %v", d.name, metric, kv) {
+		assert.InDelta(t, want, got, 1e-9, "%s: %s %v", d.name, metric, kv)
+	}
+}
+
+// state returns the attribute value whose point is 1 in a state-set metric.
+func (d *smartDisk) state(metric, attr string) string {
+	d.checked[metric] = true
+	for _, p := range d.points[metric] {
+		if p.value == 1 {
+			return p.attrs[attr]
+		}
+	}
+	return ""
+}
+
+func (d *smartDisk) requireAllChecked(t *testing.T) {
+	t.Helper()
+	for m := range d.points {
+		assert.True(t, d.checked[m], "%s: metric %s is reported but not compared with the tools", d.name, m)
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// smartctlOut is the part of smartctl's JSON the comparison reads.
+type smartctlOut struct {
+	LocalTime struct {
+		TimeT int64 `json:"time_t"`
+	} `json:"local_time"`
+	ModelName       string `json:"model_name"`
+	SerialNumber    string `json:"serial_number"`
+	FirmwareVersion string `json:"firmware_version"`
+	ScsiProduct     string `json:"scsi_product"`
+	ScsiRevision    string `json:"scsi_revision"`
+	WWN             *struct {
+		NAA, OUI, ID uint64
+	} `json:"wwn"`
+	UserCapacity struct {
+		Bytes uint64 `json:"bytes"`
+	} `json:"user_capacity"`
+	RotationRate *int64 `json:"rotation_rate"`
+	SmartSupport struct {
+		Available bool `json:"available"`
+	} `json:"smart_support"`
+	SmartStatus *struct {
+		Passed bool `json:"passed"`
+	} `json:"smart_status"`
+	Temperature struct {
+		Current   *int64 `json:"current"`
+		DriveTrip *int64 `json:"drive_trip"`
+	} `json:"temperature"`
+	ScsiTemperature struct {
+		DriveTrip *int64 `json:"drive_trip"`
+	} `json:"scsi_temperature"`
+	PowerOnTime struct {
+		Hours   int64 `json:"hours"`
+		Minutes int64 `json:"minutes"`
+	} `json:"power_on_time"`
+	PowerCycleCount *int64 `json:"power_cycle_count"`
+	Attributes      struct {
+		Table []struct {
+			ID     int64  `json:"id"`
+			Name   string `json:"name"`
+			Value  int64  `json:"value"`
+			Worst  int64  `json:"worst"`
+			Thresh int64  `json:"thresh"`
+			Raw    struct {
+				Value  int64  `json:"value"`
+				String string `json:"string"`
+			} `json:"raw"`
+		} `json:"table"`
+	} `json:"ata_smart_attributes"`
+	ErrorLog struct {
+		Summary *struct {
+			Count int64 `json:"count"`
+		} `json:"summary"`
+		Extended *struct {
+			Count int64 `json:"count"`
+		} `json:"extended"`
+	} `json:"ata_smart_error_log"`
+	NVMeLog struct {
+		CriticalWarning int64 `json:"critical_warning"`
+	} `json:"nvme_smart_health_information_log"`
+}
+
+func smartctlJSON(t *testing.T, tools map[string]json.RawMessage, key string) smartctlOut {
+	t.Helper()
+	raw, ok := tools[key]
+	require.True(t, ok, "no %q among %v", key, keys(tools))
+	var sc smartctlOut
+	require.NoError(t, json.Unmarshal(raw, &sc), key)
+	return sc
+}
+
+// leadingInt is the first number of smartctl's raw.string: the decoded value ("31 (Min/Max 31/31)",
+// "1h+00m+00.000s").
+var leadingInt = regexp.MustCompile(`^-?\d+`)
+
+func checkATA(t *testing.T, d *smartDisk, sc smartctlOut) {
+	t.Helper()
+	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"), d.name)
+	assert.Equal(t, sc.ModelName, d.res["hw.model"], d.name)
+	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"], d.name)
+	assert.Equal(t, sc.FirmwareVersion, d.res["hw.firmware_version"], d.name)
+	if sc.WWN != nil {
+		assert.Equal(t, fmt.Sprintf("naa.%x%06x%09x", sc.WWN.NAA, sc.WWN.OUI, sc.WWN.ID), d.res["disk.wwn"], d.name)
+		assert.Equal(t, d.res["disk.wwn"], d.res["hw.id"], "%s: the WWN is the stable id", d.name)
+	}
+	if sc.RotationRate != nil && *sc.RotationRate > 0 {
+		assert.EqualValues(t, *sc.RotationRate, d.res["disk.rotation_rate"], d.name)
+		assert.Equal(t, "HDD", d.res["hw.physical_disk.type"], d.name)
+	}
+	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
+	require.NotEmpty(t, sc.Attributes.Table, d.name)
+	for _, a := range sc.Attributes.Table {
+		kv := []string{"smart.attribute.id", strconv.FormatInt(a.ID, 10), "hw.physical_disk.smart_attribute", a.Name}
+		d.expect(t, float64(a.Value), "hw.physical_disk.smart.normalized", kv...)
+		d.expect(t, float64(a.Worst), "hw.physical_disk.smart.worst", kv...)
+		d.expect(t, float64(a.Thresh), "hw.physical_disk.smart.threshold", kv...)
+		decoded, err := strconv.ParseInt(leadingInt.FindString(a.Raw.String), 10, 64)
+		require.NoError(t, err, "%s: attribute %d raw %q", d.name, a.ID, a.Raw.String)
+		d.expect(t, float64(decoded), "hw.physical_disk.smart", kv...)
+	}
+	assert.Len(t, d.points["hw.physical_disk.smart"], len(sc.Attributes.Table), "%s: one point per attribute", d.name)
+	require.NotNil(t, sc.Temperature.Current, d.name)
+	d.expect(t, float64(*sc.Temperature.Current), "hw.temperature")
+	d.expect(t, float64(sc.PowerOnTime.Hours*3600+sc.PowerOnTime.Minutes*60), "hw.physical_disk.power_on_time")
+	require.NotNil(t, sc.PowerCycleCount, d.name)
+	d.expect(t, float64(*sc.PowerCycleCount), "hw.physical_disk.power_cycles")
+	errCount := sc.ErrorLog.Summary
+	if sc.ErrorLog.Extended != nil {
+		errCount = sc.ErrorLog.Extended
+	}
+	require.NotNil(t, errCount, "%s: smartctl shows an error log", d.name)
+	d.expect(t, float64(errCount.Count), "hw.errors", "error.type", "error_log_entry")
+	// QEMU has none of 187/188/199; if it had, their decoded raw values are hw.errors too.
+	assert.Len(t, d.points["hw.errors"], 1, d.name)
+	require.NotNil(t, sc.SmartStatus, d.name)
+	assert.Equal(t, sc.SmartStatus.Passed, d.state("hw.status", "hw.state") == "ok", "%s: smartctl's verdict", d.name)
+}
+
+// nvmeCLI reads nvme-cli's JSON numbers (128-bit counters come as strings).
+func nvmeCLI(t *testing.T, tools map[string]json.RawMessage, key string) map[string]float64 {
+	t.Helper()
+	raw, ok := tools[key]
+	require.True(t, ok, "no %q", key)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	out := map[string]float64{}
+	for k, v := range m {
+		switch v := v.(type) {
+		case float64:
+			out[k] = v
+		case string:
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				out[k] = f
+			}
+		}
+	}
+	return out
+}
+
+var nvmeBits = []string{"spare_below_threshold", "temperature", "reliability_degraded", "read_only", "volatile_backup_failed", "pmr_unreliable"}
+
+func checkNVMe(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
+	t.Helper()
+	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	sc := smartctlJSON(t, tools, "smartctl -x /dev/nvme0n1")
+	assert.Equal(t, sc.ModelName, d.res["hw.model"])
+	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
+	assert.Equal(t, sc.FirmwareVersion, d.res["hw.firmware_version"])
+	assert.Equal(t, "SSD", d.res["hw.physical_disk.type"])
+	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
+
+	log := nvmeCLI(t, tools, "nvme smart-log /dev/nvme0")
+	checkNVMeLog(t, d, log)
+	ctrl := nvmeCLI(t, tools, "nvme id-ctrl /dev/nvme0")
+	d.expect(t, ctrl["wctemp"]-273, "hw.temperature.limit", "hw.limit_type", "high.degraded")
+	d.expect(t, ctrl["cctemp"]-273, "hw.temperature.limit", "hw.limit_type", "high.critical")
+	// smartctl reads the same log: the two tools agree with each other too.
+	assert.EqualValues(t, log["critical_warning"], sc.NVMeLog.CriticalWarning)
+	require.NotNil(t, sc.SmartStatus)
+	assert.Equal(t, sc.SmartStatus.Passed, d.state("hw.status", "hw.state") == "ok")
+}
+
+func checkNVMeLog(t *testing.T, d *smartDisk, log map[string]float64) {
+	t.Helper()
+	cw := int(log["critical_warning"])
+	for i, bit := range nvmeBits {
+		d.expect(t, float64(cw>>i&1), "hw.physical_disk.nvme.critical_warning", "nvme.critical_warning", bit)
+	}
+	d.expect(t, log["temperature"]-273, "hw.temperature")
+	d.expect(t, log["avail_spare"]/100, "hw.physical_disk.spare.available")
+	d.expect(t, log["spare_thresh"]/100, "hw.physical_disk.spare.threshold")
+	d.expect(t, math.Max(0, 1-log["percent_used"]/100), "hw.physical_disk.endurance_utilization", "hw.physical_disk.state", "remaining")
+	d.expect(t, log["data_units_read"]*512000, "hw.physical_disk.io", "disk.io.direction", "read")
+	d.expect(t, log["data_units_written"]*512000, "hw.physical_disk.io", "disk.io.direction", "write")
+	d.expect(t, log["power_cycles"], "hw.physical_disk.power_cycles")
+	d.expect(t, log["power_on_hours"]*3600, "hw.physical_disk.power_on_time")
+	d.expect(t, log["unsafe_shutdowns"], "hw.physical_disk.unsafe_shutdowns")
+	d.expect(t, log["media_errors"], "hw.errors", "error.type", "media")
+	d.expect(t, log["num_err_log_entries"], "hw.errors", "error.type", "error_log_entry")
+}
+
+func checkSCSIDebug(t *testing.T, d *smartDisk, sc smartctlOut) {
+	t.Helper()
+	assert.Equal(t, "ok", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
+	assert.Equal(t, sc.ScsiProduct, d.res["hw.model"])
+	assert.Equal(t, sc.ScsiRevision, d.res["hw.firmware_version"])
+	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
+	require.NotNil(t, sc.Temperature.Current, "smartctl -a shows the log page 0Dh temperature")
+	d.expect(t, float64(*sc.Temperature.Current), "hw.temperature")
+	trip := sc.Temperature.DriveTrip
+	if trip == nil {
+		trip = sc.ScsiTemperature.DriveTrip
+	}
+	require.NotNil(t, trip)
+	d.expect(t, float64(*trip), "hw.temperature.limit", "hw.limit_type", "high.degraded")
+	require.NotNil(t, sc.SmartStatus)
+	assert.Equal(t, sc.SmartStatus.Passed, d.state("hw.status", "hw.state") == "ok")
+}
+
+func checkSCSIUnsupported(t *testing.T, d *smartDisk, sc smartctlOut) {
+	t.Helper()
+	assert.False(t, sc.SmartSupport.Available, "%s: smartctl finds no SMART either", d.name)
+	assert.Equal(t, "unsupported", d.state("hw.physical_disk.smart.read.status", "smart.read.status"))
+	assert.Equal(t, sc.SerialNumber, d.res["hw.serial_number"])
+	assert.Equal(t, sc.ScsiProduct, d.res["hw.model"])
+	d.expect(t, float64(sc.UserCapacity.Bytes), "hw.physical_disk.size")
+	assert.Empty(t, d.points["hw.status"], "no health without SMART data")
+}
+
+// checkReadTime: the last successful read happened in this boot, when the tools ran (same clock).
+func checkReadTime(t *testing.T, d *smartDisk, tools map[string]json.RawMessage) {
+	t.Helper()
+	at, ok := d.get("hw.physical_disk.smart.read.time")
+	if d.state("hw.physical_disk.smart.read.status", "smart.read.status") != "ok" {
+		assert.False(t, ok, "%s: never read successfully, so no read time", d.name)
+		return
+	}
+	require.True(t, ok, d.name)
+	sc := smartctlJSON(t, tools, "smartctl -x /dev/"+map[bool]string{true: "nvme0", false: d.name}[d.name == "nvme0"])
+	assert.InDelta(t, float64(sc.LocalTime.TimeT), at, 120, "%s: read time vs smartctl's clock", d.name)
+}
+
+// checkIOJoin: the I/O metrics carry the same hw.id for the same disk.
+func checkIOJoin(t *testing.T, smart map[string]*smartDisk, ioRaw json.RawMessage) {
+	t.Helper()
+	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(ioRaw)
+	require.NoError(t, err)
+	ioIDs := map[string]string{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		attrs := rms.At(i).Resource().Attributes().AsRaw()
+		if id, ok := attrs["hw.id"].(string); ok {
+			sms := rms.At(i).ScopeMetrics()
+			if sms.Len() > 0 && sms.At(0).Metrics().Len() > 0 {
+				m := sms.At(0).Metrics().At(0)
+				var dev any
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dev = m.Sum().DataPoints().At(0).Attributes().AsRaw()["system.device"]
+				case pmetric.MetricTypeGauge:
+					dev = m.Gauge().DataPoints().At(0).Attributes().AsRaw()["system.device"]
+				}
+				ioIDs[fmt.Sprint(dev)] = id
+			}
+		}
+	}
+	for name, d := range smart {
+		dev := name
+		if name == "nvme0" {
+			dev = "nvme0n1"
+		}
+		assert.Equal(t, ioIDs[dev], d.res["hw.id"], "%s: SMART and I/O metrics carry the same hw.id", name)
+	}
+}
+
+// checkCriticalWarning: after qom-set smart_critical_warning=4 the controller is failed, with the
+// reason in one state-change event, and the log values still agree with nvme-cli.
+func checkCriticalWarning(t *testing.T, b guestBundle) {
+	t.Helper()
+	p2 := smartDisks(t, b.Phase2.SMART)
+	nv := p2["nvme0"]
+	require.NotNil(t, nv)
+	log := nvmeCLI(t, b.Phase2.Tools, "nvme smart-log /dev/nvme0")
+	require.EqualValues(t, 4, log["critical_warning"], "nvme-cli sees the injected warning")
+	assert.Equal(t, "failed", nv.state("hw.status", "hw.state"))
+	checkNVMeLog(t, nv, log)
+	for name, d := range p2 {
+		if name != "nvme0" && d.state("hw.status", "hw.state") != "" {
+			assert.Equal(t, "ok", d.state("hw.status", "hw.state"), "%s is not affected", name)
+		}
+	}
+
+	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(b.Events)
+	require.NoError(t, err)
+	type event struct{ disk, name, state, prev, rule, body, severity string }
+	var events []event
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		disk, _ := rls.At(i).Resource().Attributes().Get("hw.name")
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				a := lrs.At(k).Attributes().AsRaw()
+				events = append(events, event{disk.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]),
+					fmt.Sprint(a["disk_health.previous_state"]), fmt.Sprint(a["disk_health.rule"]), lrs.At(k).Body().Str(), lrs.At(k).SeverityText()})
+			}
+		}
+	}
+	require.Len(t, events, 2, "one state change and one new sign, over several reads: %+v", events)
+	change, sign := events[0], events[1]
+	assert.Equal(t, event{"nvme0", "disk_health.state_change", "failed", "ok", "<nil>",
+		"nvme0 (QEMU NVMe Ctrl, serial DHNVME0): health changed from ok to failed: the controller reports its reliability is degraded by media or internal errors (critical warning bit 2)",
+		"ERROR"}, change)
+	assert.Equal(t, "disk_health.new_sign", sign.name)
+	assert.Equal(t, "nvme_reliability_degraded", sign.rule)
+}
+
+// checkUnprivileged: as nobody without capabilities, ATA and NVMe are refused (and say so), SCSI log
+// pages and the NVMe hwmon temperature still work.
+func checkUnprivileged(t *testing.T, b guestBundle) {
+	t.Helper()
+	up := smartDisks(t, b.Unpriv)
+	require.Len(t, up, 5)
+	for name, d := range up {
+		status := d.state("hw.physical_disk.smart.read.status", "smart.read.status")
+		switch d.res["disk.protocol"] {
+		case "ata":
+			assert.Equal(t, "permission_denied", status, "%s: a SATA disk is never misreported as SCSI", name)
+			assert.Empty(t, d.points["hw.physical_disk.smart"])
+		case "nvme":
+			assert.Equal(t, "permission_denied", status, name)
+			input, err := strconv.ParseFloat(b.Hwmon["temp1_input"], 64)
+			require.NoError(t, err, "hwmon %v", b.Hwmon)
+			d.expect(t, input/1000, "hw.temperature")
+			if _, identified := d.get("hw.physical_disk.size"); identified {
+				// Linux 6.2+ lets Identify through unprivileged: the limits come from it.
+				ctrl := nvmeCLI(t, b.Phase1.Tools, "nvme id-ctrl /dev/nvme0")
+				d.expect(t, ctrl["cctemp"]-273, "hw.temperature.limit", "hw.limit_type", "high.critical")
+			} else {
+				crit, err := strconv.ParseFloat(b.Hwmon["temp1_crit"], 64)
+				require.NoError(t, err, "hwmon %v", b.Hwmon)
+				d.expect(t, crit/1000, "hw.temperature.limit", "hw.limit_type", "high.critical")
+			}
+		case "scsi":
+			assert.Contains(t, []string{"ok", "unsupported"}, status, "%s: SCSI needs no privilege", name)
+		default:
+			t.Errorf("%s: protocol %v", name, d.res["disk.protocol"])
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The QEMU harness of the SMART end-to-end test: a Debian kernel (downloaded, never installed), a
+// busybox initramfs with smartctl and nvme-cli, and a throw-away VM with emulated NVMe, IDE, AHCI,
+// virtio-scsi and scsi_debug disks. Everything it downloads or builds is cached under _build/vmtest.
+// Acceleration is TCG: KVM is used only where the CPU offers vmx/svm and /dev/kvm is writable.
+
+// vmPackages are the Debian packages the harness needs on the host, by a command each provides.
+var vmPackages = map[string]string{
+	"qemu-system-x86_64": "qemu-system-x86",
+	"busybox":            "busybox-static",
+	"smartctl":           "smartmontools",
+	"nvme":               "nvme-cli",
+	"cpio":               "cpio",
+	"modprobe":           "kmod",
+	"depmod":             "kmod",
+	"xz":                 "xz-utils",
+}
+
+// vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
+var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "virtio_scsi", "scsi_debug"}
+
+// vmKit is a prepared kernel and base initramfs.
+type vmKit struct {
+	cache  string // _build/vmtest
+	kver   string
+	kernel string // vmlinux (PVH boot, no decompression under TCG) or vmlinuz
+	base   string // base initramfs: busybox, modules, smartctl, nvme-cli
+}
+
+// shell runs a bash script with a timeout and returns its combined output.
+func shell(t *testing.T, timeout time.Duration, script string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "script failed:\n%s\noutput:\n%s", script, out)
+	return string(out)
+}
+
+// requireRootForVM skips, loudly, where the harness cannot work at all.
+func requireRootForVM(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED QEMU SMART END-TO-END TEST: it installs qemu-system-x86, smartmontools and nvme-cli with " +
+			"apt-get and downloads a Debian kernel, which needs root. Run `make test` as root (CI does).")
+	}
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		if _, qerr := exec.LookPath("qemu-system-x86_64"); qerr != nil {
+			t.Skip("SKIPPED QEMU SMART END-TO-END TEST: neither apt-get nor qemu-system-x86_64 on this machine.")
+		}
+	}
+}
+
+// ensurePackages installs the host packages that are missing.
+func ensurePackages(t *testing.T) {
+	t.Helper()
+	var missing []string
+	for cmd, pkg := range vmPackages {
+		if _, err := exec.LookPath(cmd); err != nil && !slices.Contains(missing, pkg) {
+			missing = append(missing, pkg)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	t.Logf("installing %v", missing)
+	shell(t, 15*time.Minute, `export DEBIAN_FRONTEND=noninteractive
+timeout 600 apt-get update -qq
+timeout 900 apt-get install -y -qq --no-install-recommends `+strings.Join(missing, " "))
+}
+
+// prepareVM returns the kernel and base initramfs, building them on first use.
+func prepareVM(t *testing.T) *vmKit {
+	t.Helper()
+	requireRootForVM(t)
+	ensurePackages(t)
+	cache, err := filepath.Abs(filepath.Join("..", "_build", "vmtest"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(cache, 0o755))
+
+	// linux-image-amd64 is the metapackage; its dependency names the current kernel package.
+	resolve := `apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'`
+	pkg := strings.TrimSpace(shell(t, time.Minute, resolve))
+	if pkg == "" {
+		shell(t, 10*time.Minute, "timeout 600 apt-get update -qq")
+		pkg = strings.TrimSpace(shell(t, time.Minute, resolve))
+	}
+	require.NotEmpty(t, pkg, "apt-cache names no kernel package behind linux-image-amd64")
+	k := &vmKit{cache: cache, kver: strings.TrimPrefix(pkg, "linux-image-")}
+	kd := filepath.Join(cache, pkg)
+	k.base = filepath.Join(kd, "base.cpio.gz")
+	k.kernel = filepath.Join(kd, "vmlinux")
+
+	if _, err := os.Stat(k.base); err != nil {
+		t.Logf("downloading and unpacking %s (cached in %s)", pkg, kd)
+		shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "PKG="+pkg, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "))
+	}
+	if fi, err := os.Stat(k.kernel); err != nil || fi.Size() == 0 {
+		k.kernel = filepath.Join(kd, "boot", "vmlinuz-"+k.kver)
+	}
+	return k
+}
+
+// buildBaseScript downloads the kernel package (nothing is installed: the host's /boot is untouched),
+// keeps the kernel and the storage modules, and packs the base initramfs.
+const buildBaseScript = `
+exec 9>"$KD.lock"; flock 9
+[ -f "$KD/base.cpio.gz" ] && exit 0
+rm -rf "$KD"; mkdir -p "$KD"; cd "$KD"
+timeout 600 apt-get download -q "$PKG" 2>&1 | grep -v unsandboxed || true
+ls ./*.deb >/dev/null
+timeout 300 dpkg-deb --fsys-tarfile ./*.deb | tar -x --wildcards './boot/vmlinuz-*' './lib/modules/*/modules.*' \
+  './lib/modules/*/kernel/drivers/nvme/*' './lib/modules/*/kernel/drivers/ata/*' './lib/modules/*/kernel/drivers/scsi/*' \
+  './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/lib/*' './lib/modules/*/kernel/crypto/*' \
+  './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' 2>/dev/null || true
+rm -f ./*.deb
+depmod -b "$KD" "$KVER"
+# The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
+off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "boot/vmlinuz-$KVER" | head -1 | cut -d: -f1 || true)
+if [ -n "$off" ]; then (set +o pipefail; tail -c +$((off + 1)) "boot/vmlinuz-$KVER" | xz -dc --single-stream >vmlinux) 2>/dev/null || rm -f vmlinux; fi
+R=$KD/root; mkdir -p "$R"/{bin,dev,proc,sys,tmp,test,usr/sbin,lib/modules,usr/share/smartmontools}
+cp "$(command -v busybox)" "$R/bin/busybox"
+for m in $MODULES; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
+  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r f; do
+    b=$(basename "$f"); case "$b" in
+      *.xz) xz -dc "$f" >"$R/lib/modules/${b%.xz}"; b=${b%.xz};;
+      *.zst) zstd -dcq "$f" >"$R/lib/modules/${b%.zst}"; b=${b%.zst};;
+      *) cp "$f" "$R/lib/modules/";;
+    esac; echo "$b"; done >"$R/lib/modules/load.list"
+for b in smartctl nvme; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
+  ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done
+[ -f /usr/share/smartmontools/drivedb.h ] && cp /usr/share/smartmontools/drivedb.h "$R/usr/share/smartmontools/"
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >base.cpio.gz.tmp
+mv base.cpio.gz.tmp base.cpio.gz
+rm -rf "$R" lib
+`
+
+// vmInit is the guest's /init: load the modules, wait for the five disks, run the test program with its
+// output on the second serial port (raw, away from kernel messages), print its exit status, power off.
+const vmInit = `#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/usr/sbin:/usr/bin HOME=/tmp TMPDIR=/tmp
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $(cat /lib/modules/load.list); do insmod /lib/modules/$m 2>/dev/null || echo "vmtest: insmod $m failed"; done
+i=0; while [ "$(ls /sys/block | grep -cE '^(sd|nvme)')" -lt 5 ] && [ $i -lt 200 ]; do usleep 100000; i=$((i + 1)); done
+O=/dev/ttyS1; stty -F $O raw -echo
+cd /tmp; /test/guest >$O 2>&1; echo "DISKHEALTH-EXIT=$?" >$O
+sync; poweroff -f
+`
+
+// vmRun is one boot.
+type vmRun struct {
+	dir     string
+	testLog string
+	qmp     string
+}
+
+// boot starts the VM with guest as the test program and waits for it to power off. onLine is called
+// for each line the guest prints while it runs (it may talk to QMP).
+func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) (string, time.Duration) {
+	t.Helper()
+	run := &vmRun{dir: t.TempDir()}
+	run.testLog = filepath.Join(run.dir, "test.log")
+	run.qmp = filepath.Join(run.dir, "qmp.sock")
+	ov := filepath.Join(run.dir, "ov")
+	require.NoError(t, os.MkdirAll(filepath.Join(ov, "test"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(ov, "init"), []byte(vmInit), 0o755))
+	data, err := os.ReadFile(guest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(ov, "test", "guest"), data, 0o755))
+	shell(t, 2*time.Minute, `cd "$OV" && find . | cpio -o -H newc --quiet | gzip -1 | cat "$BASE" - >"$RUN/initrd"
+for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, "BASE="+k.base, "RUN="+run.dir)
+
+	accel := "tcg"
+	if f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0); err == nil {
+		f.Close()
+		if cpu, _ := os.ReadFile("/proc/cpuinfo"); strings.Contains(string(cpu), " vmx") || strings.Contains(string(cpu), " svm") {
+			accel = "kvm"
+		}
+	}
+	img := func(name string) string {
+		return "file=" + filepath.Join(run.dir, name+".img") + ",if=none,format=raw,id=" + name
+	}
+	args := []string{"-accel", accel, "-M", "pc", "-m", "1024", "-smp", "1", "-nodefaults", "-nographic", "-no-reboot",
+		"-kernel", k.kernel, "-initrd", filepath.Join(run.dir, "initrd"), "-append", "console=ttyS0 panic=-1 quiet",
+		"-serial", "file:" + filepath.Join(run.dir, "console.log"), "-serial", "file:" + run.testLog,
+		"-qmp", "unix:" + run.qmp + ",server=on,wait=off",
+		"-drive", img("nvme"), "-device", "nvme,id=nvme0,serial=DHNVME0,drive=nvme",
+		"-drive", img("ide"), "-device", "ide-hd,drive=ide,bus=ide.0,serial=DHIDE0",
+		"-device", "ahci,id=ahci",
+		"-drive", img("sata"), "-device", "ide-hd,drive=sata,bus=ahci.0,model=ST4000DM004-2CV104,serial=ZFN0TEST,rotation_rate=7200,wwn=0x5000c500a1b2c3d4",
+		"-device", "virtio-scsi-pci,id=vs0",
+		"-drive", img("scsi"), "-device", "scsi-hd,drive=scsi,bus=vs0.0,serial=SCSITEST",
+	}
+	if accel == "kvm" {
+		args = append(args, "-cpu", "host")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	start := time.Now()
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var seen int
+	poll := func() {
+		b, _ := os.ReadFile(run.testLog)
+		lines := strings.Split(string(b), "\n")
+		for ; seen < len(lines)-1; seen++ { // the last element is an unfinished line
+			if onLine != nil {
+				onLine(run, lines[seen])
+			}
+		}
+	}
+	var werr error
+loop:
+	for {
+		select {
+		case werr = <-done:
+			break loop
+		case <-time.After(100 * time.Millisecond):
+			poll()
+		}
+	}
+	poll()
+	took := time.Since(start)
+	log, _ := os.ReadFile(run.testLog)
+	if !strings.Contains(string(log), "DISKHEALTH-EXIT=") {
+		console, _ := os.ReadFile(filepath.Join(run.dir, "console.log"))
+		t.Fatalf("the VM ended without the guest's exit status (%v, after %v).\nqemu: %s\nconsole tail:\n%s\ntest log:\n%s",
+			werr, took, out.String(), tail(string(console), 3000), tail(string(log), 3000))
+	}
+	return string(log), took
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// qmp sends one command to the VM's monitor and waits for its answer.
+func qmp(path string, command map[string]any) error {
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+	r := bufio.NewReader(c)
+	enc := json.NewEncoder(c)
+	reply := func() error {
+		for {
+			line, err := r.ReadBytes('\n')
+			if err != nil {
+				return err
+			}
+			var m map[string]json.RawMessage
+			if json.Unmarshal(line, &m) != nil {
+				continue
+			}
+			if e, ok := m["error"]; ok {
+				return fmt.Errorf("qmp: %s", e)
+			}
+			if _, ok := m["return"]; ok {
+				return nil
+			}
+		}
+	}
+	if _, err := r.ReadBytes('\n'); err != nil { // greeting
+		return err
+	}
+	if err := enc.Encode(map[string]any{"execute": "qmp_capabilities"}); err != nil {
+		return err
+	}
+	if err := reply(); err != nil {
+		return err
+	}
+	if err := enc.Encode(command); err != nil {
+		return err
+	}
+	return reply()
+}
+
+var errNoBundle = errors.New("no bundle line")

@@ -1,0 +1,389 @@
+// Package devicetest provides test doubles for the SMART device layer: a
+// simulated machine whose disks answer the commands device.Conn sends with
+// pages captured from real (QEMU-emulated) disks, and can be made to sleep,
+// hang, refuse for lack of privilege or panic. Tests only.
+package devicetest
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
+)
+
+// Page keys: what a Disk answers each command with.
+const (
+	ATAIdentify   = "ata/identify"
+	ATASMARTData  = "ata/smart_data"
+	ATAThresholds = "ata/thresholds"
+	// ATACheckPowerMode is the key of CHECK POWER MODE (it reads no page).
+	ATACheckPowerMode = "ata/check_power_mode"
+	NVMeIDCtrl        = "nvme/identify_ctrl"
+	SCSIInquiry       = "scsi/inquiry"
+	SCSICapacity      = "scsi/capacity"
+)
+
+// ATALog is the key of a SMART log (SMART READ LOG and READ LOG EXT share
+// it; page n of a multi-page log is at n*512).
+func ATALog(addr uint8) string { return fmt.Sprintf("ata/log%02x", addr) }
+
+// NVMeIDNS is the key of a namespace's Identify data.
+func NVMeIDNS(nsid uint32) string { return fmt.Sprintf("nvme/identify_ns/%d", nsid) }
+
+// NVMeLog is the key of an NVMe log page.
+func NVMeLog(lid uint8) string { return fmt.Sprintf("nvme/log%02x", lid) }
+
+// SCSILog is the key of a LOG SENSE page.
+func SCSILog(page uint8) string { return fmt.Sprintf("scsi/log%02x", page) }
+
+// Disk is a simulated disk. Its fields may be changed between reads (under
+// Lock/Unlock when a read may be running).
+type Disk struct {
+	mu sync.Mutex
+	// Info is what discovery reports for it.
+	Info device.Disk
+	// Pages answers the data-in commands; a missing page is rejected as
+	// the device would (ATA abort, NVMe invalid field, ILLEGAL REQUEST).
+	Pages map[string][]byte
+	// Power is the ATA power mode CHECK POWER MODE reports.
+	Power ata.PowerMode
+	// Failing makes SMART RETURN STATUS report a threshold exceeded.
+	Failing bool
+	// Deny refuses ATA pass-through and NVMe admin commands with
+	// EPERM/EACCES, as the kernel does without CAP_SYS_RAWIO/CAP_SYS_ADMIN.
+	Deny bool
+	// DenyCommands refuses only the commands with these keys (Linux 6.2+
+	// lets NVMe Identify through without CAP_SYS_ADMIN, but not Get Log
+	// Page).
+	DenyCommands []string
+	// Reject answers these commands as not implemented (ILLEGAL REQUEST),
+	// as some USB bridges do for CHECK POWER MODE.
+	Reject []string
+	// DenyOpen refuses the open itself (node permissions).
+	DenyOpen bool
+	// Hang, when set, blocks every command until it is closed.
+	Hang chan struct{}
+	// Panic makes the next command panic.
+	Panic bool
+
+	sent []string
+}
+
+// Lock and Unlock guard changes to a disk a read may be using.
+func (d *Disk) Lock()   { d.mu.Lock() }
+func (d *Disk) Unlock() { d.mu.Unlock() }
+
+// Sent returns the names of the commands the disk received, in order.
+func (d *Disk) Sent() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Clone(d.sent)
+}
+
+// ResetSent forgets the commands received so far.
+func (d *Disk) ResetSent() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.sent = nil
+}
+
+// Machine is a set of simulated disks with a Discover and an Opener for
+// device.Config.
+type Machine struct {
+	mu    sync.Mutex
+	disks []*Disk
+}
+
+// Add puts a disk in the machine.
+func (m *Machine) Add(d *Disk) *Disk {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.disks = append(m.disks, d)
+	return d
+}
+
+// Disk returns the disk with the given name.
+func (m *Machine) Disk(name string) *Disk {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range m.disks {
+		if d.Info.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// Discover lists the disks, as device.Discover would.
+func (m *Machine) Discover(string) ([]device.Disk, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]device.Disk, len(m.disks))
+	for i, d := range m.disks {
+		out[i] = d.Info
+	}
+	slices.SortFunc(out, func(a, b device.Disk) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// Open opens a disk by its node.
+func (m *Machine) Open(node string) (device.Transport, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, d := range m.disks {
+		if d.Info.Node == node {
+			d.mu.Lock()
+			deny := d.DenyOpen
+			d.mu.Unlock()
+			if deny {
+				return nil, fmt.Errorf("open %s: %w", node, syscall.EACCES)
+			}
+			return &transport{d: d}, nil
+		}
+	}
+	return nil, fmt.Errorf("open %s: %w", node, syscall.ENOENT)
+}
+
+// transport answers commands from its Disk.
+type transport struct{ d *Disk }
+
+func (t *transport) Close() error { return nil }
+
+// begin records a command and applies the disk's failure modes.
+func (t *transport) begin(name string) (deny bool) {
+	t.d.mu.Lock()
+	t.d.sent = append(t.d.sent, name)
+	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny || slices.Contains(t.d.DenyCommands, name)
+	t.d.Panic = false
+	t.d.mu.Unlock()
+	if p {
+		panic("devicetest: simulated panic in " + name)
+	}
+	if hang != nil {
+		<-hang
+	}
+	return deny
+}
+
+func (t *transport) page(key string) ([]byte, bool) {
+	t.d.mu.Lock()
+	defer t.d.mu.Unlock()
+	b, ok := t.d.Pages[key]
+	return b, ok
+}
+
+func (t *transport) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, _ time.Duration) error {
+	var key string
+	switch {
+	case cmd.Opcode == nvme.AdminIdentify && uint8(cmd.CDW10) == nvme.CNSController:
+		key = NVMeIDCtrl
+	case cmd.Opcode == nvme.AdminIdentify && uint8(cmd.CDW10) == nvme.CNSNamespace:
+		key = NVMeIDNS(cmd.NSID)
+	case cmd.Opcode == nvme.AdminGetLogPage:
+		key = NVMeLog(uint8(cmd.CDW10))
+	default:
+		key = fmt.Sprintf("nvme/opcode%02x", cmd.Opcode)
+	}
+	if t.begin(key) {
+		return syscall.EACCES
+	}
+	b, ok := t.page(key)
+	if !ok {
+		return &device.NVMeStatusError{Status: 0x4002} // DNR, invalid field in command
+	}
+	copy(data, b)
+	return nil
+}
+
+func (t *transport) SCSI(cdb []byte, _ smart.Direction, data, sense []byte, _ time.Duration) (device.SCSIStatus, error) {
+	switch cdb[0] {
+	case scsi.OpATAPassThrough16:
+		return t.ata16(cdb, data, sense)
+	case scsi.OpInquiry:
+		key := SCSIInquiry
+		if cdb[1]&1 != 0 {
+			key = fmt.Sprintf("scsi/vpd%02x", cdb[2])
+		}
+		return t.dataIn(key, data, sense)
+	case scsi.OpLogSense:
+		return t.dataIn(SCSILog(cdb[2]&0x3F), data, sense)
+	case scsi.OpServiceActionIn16:
+		return t.dataIn(SCSICapacity, data, sense)
+	}
+	t.begin(fmt.Sprintf("scsi/opcode%02x", cdb[0]))
+	return checkCondition(sense, illegalRequest)
+}
+
+func (t *transport) dataIn(key string, data, sense []byte) (device.SCSIStatus, error) {
+	t.begin(key)
+	b, ok := t.page(key)
+	if !ok {
+		return checkCondition(sense, illegalRequest)
+	}
+	copy(data, b)
+	return device.SCSIStatus{}, nil
+}
+
+func (t *transport) ata16(cdb, data, sense []byte) (device.SCSIStatus, error) {
+	cmd, feature, lbaLow, lbaMid := cdb[14], cdb[4], cdb[8], cdb[10]
+	var key string
+	switch {
+	case cmd == ata.CmdCheckPowerMode:
+		key = ATACheckPowerMode
+	case cmd == ata.CmdIdentifyDevice:
+		key = ATAIdentify
+	case cmd == ata.CmdSMART && feature == ata.SMARTReadData:
+		key = ATASMARTData
+	case cmd == ata.CmdSMART && feature == ata.SMARTReadThresholds:
+		key = ATAThresholds
+	case cmd == ata.CmdSMART && feature == ata.SMARTReturnStatus:
+		key = "ata/return_status"
+	case cmd == ata.CmdSMART && feature == ata.SMARTReadLog:
+		key = ATALog(lbaLow)
+	case cmd == ata.CmdReadLogExt:
+		key = ATALog(lbaLow)
+	default:
+		key = fmt.Sprintf("ata/command%02x", cmd)
+	}
+	if t.begin(key) {
+		return device.SCSIStatus{}, syscall.EPERM
+	}
+	t.d.mu.Lock()
+	power, failing, reject := t.d.Power, t.d.Failing, slices.Contains(t.d.Reject, key)
+	t.d.mu.Unlock()
+	if reject {
+		return checkCondition(sense, illegalRequest)
+	}
+	t.d.mu.Lock()
+	_, isATA := t.d.Pages[ATAIdentify]
+	t.d.mu.Unlock()
+	if !isATA {
+		// A SCSI device: the pass-through opcode itself is unknown.
+		return checkCondition(sense, illegalRequest)
+	}
+	switch key {
+	case ATACheckPowerMode:
+		return checkCondition(sense, ataRegisters(uint8(power), 0, 0))
+	case "ata/return_status":
+		if failing {
+			return checkCondition(sense, ataRegisters(0, 0xF4, 0x2C))
+		}
+		return checkCondition(sense, ataRegisters(0, ata.SMARTLBAMid, ata.SMARTLBAHigh))
+	}
+	b, ok := t.page(key)
+	if cmd == ata.CmdReadLogExt || (cmd == ata.CmdSMART && feature == ata.SMARTReadLog) {
+		off := 0
+		if cmd == ata.CmdReadLogExt {
+			off = int(lbaMid) * ata.PageSize
+		}
+		if ok && off+len(data) <= len(b) {
+			copy(data, b[off:])
+			return device.SCSIStatus{}, nil
+		}
+		ok = false
+	}
+	if !ok {
+		return checkCondition(sense, ataAbort)
+	}
+	copy(data, b)
+	return device.SCSIStatus{}, nil
+}
+
+var (
+	// illegalRequest is fixed-format sense: ILLEGAL REQUEST, invalid
+	// command operation code.
+	illegalRequest = []byte{0x70, 0, 0x05, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x20, 0x00, 0, 0, 0, 0}
+	// ataAbort is libata's answer to an aborted ATA command: ABORTED
+	// COMMAND with the ATA status return descriptor (ERR set, ABRT).
+	ataAbort = []byte{0x72, 0x0B, 0x00, 0x00, 0, 0, 0, 14,
+		0x09, 0x0C, 0x00, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x51}
+)
+
+// ataRegisters is the CK_COND answer libata gives: RECOVERED ERROR, ATA
+// PASS-THROUGH INFORMATION AVAILABLE, and the status return descriptor.
+func ataRegisters(count, lbaMid, lbaHigh uint8) []byte {
+	return []byte{0x72, 0x01, 0x00, 0x1D, 0, 0, 0, 14,
+		0x09, 0x0C, 0x00, 0x00, 0, count, 0, 0, 0, lbaMid, 0, lbaHigh, 0x00, 0x50}
+}
+
+func checkCondition(sense, s []byte) (device.SCSIStatus, error) {
+	n := copy(sense, s)
+	return device.SCSIStatus{Status: 0x02, DriverStatus: 0x08, SenseLen: n}, nil
+}
+
+// QEMU returns a machine with the disks the project's QEMU fixtures were
+// read from: sda an AHCI disk posing as a Seagate ST4000DM004 (drive
+// database match, WWN, 7200 rpm), sdb a plain QEMU IDE disk, nvme0 a QEMU
+// NVMe controller with one namespace, and sdc a scsi_debug-like SAS disk
+// with temperature and informational-exceptions pages. dir selects the
+// fixture set for NVMe ("k6.12" or "k6.12-critwarn4").
+func QEMU(t testing.TB, nvmeDir string) *Machine {
+	t.Helper()
+	m := &Machine{}
+	for _, name := range []string{"sda", "sdb"} {
+		read := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12", name+"."+kind+".bin") }
+		id, err := ata.ParseIdentify(read("ata_identify"))
+		if err != nil {
+			t.Fatalf("fixture %s: %v", name, err)
+		}
+		ident := diskstats.Identity{Name: name, Class: diskstats.ClassDisk, Model: id.Model, Serial: id.Serial, Firmware: id.Firmware, Rotational: 1}
+		if id.WWN != 0 {
+			ident.WWN = fmt.Sprintf("naa.%016x", id.WWN)
+		}
+		m.Add(&Disk{
+			Info: device.Disk{Name: name, Protocol: device.ProtocolATA, Node: filepath.Join("/dev", name), Identity: ident, ID: diskstats.DiskID(&ident)},
+			Pages: map[string][]byte{
+				ATAIdentify:                 read("ata_identify"),
+				ATASMARTData:                read("smart_read_data"),
+				ATAThresholds:               read("smart_read_thresholds"),
+				ATALog(ata.LogSummaryError): read("smart_read_log01"),
+				ATALog(ata.LogSelfTest):     read("smart_read_log06"),
+			},
+			Power: ata.PowerActiveOrIdle,
+		})
+	}
+	nread := func(kind string) []byte { return fixture.Read(t, "qemu", nvmeDir, "nvme0."+kind+".bin") }
+	nsIdent := diskstats.Identity{Name: "nvme0n1", Class: diskstats.ClassDisk, Model: "QEMU NVMe Ctrl", Serial: "smarttest", Firmware: "7.2.22", Rotational: 0,
+		WWN: "nvme.1b36-736d61727474657374-51454d55204e564d65204374726c-00000001"}
+	m.Add(&Disk{
+		Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: "/dev/nvme0", Identity: nsIdent, ID: diskstats.DiskID(&nsIdent),
+			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1}}},
+		Pages: map[string][]byte{
+			NVMeIDCtrl:             nread("identify_ctrl"),
+			NVMeIDNS(1):            nread("identify_ns1"),
+			NVMeLog(nvme.LogSMART): nread("log02_smart_log"),
+		},
+	})
+	scsiIdent := diskstats.Identity{Name: "sdc", Class: diskstats.ClassDisk, Model: "scsi_debug", Serial: "20000", Firmware: "0191", WWN: "naa.3333333000004e20", Rotational: 0}
+	m.Add(&Disk{
+		Info: device.Disk{Name: "sdc", Protocol: device.ProtocolSCSI, Node: "/dev/sdc", Identity: scsiIdent, ID: diskstats.DiskID(&scsiIdent)},
+		Pages: map[string][]byte{
+			SCSIInquiry: append([]byte{0x00, 0x00, 0x07, 0x02, 31, 0, 0, 0}, []byte("Linux   scsi_debug      0191")...),
+			SCSICapacity: {0, 0, 0, 0, 0, 0, 0x3F, 0xFF, 0, 0, 2, 0, 0, 0, 0, 0,
+				0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+			SCSILog(scsi.PageSupported):               {0x00, 0, 0, 3, 0x00, 0x0D, 0x2F},
+			SCSILog(scsi.PageTemperature):             {0x0D, 0, 0, 12, 0, 0, 0x03, 2, 0, 38, 0, 1, 0x03, 2, 0, 65},
+			SCSILog(scsi.PageInformationalExceptions): {0x2F, 0, 0, 8, 0, 0, 0x03, 4, 0, 0, 38, 0},
+		},
+	})
+	return m
+}

@@ -1,0 +1,192 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+)
+
+// selfTestSupported is the SMART data page's offline capability bit for
+// self-tests.
+const selfTestSupported = 1 << 4
+
+// readATA reads a SATA/PATA drive: CHECK POWER MODE first (unless the
+// policy is never), so a sleeping drive gets no other command; IDENTIFY
+// once; then SMART data, thresholds, RETURN STATUS, the logs the drive
+// says it keeps, and the device statistics when it has them.
+func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
+	var unknownPower error
+	if r.cfg.Standby != StandbyNever {
+		mode, err := c.CheckPowerMode()
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			// Some bridges return no registers: like smartctl, read anyway
+			// rather than never (the drive cannot say it sleeps).
+			unknownPower = fmt.Errorf("%s: power mode unknown, read anyway: %w", d.Name, err)
+		case err != nil:
+			res.Err = fmt.Errorf("%s: %w", d.Name, err)
+			return
+		default:
+			res.Power, res.HasPower = mode, true
+		}
+		if res.HasPower && r.cfg.Standby.skip(mode) {
+			res.Status = StatusStandby
+			res.Err = fmt.Errorf("%s is in power mode %s: not read (standby: %s)", d.Name, mode, r.cfg.Standby)
+			return
+		}
+	}
+	cache := &st.cache
+	if cache.ata == nil {
+		b, err := c.ATAIdentify()
+		if err != nil {
+			res.Err = fmt.Errorf("%s: %w", d.Name, err)
+			return
+		}
+		id, err := ata.ParseIdentify(b)
+		if err != nil {
+			res.Status, res.Err = StatusError, fmt.Errorf("%s: IDENTIFY DEVICE: %w", d.Name, err)
+			return
+		}
+		cache.ata = id
+	}
+	data := &ATAData{Identity: cache.ata}
+	snap := &Snapshot{ATA: data}
+	if unknownPower != nil {
+		snap.Problems = append(snap.Problems, unknownPower)
+	}
+	res.Snapshot = snap
+	switch {
+	case !cache.ata.SMARTSupported:
+		res.Err = fmt.Errorf("%s: %w: the drive has no SMART feature set", d.Name, ErrUnsupported)
+		return
+	case !cache.ata.SMARTEnabled:
+		res.Err = fmt.Errorf("%s: %w: SMART is disabled on the drive (the receiver never enables it)", d.Name, ErrUnsupported)
+		return
+	}
+
+	b, err := c.SMARTReadData()
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", d.Name, err)
+		return
+	}
+	page, err := ata.ParseSMARTData(b)
+	if err != nil {
+		res.Status, res.Err = StatusError, fmt.Errorf("%s: SMART READ DATA: %w", d.Name, err)
+		return
+	}
+	problem := func(err error) { snap.Problems = append(snap.Problems, fmt.Errorf("%s: %w", d.Name, err)) }
+
+	var th *ata.Thresholds
+	if b, err := c.SMARTReadThresholds(); err != nil {
+		problem(err)
+	} else if th, err = ata.ParseThresholds(b); err != nil {
+		problem(fmt.Errorf("SMART READ THRESHOLDS: %w", err))
+	}
+	data.Attributes = ata.Lookup(cache.ata.Model).Decode(page, th)
+
+	if s, err := c.SMARTReturnStatus(); err != nil {
+		problem(err)
+	} else {
+		data.Status = s
+	}
+	if page.ErrorLoggingSupported {
+		if b, err := c.SMARTReadLog(ata.LogSummaryError, 1); err != nil {
+			problem(err)
+		} else if data.ErrorLog, err = ata.ParseErrorLogSummary(b); err != nil {
+			problem(fmt.Errorf("summary error log: %w", err))
+		}
+	}
+	if page.OfflineCapabilities&selfTestSupported != 0 {
+		if b, err := c.SMARTReadLog(ata.LogSelfTest, 1); err != nil {
+			problem(err)
+		} else if data.SelfTests, err = ata.ParseSelfTestLog(b); err != nil {
+			problem(fmt.Errorf("self-test log: %w", err))
+		}
+	}
+	if !cache.noDevStats {
+		stats, err := readDeviceStatistics(c, cache.ata.GPLSupported)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			// Asked once: a drive without the log keeps not having it, and
+			// every failed command is an entry in its error log.
+			cache.noDevStats = true
+		case err != nil:
+			problem(err)
+		default:
+			data.Stats = stats
+		}
+	}
+}
+
+// devStatPages are the device statistics pages the receiver decodes.
+const maxDevStatPage = 7
+
+// readDeviceStatistics reads log 04h: page 0 lists the supported pages,
+// then those are read (page by page with READ LOG EXT, or from the start
+// with SMART READ LOG, which cannot address a page).
+func readDeviceStatistics(c *Conn, gpl bool) (*ata.DeviceStatistics, error) {
+	read := func(page, n uint16) ([]byte, error) {
+		if gpl {
+			return c.ReadLogExt(ata.LogDeviceStatistics, page, n)
+		}
+		b, err := c.SMARTReadLog(ata.LogDeviceStatistics, page+n)
+		if err != nil {
+			return nil, err
+		}
+		return b[int(page)*ata.PageSize:], nil
+	}
+	list, err := read(0, 1)
+	if err != nil {
+		return nil, err
+	}
+	pages, err := parseSupportedStatPages(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(pages) == 0 {
+		return nil, fmt.Errorf("device statistics: %w: no statistics pages", ErrUnsupported)
+	}
+	var all []byte
+	if gpl {
+		for _, p := range pages {
+			b, err := read(uint16(p), 1)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, b...)
+		}
+	} else {
+		b, err := c.SMARTReadLog(ata.LogDeviceStatistics, uint16(pages[len(pages)-1])+1)
+		if err != nil {
+			return nil, err
+		}
+		all = b[ata.PageSize:]
+	}
+	stats, err := ata.ParseDeviceStatistics(all)
+	if err != nil {
+		return nil, fmt.Errorf("device statistics: %w", err)
+	}
+	return stats, nil
+}
+
+// parseSupportedStatPages decodes page 0 of the device statistics log: an
+// 8-byte header (page number 0 in byte 2), the entry count in byte 8, then
+// the page numbers. Only the pages decoded here (1-7) are returned, sorted.
+func parseSupportedStatPages(b []byte) ([]uint8, error) {
+	if len(b) < ata.PageSize {
+		return nil, fmt.Errorf("device statistics page 0: %d bytes", len(b))
+	}
+	if b[2] != 0 {
+		return nil, fmt.Errorf("device statistics page 0: header names page %d", b[2])
+	}
+	var pages []uint8
+	for _, p := range b[9 : 9+int(b[8])] { // at most 255 entries: always inside the page
+		if p >= 1 && p <= maxDevStatPage && !slices.Contains(pages, p) {
+			pages = append(pages, p)
+		}
+	}
+	slices.Sort(pages)
+	return pages, nil
+}

@@ -1,0 +1,142 @@
+package device
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
+)
+
+// Status is the outcome of one disk's read.
+type Status uint8
+
+// Read outcomes. Values are the smart.read.status attribute.
+const (
+	StatusOK Status = iota
+	// StatusStandby: the disk was asleep and, per the standby setting, got
+	// no SMART command.
+	StatusStandby
+	StatusPermissionDenied
+	StatusUnsupported
+	// StatusTimeout: the read did not finish by its deadline, or the
+	// previous read is still in flight.
+	StatusTimeout
+	StatusError
+)
+
+// Statuses lists every Status, for documentation and tests.
+var Statuses = []Status{StatusOK, StatusStandby, StatusPermissionDenied, StatusUnsupported, StatusTimeout, StatusError}
+
+func (s Status) String() string {
+	switch s {
+	case StatusOK:
+		return "ok"
+	case StatusStandby:
+		return "standby_skipped"
+	case StatusPermissionDenied:
+		return "permission_denied"
+	case StatusUnsupported:
+		return "unsupported"
+	case StatusTimeout:
+		return "timeout"
+	case StatusError:
+		return "error"
+	}
+	return fmt.Sprintf("status(%d)", uint8(s))
+}
+
+// Result is one disk's read.
+type Result struct {
+	Disk   Disk
+	Status Status
+	// Err says why the status is not ok.
+	Err error
+	// Time is when the read ended (or was skipped).
+	Time time.Time
+	// Power is the ATA power mode CHECK POWER MODE reported (HasPower).
+	Power    ata.PowerMode
+	HasPower bool
+	// Snapshot is what was read, nil when nothing was. A read that failed
+	// for lack of privilege can still carry the unprivileged fallbacks
+	// (NVMe hwmon temperature); a read without SMART support still carries
+	// the identity.
+	Snapshot *Snapshot
+}
+
+// Snapshot is the decoded data of one read of one disk. Only the section of
+// the disk's protocol is set; within it, nil fields were not readable (the
+// reasons are in Problems).
+type Snapshot struct {
+	ATA   *ATAData
+	NVMe  *NVMeData
+	SCSI  *SCSIData
+	Hwmon *HwmonTemp
+	// Problems are the parts of the read that failed without failing it
+	// (an optional log the drive does not keep, say).
+	Problems []error
+}
+
+// ATAData is what an ATA drive gave.
+type ATAData struct {
+	Identity   *ata.Identity
+	Status     ata.SMARTStatus
+	Attributes ata.Attributes
+	ErrorLog   *ata.ErrorLogSummary
+	SelfTests  *ata.SelfTestLog
+	Stats      *ata.DeviceStatistics
+}
+
+// NVMeData is what an NVMe controller gave.
+type NVMeData struct {
+	Controller *nvme.Controller
+	Namespaces []*nvme.Namespace // parallel to Disk.Namespaces, nil where unreadable
+	Log        *nvme.SMARTLog
+}
+
+// SCSIData is what a SCSI disk gave.
+type SCSIData struct {
+	Inquiry       *scsi.Inquiry
+	Capacity      *scsi.Capacity
+	Temperature   *scsi.Temperature
+	IE            *scsi.InformationalExceptions
+	ErrorCounters []scsi.ErrorCounters
+	StartStop     *scsi.StartStop
+	SelfTests     []scsi.SelfTestResult
+}
+
+// HwmonTemp is a temperature from the kernel's hwmon sensor for the disk,
+// readable without privileges.
+type HwmonTemp struct {
+	Current   float64 // °C
+	Max, Crit float64 // °C, when HasMax/HasCrit
+	HasMax    bool
+	HasCrit   bool
+}
+
+// Health is the part of the snapshot the health rules evaluate.
+func (s *Snapshot) Health() health.Snapshot {
+	var h health.Snapshot
+	if a := s.ATA; a != nil && a.Attributes != nil {
+		h.ATA = &health.ATA{Status: a.Status, Attributes: a.Attributes, SelfTests: a.SelfTests, Stats: a.Stats}
+	}
+	if n := s.NVMe; n != nil && n.Log != nil {
+		h.NVMe = &health.NVMe{Log: *n.Log}
+		if n.Controller != nil {
+			h.NVMe.WarningTemp, h.NVMe.CriticalTemp = n.Controller.WarningTemp, n.Controller.CriticalTemp
+		}
+	}
+	if sc := s.SCSI; sc != nil && (sc.IE != nil || sc.Temperature != nil || sc.ErrorCounters != nil || sc.SelfTests != nil) {
+		h.SCSI = &health.SCSI{IE: sc.IE, Temperature: sc.Temperature, ErrorCounters: sc.ErrorCounters, SelfTests: sc.SelfTests}
+	}
+	return h
+}
+
+// HasHealthData reports whether the snapshot holds anything the health
+// rules can judge.
+func (s *Snapshot) HasHealthData() bool {
+	h := s.Health()
+	return h.ATA != nil || h.NVMe != nil || h.SCSI != nil
+}
