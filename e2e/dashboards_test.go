@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,12 +18,6 @@ const (
 	kibanaDashboard  = "../deploy/dashboards/kibana-diskhealth.ndjson"
 	readmePath       = "../README.md"
 )
-
-// pendingSMART are the names the alert rules use for the SMART source before it is in
-// documentation.md (the semantic-convention hw.status state set, hw.state=predicted_failure). Once
-// documentation.md has any hw.* metric they must be among them, so a SMART source that lands under
-// other names fails here instead of leaving a rule that never fires.
-var pendingSMART = []string{"hw.status"}
 
 // grafanaPanel is the part of a Grafana panel the tests read.
 type grafanaPanel struct {
@@ -139,7 +132,7 @@ func TestGrafanaDashboardNames(t *testing.T) {
 		checkNames(t, grafanaDashboard, promqlMetricNames(q), func(n string) bool { _, ok := documented[n]; return ok })
 	}
 	// Device I/O, filesystems and health are all covered.
-	for _, n := range []string{"system_disk_utilization_ratio", "system_filesystem_utilization_ratio", "system_filesystem_status"} {
+	for _, n := range []string{"system_disk_utilization_ratio", "system_filesystem_utilization_ratio", "system_filesystem_status", "hw_status"} {
 		assert.Contains(t, all, n)
 	}
 }
@@ -173,7 +166,7 @@ func TestKibanaDashboardNames(t *testing.T) {
 		checkNames(t, kibanaDashboard, names, func(n string) bool { return documented[n] })
 		all = append(all, names...)
 	}
-	for _, n := range []string{"system.disk.utilization", "system.filesystem.utilization", "system.filesystem.status"} {
+	for _, n := range []string{"system.disk.utilization", "system.filesystem.utilization", "system.filesystem.status", "hw.status"} {
 		assert.Contains(t, all, n)
 	}
 	// The data view is the data stream the elasticsearch exporter writes (TestElasticsearchExporter).
@@ -212,23 +205,18 @@ func TestDashboardsHaveTheSamePanels(t *testing.T) {
 }
 
 func TestAlertRuleNames(t *testing.T) {
-	docs := loadDocumentation(t)
-	documented := promNames(t, docs)
-	hasSMART := false
-	for _, m := range docs {
-		hasSMART = hasSMART || strings.HasPrefix(m.Name, "hw.")
-	}
-	pending := map[string]bool{}
-	for _, n := range pendingSMART {
-		if hasSMART {
-			assert.Contains(t, documentedNames(t), n, "the SMART source is in documentation.md but %s, which the alert rules use, is not", n)
-		}
-		pending[strings.ReplaceAll(n, ".", "_")] = true
-	}
+	documented := promNames(t, loadDocumentation(t))
+	var all []string
 	for name, expr := range ruleExprs(t) {
 		names := promqlMetricNames(expr)
 		assert.NotEmpty(t, names, "rule %s selects no metric", name)
-		checkNames(t, rulesFile, names, func(n string) bool { _, ok := documented[n]; return ok || pending[n] })
+		checkNames(t, rulesFile, names, func(n string) bool { _, ok := documented[n]; return ok })
+		all = append(all, names...)
+	}
+	// The seed's five alerts, each on the receiver's own metric.
+	for _, n := range []string{"system_disk_utilization_ratio", "system_disk_operation_average_time_seconds",
+		"system_filesystem_utilization_ratio", "system_filesystem_time_to_full_seconds", "hw_status"} {
+		assert.Contains(t, all, n)
 	}
 }
 
@@ -255,7 +243,7 @@ func TestReadmeAlertingExamplesNames(t *testing.T) {
 		lang, text := b[1], b[2]
 		langs[lang]++
 		var names []string
-		allowed := func(n string) bool { return documented[n] || slices.Contains(pendingSMART, n) }
+		allowed := func(n string) bool { return documented[n] }
 		switch lang {
 		case "esql":
 			names = esMetricNames(text)
@@ -263,10 +251,7 @@ func TestReadmeAlertingExamplesNames(t *testing.T) {
 			names = datadogMetricNames(text)
 		case "promql":
 			names = promqlMetricNames(text)
-			allowed = func(n string) bool {
-				_, ok := prom[n]
-				return ok || slices.Contains(pendingSMART, strings.ReplaceAll(n, "_", "."))
-			}
+			allowed = func(n string) bool { _, ok := prom[n]; return ok }
 		default:
 			continue
 		}

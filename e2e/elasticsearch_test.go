@@ -183,6 +183,9 @@ func TestElasticsearchExporter(t *testing.T) {
 	hostName, hostID := hostIdentity(t)
 
 	ioAttrs := map[string]any{"system.device": disk}
+	psiAttrs := map[string]any{"system.linux.pressure.stall_type": "some"}
+	_, err = os.Stat("/proc/pressure/io")
+	hasPSI := err == nil
 	fsAttrs := map[string]any{"system.device": source, "system.filesystem.mode": "rw", "system.filesystem.mountpoint": "/", "system.filesystem.type": fstype}
 	var docs []bulkDoc
 	var headers []http.Header
@@ -194,7 +197,9 @@ func TestElasticsearchExporter(t *testing.T) {
 		require.Empty(t, errs)
 		_, okIO := findDoc(docs, "system.disk.limit", ioAttrs)
 		_, okFS := findDoc(docs, "system.filesystem.limit", fsAttrs)
-		if okIO && okFS {
+		_, okPSI := findDoc(docs, "system.io.linux.pressure.total", psiAttrs)
+		okSMART := len(smartStatusDocs(docs, ioHWID(docs, disk))) > 0
+		if okIO && okFS && okSMART && (okPSI || !hasPSI) {
 			break
 		}
 		select {
@@ -203,7 +208,7 @@ func TestElasticsearchExporter(t *testing.T) {
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no system.disk.limit for %s and system.filesystem.limit for / within 45 s (%d documents)", disk, len(docs))
+			t.Fatalf("no system.disk.limit and SMART read status for %s, system.filesystem.limit for / and pressure within 45 s (%d documents)", disk, len(docs))
 		}
 	}
 	nowMs := float64(time.Now().UnixMilli())
@@ -283,6 +288,46 @@ func TestElasticsearchExporter(t *testing.T) {
 		assert.LessOrEqual(t, readBytes, diskstatsReadBytes(t, disk))
 	})
 
+	t.Run("smart", func(t *testing.T) {
+		// The SMART source: the disk's read status as a state set, one document per state, on the
+		// disk's SMART resource, whose hw.id is the one its I/O documents carry.
+		hwID := ioHWID(docs, disk)
+		require.NotEmpty(t, hwID)
+		states := map[string]float64{}
+		for _, d := range smartStatusDocs(docs, hwID) {
+			attrs, _ := d.source["attributes"].(map[string]any)
+			state, _ := attrs["smart.read.status"].(string)
+			res := map[string]any{"hw.id": hwID, "hw.type": "physical_disk"}
+			for k, v := range resourceBase {
+				res[k] = v
+			}
+			// sda for sda; the controller, nvme0, for namespace nvme0n1.
+			name, _ := d.source["resource"].(map[string]any)["attributes"].(map[string]any)["hw.name"].(string)
+			assert.True(t, name != "" && strings.HasPrefix(disk, name), "hw.name %q for %s", name, disk)
+			v := checkDoc(t, d, "hw.physical_disk.smart.read.status", "gauge_long", "1", map[string]any{"smart.read.status": state}, res)
+			states[state] += v
+		}
+		var current []string
+		for s, v := range states {
+			if v == 1 {
+				current = append(current, s)
+			}
+		}
+		assert.Subset(t, []string{"ok", "standby_skipped", "permission_denied", "unsupported", "timeout", "error"}, keys(states))
+		assert.Len(t, current, 1, "states at 1: %v", states)
+	})
+
+	t.Run("pressure", func(t *testing.T) {
+		if !hasPSI {
+			t.Skip("SKIPPED: this kernel has no /proc/pressure/io")
+		}
+		d, ok := findDoc(docs, "system.io.linux.pressure.total", psiAttrs)
+		require.True(t, ok)
+		got := checkDoc(t, d, "system.io.linux.pressure.total", "counter_double", "s", psiAttrs, resourceBase)
+		assert.Greater(t, got, 0.0)
+		assert.LessOrEqual(t, got, pressureTotal(t))
+	})
+
 	t.Run("filesystem", func(t *testing.T) {
 		d, _ := findDoc(docs, "system.filesystem.limit", fsAttrs)
 		res := map[string]any{"disk.major_minor": rootMajMin}
@@ -292,6 +337,52 @@ func TestElasticsearchExporter(t *testing.T) {
 		got := checkDoc(t, d, "system.filesystem.limit", "gauge_long", "By", fsAttrs, res)
 		assert.Equal(t, size, got, "system.filesystem.limit of / against df -B1")
 	})
+}
+
+// ioHWID is the hw.id the I/O documents of a device carry.
+func ioHWID(docs []bulkDoc, dev string) string {
+	d, ok := findDoc(docs, "system.disk.limit", map[string]any{"system.device": dev})
+	if !ok {
+		return ""
+	}
+	id, _ := d.source["resource"].(map[string]any)["attributes"].(map[string]any)["hw.id"].(string)
+	return id
+}
+
+// smartStatusDocs are the SMART read status documents (one per state) of the disk with that hw.id.
+func smartStatusDocs(docs []bulkDoc, hwID string) []bulkDoc {
+	var out []bulkDoc
+	for _, d := range docs {
+		ms, _ := d.source["metrics"].(map[string]any)
+		if _, ok := ms["hw.physical_disk.smart.read.status"]; !ok || hwID == "" {
+			continue
+		}
+		if d.source["resource"].(map[string]any)["attributes"].(map[string]any)["hw.id"] == hwID {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// pressureTotal is /proc/pressure/io's "some" total, in seconds.
+func pressureTotal(t *testing.T) float64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/pressure/io")
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "some ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				us, err := strconv.ParseFloat(v, 64)
+				require.NoError(t, err)
+				return us / 1e6
+			}
+		}
+	}
+	t.Fatalf("no some total in /proc/pressure/io: %q", data)
+	return 0
 }
 
 // diskstatsReadBytes is the bytes read from a device so far: /proc/diskstats field 6 (sectors) × 512.

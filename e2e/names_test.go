@@ -143,15 +143,21 @@ func promName(m docMetric) (string, error) {
 			name += "_" + s
 		}
 	}
-	// Like the unit suffixes, _ratio is not repeated when the name has it already
-	// (system.disk.merged.ratio -> system_disk_merged_ratio).
-	if m.Unit == "1" && m.Type == "Gauge" && !slices.Contains(strings.Split(name, "_"), "ratio") {
-		name += "_ratio"
+	// _total (counters) and _ratio (unit-1 gauges) move to the end: the translator drops the word
+	// wherever the name has it and appends it (system.io.linux.pressure.total in s ->
+	// system_io_linux_pressure_seconds_total).
+	if m.Type == "Sum" && m.Monotonic {
+		name = moveToEnd(name, "total")
 	}
-	if m.Type == "Sum" && m.Monotonic && !strings.HasSuffix(name, "_total") {
-		name += "_total"
+	if m.Unit == "1" && m.Type == "Gauge" {
+		name = moveToEnd(name, "ratio")
 	}
 	return name, nil
+}
+
+func moveToEnd(name, word string) string {
+	tokens := slices.DeleteFunc(strings.Split(name, "_"), func(s string) bool { return s == word })
+	return strings.Join(append(tokens, word), "_")
 }
 
 // promNames maps each Prometheus name of the documented metrics to its OTel name.
@@ -276,6 +282,9 @@ func TestPromName(t *testing.T) {
 		{docMetric{"system.disk.merged.ratio", "1", "Gauge", false}, "system_disk_merged_ratio"},
 		{docMetric{"x.seconds", "s", "Gauge", false}, "x_seconds"},
 		{docMetric{"x.total", "1", "Sum", true}, "x_total"},
+		{docMetric{"system.io.linux.pressure.total", "s", "Sum", true}, "system_io_linux_pressure_seconds_total"},
+		{docMetric{"system.io.linux.pressure.10s", "1", "Gauge", false}, "system_io_linux_pressure_10s_ratio"},
+		{docMetric{"a.ratio.b", "1", "Gauge", false}, "a_b_ratio"},
 	}
 	for _, tt := range tests {
 		got, err := promName(tt.m)

@@ -130,6 +130,8 @@ exporters:
     path: %s
   file/http:
     path: %s
+  file/logs:
+    path: %s
 service:
   pipelines:
     metrics/grpc:
@@ -138,7 +140,11 @@ service:
     metrics/http:
       receivers: [otlp/http]
       exporters: [file/http]
-`, grpcAddr, httpAddr, filepath.Join(dir, "got-grpc.json"), filepath.Join(dir, "got-http.json")), telemetryOff)
+    # The senders' logs pipelines (SMART health events, where a disk has any) need a taker too.
+    logs:
+      receivers: [otlp/grpc, otlp/http]
+      exporters: [file/logs]
+`, grpcAddr, httpAddr, filepath.Join(dir, "got-grpc.json"), filepath.Join(dir, "got-http.json"), filepath.Join(dir, "got-logs.json")), telemetryOff)
 	require.Eventually(t, func() bool { return strings.Contains(sink.output.String(), "Everything is ready") },
 		15*time.Second, 100*time.Millisecond, "the receiving collector did not start")
 
@@ -237,15 +243,6 @@ service:
 			t.Logf("%d data points from %d exports arrived intact over %s", len(sent), len(r.sent.exports), r.name)
 		})
 	}
-}
-
-func hasMetric(md pmetric.Metrics, name string) bool {
-	for _, n := range metricNames(md) {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 func metricNames(md pmetric.Metrics) []string {
