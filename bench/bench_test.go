@@ -10,10 +10,15 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/goleak"
 )
 
 // The sizes are flags so `make test` can smoke-run the benchmarks on small trees:
@@ -39,6 +44,11 @@ func TestMain(m *testing.M) {
 	root = dir
 	code := m.Run()
 	os.RemoveAll(dir)
+	// Every receiver a test or benchmark started has been shut down: none may leave a goroutine behind.
+	if err := goleak.Find(); code == 0 && err != nil {
+		fmt.Fprintln(os.Stderr, "goleak:", err)
+		code = 1
+	}
 	os.Exit(code)
 }
 
@@ -71,7 +81,7 @@ const runTimeout = 10 * time.Minute
 // is user+system CPU per scrape (GC included), points/op the data points delivered per scrape.
 func benchScrape(b *testing.B, r Receiver, src Source, n, m int) {
 	tree(b, n, m)
-	run, err := Start(b.Context(), r, src, root)
+	run, err := Start(b.Context(), r, src, root, nil)
 	require.NoError(b, err)
 	defer func() { require.NoError(b, run.Stop(b.Context())) }()
 	// Two scrapes warm the caches (identities, mount table) and give disk_health its first rates.
@@ -88,6 +98,79 @@ func benchScrape(b *testing.B, r Receiver, src Source, n, m int) {
 	k := float64(s1 - s0)
 	b.ReportMetric(float64(cpu1-cpu0)/k, "cpu-ns/op")
 	b.ReportMetric(float64(d1-d0)/k, "points/op")
+}
+
+// Both receivers see the same tree: every device and every mount, and the parity configuration emits
+// exactly hostmetrics' data points. Otherwise the comparison would measure different work.
+func TestSameInputs(t *testing.T) {
+	const devices, mounts = 7, 5
+	tree(t, devices, mounts)
+	seen := func(r Receiver, src Source, suffix string) (values map[string]bool, points int) {
+		var mu sync.Mutex
+		values = map[string]bool{}
+		run, err := Start(t.Context(), r, src, root, func(md pmetric.Metrics) {
+			mu.Lock()
+			defer mu.Unlock()
+			points = md.DataPointCount()
+			for _, v := range stringAttrs(md, suffix) {
+				values[v] = true
+			}
+		})
+		require.NoError(t, err)
+		require.NoError(t, run.Wait(3, time.Minute))
+		require.NoError(t, run.Stop(t.Context()))
+		mu.Lock()
+		defer mu.Unlock()
+		return values, points
+	}
+	for _, c := range []struct {
+		src    Source
+		suffix string
+		want   int
+	}{{Disk, "device", devices}, {Filesystem, "mountpoint", mounts}} {
+		t.Run(string(c.src), func(t *testing.T) {
+			hm, hmPoints := seen(HostMetrics, c.src, c.suffix)
+			dh, _ := seen(DiskHealth, c.src, c.suffix)
+			parity, parityPoints := seen(DiskHealthParity, c.src, c.suffix)
+			assert.Len(t, hm, c.want)
+			assert.Len(t, dh, c.want)
+			assert.Len(t, parity, c.want)
+			assert.Equal(t, hmPoints, parityPoints)
+		})
+	}
+}
+
+// stringAttrs lists the values of the data point attributes whose key ends with suffix.
+func stringAttrs(md pmetric.Metrics, suffix string) []string {
+	var out []string
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				default:
+					continue
+				}
+				for l := range dps.Len() {
+					dps.At(l).Attributes().Range(func(k string, v pcommon.Value) bool {
+						if strings.HasSuffix(k, suffix) {
+							out = append(out, v.Str())
+						}
+						return true
+					})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // BenchmarkDisk: hostmetrics' disk scraper against disk_health's iostat source, per device count.

@@ -122,8 +122,9 @@ type Run struct {
 	dps  int64 // data points delivered
 }
 
-// Start creates the receiver through its public factory and starts it.
-func Start(ctx context.Context, r Receiver, src Source, root string) (*Run, error) {
+// Start creates the receiver through its public factory and starts it. onScrape, if not nil, sees every
+// delivered scrape.
+func Start(ctx context.Context, r Receiver, src Source, root string, onScrape func(pmetric.Metrics)) (*Run, error) {
 	f, cfg, err := config(r, src, root)
 	if err != nil {
 		return nil, err
@@ -132,6 +133,9 @@ func Start(ctx context.Context, r Receiver, src Source, root string) (*Run, erro
 	run.cond = sync.NewCond(&run.mu)
 	sink, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
 		n := md.DataPointCount()
+		if onScrape != nil {
+			onScrape(md)
+		}
 		run.mu.Lock()
 		run.n++
 		run.dps += int64(n)
