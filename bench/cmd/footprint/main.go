@@ -49,8 +49,9 @@ func main() {
 	config := flag.String("config", "../config/default.yaml", "the disk_health configuration")
 	warmup := flag.Duration("warmup", 15*time.Second, "time before sampling starts")
 	duration := flag.Duration("duration", 3*time.Minute, "sampling time")
+	interval := flag.Duration("interval", 0, "disk_health collection_interval instead of the configuration's")
 	flag.Parse()
-	if err := run(*otelcol, *config, *warmup, *duration); err != nil {
+	if err := run(*otelcol, *config, *interval, *warmup, *duration); err != nil {
 		fmt.Fprintln(os.Stderr, "footprint:", err)
 		os.Exit(1)
 	}
@@ -74,7 +75,7 @@ type proc struct {
 	samples int
 }
 
-func run(otelcol, config string, warmup, duration time.Duration) error {
+func run(otelcol, config string, interval, warmup, duration time.Duration) error {
 	dir, err := os.MkdirTemp("", "footprint-")
 	if err != nil {
 		return err
@@ -93,6 +94,9 @@ func run(otelcol, config string, warmup, duration time.Duration) error {
 	full := []string{"--config", config,
 		"--config", fmt.Sprintf("yaml:exporters::prometheus::endpoint: 127.0.0.1:%d", ports[2]),
 		"--config", "yaml:service::telemetry::metrics::level: none"}
+	if interval > 0 {
+		full = append(full, "--config", "yaml:receivers::disk_health::collection_interval: "+interval.String())
+	}
 	procs := []*proc{
 		{name: "disk_health (config/default.yaml)", cmd: exec.Command(otelcol, full...)},
 		{name: "otlp receiver only", cmd: exec.Command(otelcol, "--config", base)},
@@ -134,7 +138,7 @@ func run(otelcol, config string, warmup, duration time.Duration) error {
 
 func report(procs []*proc, duration time.Duration) {
 	fmt.Printf("\n## Collector footprint (%v sampled after warm-up, both running at once)\n\n", duration)
-	fmt.Println("| process | CPU | CPU-s/day | RSS mean | RSS max |")
+	fmt.Println("| process | CPU (of one core) | CPU-s/day | RSS mean | RSS max |")
 	fmt.Println("|---|---:|---:|---:|---:|")
 	var cpu [2]float64
 	var rss [2]float64
@@ -143,9 +147,9 @@ func report(procs []*proc, duration time.Duration) {
 		frac := used.Seconds() / p.lastAt.Sub(p.at).Seconds()
 		mean := float64(p.rssSum) / float64(p.samples)
 		cpu[i], rss[i] = frac, mean
-		fmt.Printf("| %s | %.2f%% | %.0f | %.1f MiB | %.1f MiB |\n", p.name, 100*frac, frac*86400, mean/(1<<20), float64(p.rssMax)/(1<<20))
+		fmt.Printf("| %s | %.3f%% | %.0f | %.1f MiB | %.1f MiB |\n", p.name, 100*frac, frac*86400, mean/(1<<20), float64(p.rssMax)/(1<<20))
 	}
-	fmt.Printf("| **marginal (difference)** | %.2f%% | %.0f | %.1f MiB | |\n", 100*(cpu[0]-cpu[1]), (cpu[0]-cpu[1])*86400, (rss[0]-rss[1])/(1<<20))
+	fmt.Printf("| **marginal (difference)** | %.3f%% | %.0f | %.1f MiB | |\n", 100*(cpu[0]-cpu[1]), (cpu[0]-cpu[1])*86400, (rss[0]-rss[1])/(1<<20))
 }
 
 func stop(procs []*proc) {
@@ -165,41 +169,89 @@ func stop(procs []*proc) {
 	}
 }
 
-// read takes CPU time from /proc/<pid>/stat (fields 14 and 15) and RSS from /proc/<pid>/status.
+// read takes CPU time and RSS from /proc/<pid>.
 func read(pid int) (sample, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	ticks, err := statCPU(pid)
 	if err != nil {
 		return sample{}, err
+	}
+	rss, err := statusRSS(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	// schedstat counts nanoseconds; stat's 10 ms ticks are too coarse for a process that works a
+	// millisecond every few seconds. Use ticks only where schedstat is missing.
+	if ns, err := schedCPU(pid); err == nil {
+		return sample{cpu: ns, rss: rss}, nil
+	}
+	return sample{cpu: ticks, rss: rss}, nil
+}
+
+// schedCPU sums the time on CPU of every thread (/proc/<pid>/task/*/schedstat, first field).
+func schedCPU(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no schedstat for %d", pid)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("%s: empty", t)
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", t, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}
+
+// statCPU is utime+stime from /proc/<pid>/stat (fields 14 and 15); it also tells a zombie.
+func statCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
 	}
 	// The command name (field 2) may hold spaces; the fields after it start past its ')'.
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return sample{}, errors.New("malformed stat")
+		return 0, errors.New("malformed stat")
 	}
 	f := strings.Fields(string(stat[i+1:]))
 	if len(f) < 13 || f[0] == "Z" {
-		return sample{}, fmt.Errorf("process %d gone (%q)", pid, f)
+		return 0, fmt.Errorf("process %d gone", pid)
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return sample{}, err
+		return 0, err
 	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// statusRSS is VmRSS from /proc/<pid>/status.
+func statusRSS(pid int) (int64, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return sample{}, err
+		return 0, err
 	}
 	var rss int64
 	for line := range strings.Lines(string(status)) {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			if err != nil {
-				return sample{}, fmt.Errorf("VmRSS %q: %w", v, err)
+				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
 			}
 			rss = kb << 10
 		}
 	}
-	return sample{cpu: time.Duration(utime+stime) * time.Second / clockTicks, rss: rss}, nil
+	return rss, nil
 }
 
 func freePorts(n int) ([]int, error) {
