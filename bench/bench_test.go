@@ -136,6 +136,10 @@ func TestSameInputs(t *testing.T) {
 			assert.Len(t, dh, c.want)
 			assert.Len(t, parity, c.want)
 			assert.Equal(t, hmPoints, parityPoints)
+			for _, r := range []Receiver{HostMetricsEngine, DiskHealthEngine} {
+				_, points := seen(r, c.src, c.suffix)
+				assert.Zero(t, points, r)
+			}
 		})
 	}
 }
@@ -176,7 +180,7 @@ func stringAttrs(md pmetric.Metrics, suffix string) []string {
 // BenchmarkDisk: hostmetrics' disk scraper against disk_health's iostat source, per device count.
 func BenchmarkDisk(b *testing.B) {
 	for _, n := range sizes(b, *devicesFlag) {
-		for _, r := range []Receiver{HostMetrics, DiskHealth, DiskHealthParity} {
+		for _, r := range Receivers {
 			b.Run(fmt.Sprintf("devices=%d/recv=%s", n, r), func(b *testing.B) { benchScrape(b, r, Disk, n, 1) })
 		}
 	}
@@ -185,7 +189,7 @@ func BenchmarkDisk(b *testing.B) {
 // BenchmarkFilesystem: hostmetrics' filesystem scraper against disk_health's, per mount count.
 func BenchmarkFilesystem(b *testing.B) {
 	for _, m := range sizes(b, *mountsFlag) {
-		for _, r := range []Receiver{HostMetrics, DiskHealth, DiskHealthParity} {
+		for _, r := range Receivers {
 			b.Run(fmt.Sprintf("mounts=%d/recv=%s", m, r), func(b *testing.B) { benchScrape(b, r, Filesystem, 1, m) })
 		}
 	}

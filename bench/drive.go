@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -37,13 +38,26 @@ const (
 	// DiskHealthParity is disk_health emitting only the metrics hostmetrics emits for the source: the
 	// same data, so the difference to HostMetrics is the cost of reading and building it.
 	DiskHealthParity Receiver = "disk_health_parity"
+	// The engine variants emit no metric at all: what is left is reading, parsing, statfs and the
+	// receivers' own bookkeeping, so (full − engine) is the cost of building the pdata.
+	HostMetricsEngine Receiver = "hostmetrics_engine"
+	DiskHealthEngine  Receiver = "disk_health_engine"
 )
+
+// Receivers lists every receiver configuration a benchmark compares.
+var Receivers = []Receiver{HostMetrics, DiskHealth, DiskHealthParity, HostMetricsEngine, DiskHealthEngine}
 
 // hostMetricsSet is what hostmetrics' scrapers emit by default.
 var hostMetricsSet = map[Source][]string{
 	Disk: {"system.disk.io", "system.disk.operations", "system.disk.io_time", "system.disk.operation_time",
 		"system.disk.weighted_io_time", "system.disk.pending_operations", "system.disk.merged"},
 	Filesystem: {"system.filesystem.usage", "system.filesystem.inodes.usage"},
+}
+
+// hostMetricsOff is every metric of hostmetrics' scrapers, the ones off by default included.
+var hostMetricsOff = map[Source][]string{
+	Disk:       hostMetricsSet[Disk],
+	Filesystem: append(slices.Clone(hostMetricsSet[Filesystem]), "system.filesystem.utilization"),
 }
 
 // Interval is the collection interval of a run: short enough that scrapes run back to back (the
@@ -60,18 +74,26 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 		"initial_delay":       "0s",
 	}
 	switch r {
-	case HostMetrics:
+	case HostMetrics, HostMetricsEngine:
 		f = hostmetricsreceiver.NewFactory()
-		m["scrapers"] = map[string]any{string(src): map[string]any{}}
-	case DiskHealth, DiskHealthParity:
+		sc := map[string]any{}
+		if r == HostMetricsEngine {
+			off := map[string]any{}
+			for _, name := range hostMetricsOff[src] {
+				off[name] = map[string]any{"enabled": false}
+			}
+			sc["metrics"] = off
+		}
+		m["scrapers"] = map[string]any{string(src): sc}
+	case DiskHealth, DiskHealthParity, DiskHealthEngine:
 		f = diskhealthreceiver.NewFactory()
 		for _, s := range []string{"iostat", "filesystem", "smart", "pressure", "cgroups"} {
 			m[s] = map[string]any{"enabled": false}
 		}
 		own := map[Source]string{Disk: "iostat", Filesystem: "filesystem"}[src]
 		m[own] = map[string]any{"enabled": true}
-		if r == DiskHealthParity {
-			metrics, err := parityMetrics(f, src)
+		if r != DiskHealth {
+			metrics, err := parityMetrics(f, src, r == DiskHealthEngine)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -92,22 +114,25 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 	return f, cfg, nil
 }
 
-// parityMetrics disables every disk_health metric that hostmetrics does not emit for src.
-func parityMetrics(f receiver.Factory, src Source) (map[string]any, error) {
+// parityMetrics disables every disk_health metric that hostmetrics does not emit for src, or all of
+// them.
+func parityMetrics(f receiver.Factory, src Source, all bool) (map[string]any, error) {
 	conf := confmap.New()
 	if err := conf.Marshal(f.CreateDefaultConfig()); err != nil {
 		return nil, err
 	}
-	all, err := conf.Sub("metrics")
+	metrics, err := conf.Sub("metrics")
 	if err != nil {
 		return nil, err
 	}
 	keep := map[string]bool{}
-	for _, name := range hostMetricsSet[src] {
-		keep[name] = true
+	if !all {
+		for _, name := range hostMetricsSet[src] {
+			keep[name] = true
+		}
 	}
 	out := map[string]any{}
-	for name := range all.ToStringMap() {
+	for name := range metrics.ToStringMap() {
 		out[name] = map[string]any{"enabled": keep[name]}
 	}
 	return out, nil

@@ -74,6 +74,9 @@ func median(vs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
+// receivers are the configurations of the side-by-side suite, in table order.
+var receivers = []string{"hostmetrics", "disk_health", "disk_health_parity", "hostmetrics_engine", "disk_health_engine"}
+
 // key is one side-by-side case.
 type key struct {
 	source string
@@ -113,14 +116,19 @@ func print(w io.Writer, results map[string]result, order []string) {
 				continue
 			}
 			hm := cases[k]["hostmetrics"]
-			for _, recv := range []string{"hostmetrics", "disk_health", "disk_health_parity"} {
+			for _, recv := range receivers {
 				r, ok := cases[k][recv]
 				if !ok {
 					continue
 				}
-				fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.0f | %s | %.1f | %s | %s |\n", k.size, recv,
+				perPoint, allocsPerPoint := "–", "–"
+				if r["points/op"] > 0 {
+					perPoint = dur(r["cpu-ns/op"] / r["points/op"])
+					allocsPerPoint = fmt.Sprintf("%.1f", r["allocs/op"]/r["points/op"])
+				}
+				fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s | %s |\n", k.size, recv,
 					dur(r["ns/op"]), dur(r["cpu-ns/op"]), bytes(r["B/op"]), count(r["allocs/op"]), r["points/op"],
-					dur(r["cpu-ns/op"]/r["points/op"]), r["allocs/op"]/r["points/op"],
+					perPoint, allocsPerPoint,
 					ratio(r["cpu-ns/op"], hm["cpu-ns/op"]), ratio(r["allocs/op"], hm["allocs/op"]))
 			}
 		}
@@ -157,7 +165,10 @@ func combined(w io.Writer, cases map[key]map[string]result, n, m int) {
 	}
 	fmt.Fprintf(w, "\n## Disk (%d devices) + filesystem (%d mounts)\n\n| receiver | wall | CPU | allocs | points | wall vs hm | CPU vs hm | allocs vs hm |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", n, m)
 	sum := func(recv, unit string) float64 { return d[recv][unit] + f[recv][unit] }
-	for _, recv := range []string{"hostmetrics", "disk_health", "disk_health_parity"} {
+	for _, recv := range receivers {
+		if d[recv] == nil || f[recv] == nil {
+			continue
+		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0f | %s | %s | %s |\n", recv, dur(sum(recv, "ns/op")), dur(sum(recv, "cpu-ns/op")),
 			count(sum(recv, "allocs/op")), sum(recv, "points/op"),
 			ratio(sum(recv, "ns/op"), sum("hostmetrics", "ns/op")), ratio(sum(recv, "cpu-ns/op"), sum("hostmetrics", "cpu-ns/op")),
