@@ -127,7 +127,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 					allocsPerPoint = fmt.Sprintf("%.1f", r["allocs/op"]/r["points/op"])
 				}
 				fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s | %s |\n", k.size, recv,
-					dur(r["ns/op"]), dur(r["cpu-ns/op"]), bytes(r["B/op"]), count(r["allocs/op"]), r["points/op"],
+					dur(r["ns/op"]), dur(r["cpu-ns/op"]), size(r["B/op"]), count(r["allocs/op"]), r["points/op"],
 					perPoint, allocsPerPoint,
 					ratio(r["cpu-ns/op"], hm["cpu-ns/op"]), ratio(r["allocs/op"], hm["allocs/op"]))
 			}
@@ -138,7 +138,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 		fmt.Fprintln(w, "\n## Floor: open, read and split /proc/diskstats, nothing else\n\n| devices | wall | B/op | allocs/op |\n|---:|---:|---:|---:|")
 		for _, n := range floors {
 			r := results[fmt.Sprintf("BenchmarkDiskstatsFloor/devices=%d", n)]
-			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", n, dur(r["ns/op"]), bytes(r["B/op"]), count(r["allocs/op"]))
+			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", n, dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]))
 		}
 	}
 	if len(other) > 0 {
@@ -152,7 +152,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 				}
 			}
 			slices.Sort(extra)
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), dur(r["ns/op"]), bytes(r["B/op"]), count(r["allocs/op"]), strings.Join(extra, ", "))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]), strings.Join(extra, ", "))
 		}
 	}
 }
@@ -195,7 +195,7 @@ func dur(ns float64) string {
 	return fmt.Sprintf("%.0f ns", ns)
 }
 
-func bytes(b float64) string {
+func size(b float64) string {
 	switch {
 	case b >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", b/(1<<20))
