@@ -1,7 +1,10 @@
 # diskhealth: the disk_health receiver and the otelcol-diskhealth distribution.
 #   make run    build the collector and run it on this host (config/default.yaml)
 #   make test   everything: generated-code drift, vet/gofmt, unit + golden + fuzz seeds with -race,
-#               and the end-to-end tests against the built collector and real peers
+#               the end-to-end tests against the built collector and real peers, and a smoke run of the
+#               side-by-side benchmarks (bench/, its own module) on a small tree
+#   make bench  the side-by-side suite against hostmetrics, the receiver's own benchmarks and the
+#               collector's footprint (takes minutes); results in bench.out, see BENCHMARKS.md
 
 SHELL        := /bin/bash
 GO           ?= go
@@ -13,6 +16,9 @@ DIST         := $(CURDIR)/_build/otelcol-diskhealth
 RECEIVER     := receiver/diskhealthreceiver
 GOTEST_FLAGS ?= -race -timeout 20m
 BENCH_FLAGS  ?= -benchtime=1s -count=1
+# The side-by-side suite: -count runs of each case, summarised by their medians (benchtable).
+SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
+FOOTPRINT    ?= 3m
 
 .PHONY: all run build test unit e2e generate check-generated lint bench clean
 
@@ -36,6 +42,7 @@ generate:
 lint:
 	$(GO) vet ./...
 	cd deploy && $(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 unit:
@@ -43,13 +50,18 @@ unit:
 	cd deploy && $(GO) test $(GOTEST_FLAGS) ./...
 
 # The end-to-end tests run the built collector; they find it through DISKHEALTH_OTELCOL.
-# deploy/ is a module of its own (Kubernetes API types for the manifest tests).
+# deploy/ (Kubernetes API types) and bench/ (hostmetrics, side by side) are modules of their own; the
+# benchmark code gets a one-iteration smoke run so it cannot rot.
 test: lint build
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...
 	cd deploy && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...
+	cd bench && $(GO) test $(GOTEST_FLAGS) -bench . -benchtime=1x ./... -args -devices=10 -mounts=50
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) ./$(RECEIVER)/... | tee bench.out
+bench: build
+	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . $(SIDE_FLAGS) . | tee ../bench.out
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) ./$(RECEIVER)/... | tee -a bench.out
+	cd bench && $(GO) run ./cmd/benchtable < ../bench.out | tee ../bench.md
+	cd bench && $(GO) run ./cmd/footprint -otelcol $(DIST) -duration $(FOOTPRINT) | tee -a ../bench.md
 
 clean:
-	rm -rf _build bench.out
+	rm -rf _build bench.out bench.md

@@ -1,0 +1,216 @@
+// Command benchtable reads `go test -bench` output on stdin and prints Markdown tables of the medians
+// of repeated runs (-count): hostmetrics and disk_health side by side with their ratios, the combined
+// scrape, the cost per data point, the diskstats floor and every other benchmark.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// result is the medians of one benchmark's runs, by unit (ns/op, B/op, allocs/op, cpu-ns/op, ...).
+type result map[string]float64
+
+var (
+	line   = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+	metric = regexp.MustCompile(`([0-9.e+]+) (\S+)`)
+	side   = regexp.MustCompile(`^Benchmark(Disk|Filesystem)/(devices|mounts)=(\d+)/recv=(\S+)$`)
+	floor  = regexp.MustCompile(`^BenchmarkDiskstatsFloor/devices=(\d+)$`)
+)
+
+func main() {
+	results, order, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	print(os.Stdout, results, order)
+}
+
+func parse(r io.Reader) (map[string]result, []string, error) {
+	runs := map[string]map[string][]float64{}
+	var order []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		name := m[1]
+		if runs[name] == nil {
+			runs[name] = map[string][]float64{}
+			order = append(order, name)
+		}
+		for _, kv := range metric.FindAllStringSubmatch(m[2], -1) {
+			v, err := strconv.ParseFloat(kv[1], 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", sc.Text(), err)
+			}
+			runs[name][kv[2]] = append(runs[name][kv[2]], v)
+		}
+	}
+	out := map[string]result{}
+	for name, units := range runs {
+		out[name] = result{}
+		for u, vs := range units {
+			out[name][u] = median(vs)
+		}
+	}
+	return out, order, sc.Err()
+}
+
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// receivers are the configurations of the side-by-side suite, in table order.
+var receivers = []string{"hostmetrics", "disk_health", "disk_health_parity", "hostmetrics_engine", "disk_health_engine"}
+
+// key is one side-by-side case.
+type key struct {
+	source string
+	size   int
+}
+
+func print(w io.Writer, results map[string]result, order []string) {
+	cases := map[key]map[string]result{}
+	var keys []key
+	var floors []int
+	var other []string
+	for _, name := range order {
+		if m := side.FindStringSubmatch(name); m != nil {
+			n, _ := strconv.Atoi(m[3])
+			k := key{m[1], n}
+			if cases[k] == nil {
+				cases[k] = map[string]result{}
+				keys = append(keys, k)
+			}
+			cases[k][m[4]] = results[name]
+			continue
+		}
+		if m := floor.FindStringSubmatch(name); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			floors = append(floors, n)
+			continue
+		}
+		other = append(other, name)
+	}
+	for _, src := range []string{"Disk", "Filesystem"} {
+		unit := map[string]string{"Disk": "devices", "Filesystem": "mounts"}[src]
+		fmt.Fprintf(w, "\n## %s scrape, medians per completed scrape\n\n", src)
+		fmt.Fprintf(w, "| %s | receiver | wall | CPU | B/op | allocs/op | points | CPU/point | allocs/point | CPU vs hm | allocs vs hm |\n", unit)
+		fmt.Fprintln(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, k := range keys {
+			if k.source != src {
+				continue
+			}
+			hm := cases[k]["hostmetrics"]
+			for _, recv := range receivers {
+				r, ok := cases[k][recv]
+				if !ok {
+					continue
+				}
+				perPoint, allocsPerPoint := "–", "–"
+				if r["points/op"] > 0 {
+					perPoint = dur(r["cpu-ns/op"] / r["points/op"])
+					allocsPerPoint = fmt.Sprintf("%.1f", r["allocs/op"]/r["points/op"])
+				}
+				fmt.Fprintf(w, "| %d | %s | %s | %s | %s | %s | %.0f | %s | %s | %s | %s |\n", k.size, recv,
+					dur(r["ns/op"]), dur(r["cpu-ns/op"]), size(r["B/op"]), count(r["allocs/op"]), r["points/op"],
+					perPoint, allocsPerPoint,
+					ratio(r["cpu-ns/op"], hm["cpu-ns/op"]), ratio(r["allocs/op"], hm["allocs/op"]))
+			}
+		}
+	}
+	combined(w, cases, 1000, 5000)
+	if len(floors) > 0 {
+		fmt.Fprintln(w, "\n## Floor: open, read and split /proc/diskstats, nothing else\n\n| devices | wall | B/op | allocs/op |\n|---:|---:|---:|---:|")
+		for _, n := range floors {
+			r := results[fmt.Sprintf("BenchmarkDiskstatsFloor/devices=%d", n)]
+			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", n, dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]))
+		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintln(w, "\n## The receiver's own benchmarks\n\n| benchmark | time/op | B/op | allocs/op | other |\n|---|---:|---:|---:|---|")
+		for _, name := range other {
+			r := results[name]
+			var extra []string
+			for u, v := range r {
+				if u != "ns/op" && u != "B/op" && u != "allocs/op" {
+					extra = append(extra, fmt.Sprintf("%s %s", strconv.FormatFloat(v, 'g', 4, 64), u))
+				}
+			}
+			slices.Sort(extra)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]), strings.Join(extra, ", "))
+		}
+	}
+}
+
+// combined is the issue's yardstick: a disk scrape of n devices plus a filesystem scrape of m mounts.
+func combined(w io.Writer, cases map[key]map[string]result, n, m int) {
+	d, f := cases[key{"Disk", n}], cases[key{"Filesystem", m}]
+	if d == nil || f == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n## Disk (%d devices) + filesystem (%d mounts)\n\n| receiver | wall | CPU | allocs | points | wall vs hm | CPU vs hm | allocs vs hm |\n|---|---:|---:|---:|---:|---:|---:|---:|\n", n, m)
+	sum := func(recv, unit string) float64 { return d[recv][unit] + f[recv][unit] }
+	for _, recv := range receivers {
+		if d[recv] == nil || f[recv] == nil {
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %.0f | %s | %s | %s |\n", recv, dur(sum(recv, "ns/op")), dur(sum(recv, "cpu-ns/op")),
+			count(sum(recv, "allocs/op")), sum(recv, "points/op"),
+			ratio(sum(recv, "ns/op"), sum("hostmetrics", "ns/op")), ratio(sum(recv, "cpu-ns/op"), sum("hostmetrics", "cpu-ns/op")),
+			ratio(sum(recv, "allocs/op"), sum("hostmetrics", "allocs/op")))
+	}
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func dur(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.1f ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+func size(b float64) string {
+	switch {
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
+
+func count(n float64) string {
+	switch {
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fM", n/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fk", n/1e3)
+	}
+	return fmt.Sprintf("%.0f", n)
+}

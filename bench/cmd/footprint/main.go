@@ -1,0 +1,274 @@
+// Command footprint measures the running collector's cost on this host: it starts the distribution
+// twice at once, with the disk_health default configuration and with only an otlp receiver (same
+// exporters), and samples both processes' CPU time and RSS from /proc/<pid>/stat and status. The
+// difference is the receiver's marginal cost; running both together exposes them to the same load.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat; 100 on every Linux ABI Go
+// supports.
+const clockTicks = 100
+
+// baseline is the comparison distribution's configuration: the default's exporters, no disk_health.
+const baseline = `receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  debug:
+    verbosity: normal
+  prometheus:
+    endpoint: 127.0.0.1:%d
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      exporters: [debug, prometheus]
+`
+
+func main() {
+	otelcol := flag.String("otelcol", "../_build/otelcol-diskhealth", "the collector binary")
+	config := flag.String("config", "../config/default.yaml", "the disk_health configuration")
+	warmup := flag.Duration("warmup", 15*time.Second, "time before sampling starts")
+	duration := flag.Duration("duration", 3*time.Minute, "sampling time")
+	interval := flag.Duration("interval", 0, "disk_health collection_interval instead of the configuration's")
+	flag.Parse()
+	if err := run(*otelcol, *config, *interval, *warmup, *duration); err != nil {
+		fmt.Fprintln(os.Stderr, "footprint:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one reading of a process.
+type sample struct {
+	cpu time.Duration // user+system so far
+	rss int64         // bytes
+}
+
+type proc struct {
+	name    string
+	cmd     *exec.Cmd
+	first   sample
+	at      time.Time
+	last    sample
+	lastAt  time.Time
+	rssSum  int64
+	rssMax  int64
+	samples int
+}
+
+func run(otelcol, config string, interval, warmup, duration time.Duration) error {
+	dir, err := os.MkdirTemp("", "footprint-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	base := filepath.Join(dir, "baseline.yaml")
+	if err := os.WriteFile(base, fmt.Appendf(nil, baseline, ports[0], ports[1]), 0o644); err != nil {
+		return err
+	}
+	// The default configuration as shipped, but on a free Prometheus port and without the collector's
+	// own telemetry server (both runs drop it, so neither pays for it or collides on its port).
+	full := []string{"--config", config,
+		"--config", fmt.Sprintf("yaml:exporters::prometheus::endpoint: 127.0.0.1:%d", ports[2]),
+		"--config", "yaml:service::telemetry::metrics::level: none"}
+	if interval > 0 {
+		full = append(full, "--config", "yaml:receivers::disk_health::collection_interval: "+interval.String())
+	}
+	procs := []*proc{
+		{name: "disk_health (config/default.yaml)", cmd: exec.Command(otelcol, full...)},
+		{name: "otlp receiver only", cmd: exec.Command(otelcol, "--config", base)},
+	}
+	for _, p := range procs {
+		// The debug exporter's output is part of the cost; where it goes is not.
+		p.cmd.Stdout, p.cmd.Stderr = nil, nil
+		if err := p.cmd.Start(); err != nil {
+			stop(procs)
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+	}
+	defer stop(procs)
+	time.Sleep(warmup)
+	for _, p := range procs {
+		s, err := read(p.cmd.Process.Pid)
+		if err != nil {
+			return fmt.Errorf("%s exited during warm-up: %w", p.name, err)
+		}
+		p.first, p.at = s, time.Now()
+	}
+	end := time.Now().Add(duration)
+	for time.Now().Before(end) {
+		time.Sleep(time.Second)
+		for _, p := range procs {
+			s, err := read(p.cmd.Process.Pid)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p.name, err)
+			}
+			p.last, p.lastAt = s, time.Now()
+			p.rssSum += s.rss
+			p.rssMax = max(p.rssMax, s.rss)
+			p.samples++
+		}
+	}
+	report(procs, duration)
+	return nil
+}
+
+func report(procs []*proc, duration time.Duration) {
+	fmt.Printf("\n## Collector footprint (%v sampled after warm-up, both running at once)\n\n", duration)
+	fmt.Println("| process | CPU (of one core) | CPU-s/day | RSS mean | RSS max |")
+	fmt.Println("|---|---:|---:|---:|---:|")
+	var cpu [2]float64
+	var rss [2]float64
+	for i, p := range procs {
+		used := p.last.cpu - p.first.cpu
+		frac := used.Seconds() / p.lastAt.Sub(p.at).Seconds()
+		mean := float64(p.rssSum) / float64(p.samples)
+		cpu[i], rss[i] = frac, mean
+		fmt.Printf("| %s | %.3f%% | %.0f | %.1f MiB | %.1f MiB |\n", p.name, 100*frac, frac*86400, mean/(1<<20), float64(p.rssMax)/(1<<20))
+	}
+	fmt.Printf("| **marginal (difference)** | %.3f%% | %.0f | %.1f MiB | |\n", 100*(cpu[0]-cpu[1]), (cpu[0]-cpu[1])*86400, (rss[0]-rss[1])/(1<<20))
+}
+
+func stop(procs []*proc) {
+	for _, p := range procs {
+		if p.cmd.Process == nil {
+			continue
+		}
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = p.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
+		}
+	}
+}
+
+// read takes CPU time and RSS from /proc/<pid>.
+func read(pid int) (sample, error) {
+	ticks, err := statCPU(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	rss, err := statusRSS(pid)
+	if err != nil {
+		return sample{}, err
+	}
+	// schedstat counts nanoseconds; stat's 10 ms ticks are too coarse for a process that works a
+	// millisecond every few seconds. Use ticks only where schedstat is missing.
+	if ns, err := schedCPU(pid); err == nil {
+		return sample{cpu: ns, rss: rss}, nil
+	}
+	return sample{cpu: ticks, rss: rss}, nil
+}
+
+// schedCPU sums the time on CPU of every thread (/proc/<pid>/task/*/schedstat, first field).
+func schedCPU(pid int) (time.Duration, error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, fmt.Errorf("no schedstat for %d", pid)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("%s: empty", t)
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", t, err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}
+
+// statCPU is utime+stime from /proc/<pid>/stat (fields 14 and 15); it also tells a zombie.
+func statCPU(pid int) (time.Duration, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after it start past its ')'.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("malformed stat")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 13 || f[0] == "Z" {
+		return 0, fmt.Errorf("process %d gone", pid)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
+// statusRSS is VmRSS from /proc/<pid>/status.
+func statusRSS(pid int) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	var rss int64
+	for line := range strings.Lines(string(status)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmRSS %q: %w", v, err)
+			}
+			rss = kb << 10
+		}
+	}
+	return rss, nil
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

@@ -1,0 +1,223 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/hostmetricsreceiver"
+)
+
+// Source is what a run scrapes.
+type Source string
+
+const (
+	Disk       Source = "disk"
+	Filesystem Source = "filesystem"
+)
+
+// Receiver names a receiver under test.
+type Receiver string
+
+const (
+	HostMetrics Receiver = "hostmetrics"
+	DiskHealth  Receiver = "disk_health"
+	// DiskHealthParity is disk_health emitting only the metrics hostmetrics emits for the source: the
+	// same data, so the difference to HostMetrics is the cost of reading and building it.
+	DiskHealthParity Receiver = "disk_health_parity"
+	// The engine variants emit no metric at all: what is left is reading, parsing, statfs and the
+	// receivers' own bookkeeping, so (full − engine) is the cost of building the pdata.
+	HostMetricsEngine Receiver = "hostmetrics_engine"
+	DiskHealthEngine  Receiver = "disk_health_engine"
+)
+
+// Receivers lists every receiver configuration a benchmark compares.
+var Receivers = []Receiver{HostMetrics, DiskHealth, DiskHealthParity, HostMetricsEngine, DiskHealthEngine}
+
+// hostMetricsSet is what hostmetrics' scrapers emit by default.
+var hostMetricsSet = map[Source][]string{
+	Disk: {"system.disk.io", "system.disk.operations", "system.disk.io_time", "system.disk.operation_time",
+		"system.disk.weighted_io_time", "system.disk.pending_operations", "system.disk.merged"},
+	Filesystem: {"system.filesystem.usage", "system.filesystem.inodes.usage"},
+}
+
+// hostMetricsOff is every metric of hostmetrics' scrapers, the ones off by default included.
+var hostMetricsOff = map[Source][]string{
+	Disk:       hostMetricsSet[Disk],
+	Filesystem: append(slices.Clone(hostMetricsSet[Filesystem]), "system.filesystem.utilization"),
+}
+
+// Interval is the collection interval of a run: short enough that scrapes run back to back (the
+// controller's ticker drops the ticks a running scrape misses), so a run's wall time is its scrapes.
+const Interval = 10 * time.Microsecond
+
+// config returns the receiver's factory and its configuration for one source on root, built from a
+// map the way the collector builds it from YAML.
+func config(r Receiver, src Source, root string) (receiver.Factory, component.Config, error) {
+	var f receiver.Factory
+	m := map[string]any{
+		"root_path":           root,
+		"collection_interval": Interval.String(),
+		"initial_delay":       "0s",
+	}
+	switch r {
+	case HostMetrics, HostMetricsEngine:
+		f = hostmetricsreceiver.NewFactory()
+		sc := map[string]any{}
+		if r == HostMetricsEngine {
+			off := map[string]any{}
+			for _, name := range hostMetricsOff[src] {
+				off[name] = map[string]any{"enabled": false}
+			}
+			sc["metrics"] = off
+		}
+		m["scrapers"] = map[string]any{string(src): sc}
+	case DiskHealth, DiskHealthParity, DiskHealthEngine:
+		f = diskhealthreceiver.NewFactory()
+		for _, s := range []string{"iostat", "filesystem", "smart", "pressure", "cgroups"} {
+			m[s] = map[string]any{"enabled": false}
+		}
+		own := map[Source]string{Disk: "iostat", Filesystem: "filesystem"}[src]
+		m[own] = map[string]any{"enabled": true}
+		if r != DiskHealth {
+			metrics, err := parityMetrics(f, src, r == DiskHealthEngine)
+			if err != nil {
+				return nil, nil, err
+			}
+			m["metrics"] = metrics
+		}
+	default:
+		return nil, nil, fmt.Errorf("unknown receiver %q", r)
+	}
+	cfg := f.CreateDefaultConfig()
+	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+		return nil, nil, fmt.Errorf("%s config: %w", r, err)
+	}
+	if v, ok := cfg.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%s config: %w", r, err)
+		}
+	}
+	return f, cfg, nil
+}
+
+// parityMetrics disables every disk_health metric that hostmetrics does not emit for src, or all of
+// them.
+func parityMetrics(f receiver.Factory, src Source, all bool) (map[string]any, error) {
+	conf := confmap.New()
+	if err := conf.Marshal(f.CreateDefaultConfig()); err != nil {
+		return nil, err
+	}
+	metrics, err := conf.Sub("metrics")
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	if !all {
+		for _, name := range hostMetricsSet[src] {
+			keep[name] = true
+		}
+	}
+	out := map[string]any{}
+	for name := range metrics.ToStringMap() {
+		out[name] = map[string]any{"enabled": keep[name]}
+	}
+	return out, nil
+}
+
+// Run is a receiver running with a counting sink.
+type Run struct {
+	rcv  receiver.Metrics
+	mu   sync.Mutex
+	cond *sync.Cond
+	n    int   // scrapes delivered
+	dps  int64 // data points delivered
+}
+
+// Start creates the receiver through its public factory and starts it. onScrape, if not nil, sees every
+// delivered scrape.
+func Start(ctx context.Context, r Receiver, src Source, root string, onScrape func(pmetric.Metrics)) (*Run, error) {
+	f, cfg, err := config(r, src, root)
+	if err != nil {
+		return nil, err
+	}
+	run := &Run{}
+	run.cond = sync.NewCond(&run.mu)
+	sink, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		n := md.DataPointCount()
+		if onScrape != nil {
+			onScrape(md)
+		}
+		run.mu.Lock()
+		run.n++
+		run.dps += int64(n)
+		run.mu.Unlock()
+		run.cond.Broadcast()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	rcv, err := f.CreateMetrics(ctx, receivertest.NewNopSettings(f.Type()), cfg, sink)
+	if err != nil {
+		return nil, err
+	}
+	if err := rcv.Start(ctx, componenttest.NewNopHost()); err != nil {
+		return nil, err
+	}
+	run.rcv = rcv
+	return run, nil
+}
+
+// Wait blocks until n scrapes in all have been delivered, or timeout passes.
+func (r *Run) Wait(n int, timeout time.Duration) error {
+	timer := time.AfterFunc(timeout, r.cond.Broadcast)
+	defer timer.Stop()
+	deadline := time.Now().Add(timeout)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.n < n {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d scrapes after %v", r.n, n, timeout)
+		}
+		r.cond.Wait()
+	}
+	return nil
+}
+
+// Counts returns the scrapes and data points delivered so far.
+func (r *Run) Counts() (scrapes int, dataPoints int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n, r.dps
+}
+
+// Stop shuts the receiver down.
+func (r *Run) Stop(ctx context.Context) error {
+	if r.rcv == nil {
+		return errors.New("not started")
+	}
+	return r.rcv.Shutdown(ctx)
+}
+
+// CPUTime is the process's user+system CPU time so far.
+func CPUTime() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
