@@ -55,7 +55,8 @@ unit:
 test: lint build
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...
 	cd deploy && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...
-	cd bench && $(GO) test $(GOTEST_FLAGS) -bench . -benchtime=1x ./... -args -devices=10 -mounts=50
+	cd bench && $(GO) test $(GOTEST_FLAGS) ./cmd/...
+	cd bench && $(GO) test $(GOTEST_FLAGS) -bench . -benchtime=1x . -args -devices=10 -mounts=50
 
 bench: build
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . $(SIDE_FLAGS) . | tee ../bench.out
