@@ -20,7 +20,7 @@ BENCH_FLAGS  ?= -benchtime=1s -count=1
 SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
 FOOTPRINT    ?= 3m
 
-.PHONY: all run build test unit e2e generate check-generated lint bench clean
+.PHONY: all run build test unit generate lint bench clean
 
 all: build
 

@@ -3,16 +3,10 @@ package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/
 import (
 	"bytes"
 	"errors"
-	"os"
 	"strconv"
 )
 
 var errNoBtime = errors.New("no btime line")
-
-// readSmallFile reads a whole procfs file; procfs reports size 0, so os.ReadFile's growth path is right.
-func readSmallFile(path string) ([]byte, error) {
-	return os.ReadFile(path)
-}
 
 // parseBtime returns the "btime <seconds since epoch>" value of /proc/stat.
 func parseBtime(data []byte) (int64, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -240,7 +241,7 @@ func setIfNotEmpty(set func(string), v string) {
 // bootTime reads the host's boot time (btime in <proc>/stat): counters present at start count since boot.
 func bootTime(procDir string, now time.Time) (time.Time, error) {
 	path := filepath.Join(procDir, "stat")
-	data, err := readSmallFile(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("boot time: %w", err)
 	}
