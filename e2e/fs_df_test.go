@@ -68,7 +68,7 @@ func TestFilesystemUsageAgreesWithDf(t *testing.T) {
 	before := runDf(t, df, mps...)
 
 	out := filepath.Join(t.TempDir(), "metrics.jsonl")
-	col := startCollector(t, bin, fmt.Sprintf(`receivers:
+	col := startCollector(t, bin, fileExportConfig(fmt.Sprintf(`receivers:
   disk_health:
     collection_interval: 1s
     initial_delay: 0s
@@ -79,20 +79,7 @@ func TestFilesystemUsageAgreesWithDf(t *testing.T) {
       mount_points:
         include: [%s]
       include_memory_filesystems: true
-exporters:
-  file:
-    path: %q
-    format: json
-    flush_interval: 100ms
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [disk_health]
-      exporters: [file]
-`, strings.Join(include, ", "), out))
+`, strings.Join(include, ", ")), out))
 	tail := &exportTail{path: out}
 	i := col.waitExport(t, tail, 0, 20*time.Second, "every test filesystem with status ok", func(md pmetric.Metrics) bool {
 		fss := filesystems(md)

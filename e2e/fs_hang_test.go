@@ -193,7 +193,7 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
 		include = append(include, fmt.Sprintf("%q", regexp.QuoteMeta(mp)))
 	}
 	out := filepath.Join(t.TempDir(), "metrics.jsonl")
-	col := startCollector(t, bin, fmt.Sprintf(`receivers:
+	col := startCollector(t, bin, fileExportConfig(fmt.Sprintf(`receivers:
   disk_health:
     collection_interval: %s
     initial_delay: 0s
@@ -208,40 +208,27 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
       include_remote_filesystems: true
       statfs_timeout: %s
       remote_statfs_timeout: %s
-exporters:
-  file:
-    path: %q
-    format: json
-    flush_interval: 100ms
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [disk_health]
-      exporters: [file]
-`, interval, strings.Join(include, ", "), timeout, timeout, out))
-	tt := &timedTail{exportTail: exportTail{path: out}}
+`, interval, strings.Join(include, ", "), timeout, timeout), out))
+	tt := &exportTail{path: out}
 
 	// Before the hang: all three mounts, the FUSE one with the numbers it serves.
-	iOK := col.waitTimed(t, tt, 0, 20*time.Second, "the three mounts answering", func(md pmetric.Metrics) bool {
+	iOK := col.waitExport(t, tt, 0, 20*time.Second, "the three mounts answering", func(md pmetric.Metrics) bool {
 		fss := filesystems(md)
 		return hasStatus(fss, hung, "ok") && hasStatus(fss, ext4, "ok") && hasStatus(fss, mem, "ok")
 	})
 	checkHangFSUsage(t, filesystems(tt.exports[iOK])[hung], hung)
 
 	h.hang(t, col.cmd.Process.Pid)
-	iFirst := col.waitTimed(t, tt, iOK+1, interval+timeout+margin, "the FUSE mount timing out",
+	iFirst := col.waitExport(t, tt, iOK+1, interval+timeout+margin, "the FUSE mount timing out",
 		func(md pmetric.Metrics) bool { return hasStatus(filesystems(md), hung, "timeout") })
 	iLast := iFirst
 	for range hangScrapes - 1 {
-		iLast = col.waitTimed(t, tt, iLast+1, interval+margin, "the next filesystem scrape during the hang", isFilesystemExport)
+		iLast = col.waitExport(t, tt, iLast+1, interval+margin, "the next filesystem scrape during the hang", isFilesystemExport)
 	}
 	hungCalls := h.answer()
 	answered := time.Now()
 
-	iBack := col.waitTimed(t, tt, iLast+1, reprobe+interval+margin+time.Second, "the FUSE mount answering again",
+	iBack := col.waitExport(t, tt, iLast+1, reprobe+interval+margin+time.Second, "the FUSE mount answering again",
 		func(md pmetric.Metrics) bool { return hasStatus(filesystems(md), hung, "ok") })
 	back := tt.arrived[iBack].Sub(answered)
 	checkHangFSUsage(t, filesystems(tt.exports[iBack])[hung], hung)

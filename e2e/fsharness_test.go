@@ -437,43 +437,6 @@ func (m *fsMount) timestamp() pcommon.Timestamp {
 	return m.points[0].ts
 }
 
-// timedTail is an exportTail that also records when the test first read each export.
-type timedTail struct {
-	exportTail
-	arrived []time.Time
-}
-
-func (tt *timedTail) poll() error {
-	err := tt.exportTail.poll()
-	now := time.Now()
-	for len(tt.arrived) < len(tt.exports) {
-		tt.arrived = append(tt.arrived, now)
-	}
-	return err
-}
-
-// waitTimed is waitExport polling every 20 ms and recording arrival times.
-func (c *collector) waitTimed(t *testing.T, tt *timedTail, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) int {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		require.NoError(t, tt.poll())
-		for ; from < len(tt.exports); from++ {
-			if pred(tt.exports[from]) {
-				return from
-			}
-		}
-		select {
-		case <-c.exited:
-			t.Fatalf("the collector exited (%v) before an export showed %s", c.waitErr, what)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no export showed %s within %v (%d exports read from %s)", what, timeout, len(tt.exports), tt.path)
-		}
-	}
-}
-
 // isFilesystemExport tells the filesystem scraper's exports from the iostat scraper's.
 func isFilesystemExport(md pmetric.Metrics) bool {
 	return len(filesystems(md)) > 0

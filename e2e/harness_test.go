@@ -108,12 +108,33 @@ func (c *collector) stop() {
 	}
 }
 
-// exportTail follows the file exporter's output: one OTLP-JSON export per line.
+// fileExportConfig completes a collector config holding only `receivers:` with a metrics pipeline from
+// disk_health to a file exporter writing one OTLP-JSON export per line to out, flushed every 100 ms.
+func fileExportConfig(receivers, out string) string {
+	return receivers + fmt.Sprintf(`exporters:
+  file:
+    path: %q
+    format: json
+    flush_interval: 100ms
+service:
+  telemetry:
+    metrics:
+      level: none
+  pipelines:
+    metrics:
+      receivers: [disk_health]
+      exporters: [file]
+`, out)
+}
+
+// exportTail follows the file exporter's output: one OTLP-JSON export per line. arrived[i] is when
+// the test first read export i, for tests that time scrapes.
 type exportTail struct {
 	path    string
 	off     int64
 	partial []byte
 	exports []pmetric.Metrics
+	arrived []time.Time
 }
 
 // poll reads the lines written since the last call.
@@ -150,6 +171,7 @@ func (e *exportTail) poll() error {
 			return fmt.Errorf("export %d in %s: %w", len(e.exports)+1, e.path, err)
 		}
 		e.exports = append(e.exports, md)
+		e.arrived = append(e.arrived, time.Now())
 	}
 	e.partial = append([]byte(nil), data...)
 	return nil
@@ -170,7 +192,7 @@ func (c *collector) waitExport(t *testing.T, tail *exportTail, from int, timeout
 		select {
 		case <-c.exited:
 			t.Fatalf("the collector exited (%v) before an export showed %s", c.waitErr, what)
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no export showed %s within %v (%d exports read from %s)", what, timeout, len(tail.exports), tail.path)

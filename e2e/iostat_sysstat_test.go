@@ -164,7 +164,7 @@ func TestIostatAgreesWithSysstat(t *testing.T) {
 	root := t.TempDir()
 	buildReceiverRoot(t, root, s1, ds1, time.Now().Add(-time.Hour))
 	out := filepath.Join(t.TempDir(), "metrics.jsonl")
-	col := startCollector(t, bin, fmt.Sprintf(`receivers:
+	col := startCollector(t, bin, fileExportConfig(fmt.Sprintf(`receivers:
   disk_health:
     collection_interval: %s
     initial_delay: 0s
@@ -174,20 +174,7 @@ func TestIostatAgreesWithSysstat(t *testing.T) {
       device_classes: [disk, partition, dm, md, loop, ram, other]
     filesystem:
       enabled: false
-exporters:
-  file:
-    path: %q
-    format: json
-    flush_interval: 100ms
-service:
-  telemetry:
-    metrics:
-      level: none
-  pipelines:
-    metrics:
-      receivers: [disk_health]
-      exporters: [file]
-`, scrapeInterval, root, out))
+`, scrapeInterval, root), out))
 	tail := &exportTail{path: out}
 	i1 := col.waitExport(t, tail, 0, 30*time.Second, "the counters of snapshot 1",
 		func(md pmetric.Metrics) bool { return countersMatch(md, s1) })
