@@ -26,19 +26,19 @@ import (
 // Needs root, losetup and dd; skipped elsewhere.
 func TestCgroupScraperLive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("live test")
+		t.Skip("SKIPPED LIVE CGROUP TEST: -short")
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates a loop device and a cgroup")
+		t.Skip("SKIPPED LIVE CGROUP TEST: needs root (creates a loop device and a cgroup)")
 	}
 	for _, tool := range []string{"losetup", "dd", "sh"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("needs %s", tool)
+			t.Skipf("SKIPPED LIVE CGROUP TEST: %s is not on PATH", tool)
 		}
 	}
 	h, err := cgroupio.Detect("/sys/fs/cgroup")
 	if err != nil {
-		t.Skipf("no cgroup I/O accounting here: %v", err)
+		t.Skipf("SKIPPED LIVE CGROUP TEST: no cgroup I/O accounting here: %v", err)
 	}
 
 	// A 128 MiB file on a fresh loop device: nothing else writes to it.
@@ -47,7 +47,7 @@ func TestCgroupScraperLive(t *testing.T) {
 	require.NoError(t, os.Truncate(img, 128<<20))
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
-		t.Skipf("no loop device: %v: %s", err, out)
+		t.Skipf("SKIPPED LIVE CGROUP TEST: no loop device: %v: %s", err, out)
 	}
 	loop := strings.TrimSpace(string(out))
 	t.Cleanup(func() { _ = exec.Command("losetup", "--detach", loop).Run() })
@@ -61,7 +61,7 @@ func TestCgroupScraperLive(t *testing.T) {
 	if h.Version == cgroupio.V2 {
 		// The io controller must be on for the root's children.
 		if err := os.WriteFile(filepath.Join(h.Dir, "cgroup.subtree_control"), []byte("+io"), 0o644); err != nil {
-			t.Skipf("cannot enable the io controller: %v", err)
+			t.Skipf("SKIPPED LIVE CGROUP TEST: cannot enable the io controller: %v", err)
 		}
 	}
 	require.NoError(t, os.Mkdir(cg, 0o755))

@@ -175,17 +175,17 @@ func TestTopNBound5000(t *testing.T) {
 	assert.Empty(t, idle.Cgroups)
 	assert.Equal(t, 2, idle.Reads)
 
-	// The time budget (BENCHMARKS.md), with a wide margin for a loaded 2-core machine: measured here
+	// The time budget stated in BENCHMARKS.md (idle is bounded above by its two reads): measured here
 	// ~160 ms for the full walk and ~25 ms for a few busy containers, where one system call costs 2 µs.
 	t.Logf("5000 cgroups: every container busy %v, 3 busy %v", fullWalk, fewWalk)
 	assert.Less(t, fullWalk, raceSlowdown*budgetFullWalk)
 	assert.Less(t, fewWalk, raceSlowdown*budgetFewBusy)
 }
 
-// Scrape cost budget on 5000 cgroups.
+// Scrape cost budget on 5000 cgroups, as BENCHMARKS.md states it.
 const (
-	budgetFullWalk = 2 * time.Second
-	budgetFewBusy  = 500 * time.Millisecond
+	budgetFullWalk = time.Second
+	budgetFewBusy  = 100 * time.Millisecond
 )
 
 // BenchmarkCollect5000 measures one collection of the 5000-cgroup tree in three states: nothing moved,
