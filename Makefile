@@ -36,8 +36,15 @@ build: $(OCB)
 run: build
 	$(DIST) --config config/default.yaml
 
+# Every component: the receiver and each source's scraper. What mdatagen cannot express (log events)
+# lives in a source's documentation-extra.md and is appended to its documentation.md.
+COMPONENTS   := $(RECEIVER) $(patsubst %/metadata.yaml,%,$(wildcard $(RECEIVER)/internal/scraper/*/metadata.yaml))
+
 generate:
-	cd $(RECEIVER) && $(GO_TOOL) mdatagen metadata.yaml
+	set -e; for d in $(COMPONENTS); do \
+		(cd $$d && $(GO_TOOL) mdatagen metadata.yaml); \
+		if [ -f $$d/documentation-extra.md ]; then printf '\n' >> $$d/documentation.md; cat $$d/documentation-extra.md >> $$d/documentation.md; fi; \
+	done
 
 lint:
 	$(GO) vet ./...

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
 
@@ -33,7 +34,11 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, 30*time.Second, cfg.ControllerConfig.CollectionInterval)
 	assert.True(t, cfg.IOStat.Enabled)
 	assert.Equal(t, []string{"disk", "dm", "md"}, cfg.IOStat.DeviceClasses)
-	assert.Equal(t, SMARTConfig{Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second}, cfg.SMART)
+	assert.True(t, cfg.SMART.Enabled)
+	assert.Equal(t, 5*time.Minute, cfg.SMART.Interval)
+	assert.Equal(t, "standby", cfg.SMART.Standby)
+	assert.Equal(t, 10*time.Second, cfg.SMART.Timeout)
+	assert.Empty(t, cfg.SMART.Devices)
 }
 
 func TestConfigCustom(t *testing.T) {
@@ -43,21 +48,10 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, "/", cfg.RootPath)
 	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, cfg.IOStat.Devices.Include)
 	assert.Equal(t, []string{"disk", "partition"}, cfg.IOStat.DeviceClasses)
-	assert.Equal(t, SMARTConfig{Enabled: true, Interval: time.Hour, Standby: "idle", Timeout: 3 * time.Second,
-		Devices: MatchConfig{Exclude: []string{"sdz"}}}, cfg.SMART)
-	match, err := cfg.SMART.match()
-	require.NoError(t, err)
-	assert.True(t, match("sda"))
-	assert.False(t, match("sdz"))
-}
-
-func TestConfigSMARTMatch(t *testing.T) {
-	c := SMARTConfig{Devices: MatchConfig{Include: []string{"sd[a-c]", "nvme[0-9]+"}, Exclude: []string{"sdb"}}}
-	match, err := c.match()
-	require.NoError(t, err)
-	for name, want := range map[string]bool{"sda": true, "sdb": false, "sdc": true, "sdd": false, "nvme0": true, "nvme0n1": false} {
-		assert.Equal(t, want, match(name), name)
-	}
+	assert.Equal(t, time.Hour, cfg.SMART.Interval)
+	assert.Equal(t, "idle", cfg.SMART.Standby)
+	assert.Equal(t, 3*time.Second, cfg.SMART.Timeout)
+	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, cfg.SMART.Devices)
 }
 
 func TestConfigFilesystem(t *testing.T) {
@@ -78,13 +72,14 @@ func TestConfigFilesystem(t *testing.T) {
 
 func TestConfigInvalid(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_regexp":        `iostat: include: invalid regular expression "sd[a-"`,
-		"bad_class":         `iostat: unknown device class "floppy"`,
+		"bad_regexp":        `iostat.devices.include[0]: invalid regular expression "sd[a-"`,
+		"bad_class":         `iostat.device_classes[1]: unknown device class "floppy"`,
 		"negative_interval": `collection_interval`,
-		"bad_filesystem":    `filesystem: `,
-		"missing_root":      `root_path "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
-		"bad_smart": "smart: interval must be positive, got 0s\ntimeout must be positive, got -1s\nstandby \"sleep\": want never, standby or idle\n" +
-			`devices: include: invalid regular expression "nvme("`,
+		"bad_filesystem":    `filesystem.`,
+		"missing_root":      `root_path: "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
+		// Every error of a section carries its full key, not only the first.
+		"bad_smart": "smart.interval: must be positive, got 0s\nsmart.timeout: must be positive, got -1s\nsmart.standby: standby \"sleep\": want never, standby or idle\n" +
+			`smart.devices.include[0]: invalid regular expression "nvme("`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))
@@ -96,8 +91,9 @@ func TestConfigInvalid(t *testing.T) {
 
 func TestConfigInvalidFilesystemNamesEverySetting(t *testing.T) {
 	err := confmap.Validate(loadConfig(t, "bad_filesystem"))
-	require.ErrorIs(t, err, errFilesystem)
-	for _, want := range []string{`"(/proc"`, `duplicates: "sometimes"`, "statfs_timeout must be positive", "mount_table_reread_scrapes must be at least 1"} {
+	require.Error(t, err)
+	for _, want := range []string{`filesystem.mount_points.exclude[0]: invalid regular expression "(/proc"`, `filesystem.duplicates: "sometimes"`,
+		"filesystem.statfs_timeout: must be positive", "filesystem.mount_table_reread_scrapes: must be at least 1"} {
 		assert.Contains(t, err.Error(), want)
 	}
 }
@@ -106,28 +102,31 @@ func TestConfigRootPathNotDir(t *testing.T) {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.RootPath = filepath.Join("testdata", "config.yaml")
 	err := confmap.Validate(cfg)
-	require.ErrorIs(t, err, errRootPath)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "root_path: ")
 	assert.Contains(t, err.Error(), "not a directory")
 }
 
 func TestConfigCgroups(t *testing.T) {
 	def := NewFactory().CreateDefaultConfig().(*Config)
 	assert.True(t, def.Pressure.Enabled)
-	assert.Equal(t, CgroupsConfig{Enabled: true, TopN: 10, MaxDepth: 5}, def.Cgroups)
+	assert.True(t, def.Cgroups.Enabled)
+	assert.Equal(t, 10, def.Cgroups.TopN)
+	assert.Equal(t, 5, def.Cgroups.MaxDepth)
 
 	cfg := loadConfig(t, "cgroups")
 	require.NoError(t, confmap.Validate(cfg))
 	assert.False(t, cfg.Pressure.Enabled)
-	assert.Equal(t, CgroupsConfig{
-		Enabled: true, TopN: 3, MaxDepth: 4,
-		Devices: MatchConfig{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}},
-	}, cfg.Cgroups)
+	assert.Equal(t, 3, cfg.Cgroups.TopN)
+	assert.Equal(t, 4, cfg.Cgroups.MaxDepth)
+	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, cfg.Cgroups.Devices)
 }
 
 func TestConfigInvalidCgroupsNamesEverySetting(t *testing.T) {
 	err := confmap.Validate(loadConfig(t, "bad_cgroups"))
-	require.ErrorIs(t, err, errCgroups)
-	for _, want := range []string{"top_n must be between 1 and 1000, got 0", "max_depth must be between 1 and 32, got 33", `devices: exclude: invalid regular expression "sd("`} {
+	require.Error(t, err)
+	for _, want := range []string{"cgroups.top_n: must be between 1 and 1000, got 0", "cgroups.max_depth: must be between 1 and 32, got 33",
+		`cgroups.devices.exclude[0]: invalid regular expression "sd("`} {
 		assert.Contains(t, err.Error(), want)
 	}
 }

@@ -2,8 +2,6 @@ package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/
 
 import (
 	"context"
-	"errors"
-	"runtime"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -11,12 +9,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
-
-var errNonLinux = errors.New("the disk_health receiver reads Linux /proc and /sys and runs on Linux only")
 
 // NewFactory creates the disk_health receiver factory.
 func NewFactory() receiver.Factory {
@@ -30,32 +24,14 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 30 * time.Second
-	classes := make([]string, len(diskstats.DefaultClasses))
-	for i, c := range diskstats.DefaultClasses {
-		classes[i] = string(c)
-	}
-	return &Config{
-		ControllerConfig:     cc,
-		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
-		IOStat:               IOStatConfig{Enabled: true, DeviceClasses: classes},
-		SMART:                SMARTConfig{Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second},
-		Filesystem: FilesystemConfig{
-			Enabled:                 true,
-			MountPoints:             MatchConfig{Exclude: fsusage.DefaultExcludeMountPoints()},
-			Duplicates:              "drop",
-			StatfsTimeout:           fsusage.DefaultTimeout,
-			RemoteStatfsTimeout:     fsusage.DefaultRemoteTimeout,
-			ForecastWindow:          6 * time.Hour,
-			MountTableRereadScrapes: fsusage.DefaultRereadEvery,
-		},
-		Pressure: PressureConfig{Enabled: true},
-		Cgroups:  CgroupsConfig{Enabled: true, TopN: 10, MaxDepth: 5},
-	}
+	cfg := &Config{ControllerConfig: cc}
+	defaultSections(cfg)
+	return cfg
 }
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	if runtime.GOOS != "linux" {
-		return nil, errNonLinux
+	if err := supported(); err != nil {
+		return nil, err
 	}
 	r := receivers.get(set, cfg.(*Config))
 	r.metrics = next
@@ -65,8 +41,8 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 // createLogsReceiver: the logs pipeline gets the SMART health events. It shares the receiver (and so
 // the disk reads) with a metrics pipeline of the same configuration.
 func createLogsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	if runtime.GOOS != "linux" {
-		return nil, errNonLinux
+	if err := supported(); err != nil {
+		return nil, err
 	}
 	r := receivers.get(set, cfg.(*Config))
 	r.logs = next

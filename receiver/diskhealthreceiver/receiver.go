@@ -9,7 +9,6 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 )
 
@@ -62,82 +61,27 @@ func (s *sharedReceivers) remove(cfg *Config, r *diskHealthReceiver) {
 // reads the disks to produce its events.
 var dropMetrics, _ = consumer.NewMetrics(func(context.Context, pmetric.Metrics) error { return nil })
 
-// build creates the controllers of the enabled sources for the pipelines present.
+// build creates one controller per enabled source, from the one table of sources. A source that
+// only emits metrics runs only with a metrics pipeline; a source with events (SMART) also for a logs
+// pipeline alone, whose metrics are then dropped.
 func (r *diskHealthReceiver) build() error {
-	cfg, set := r.cfg, r.set
 	next := r.metrics
 	if next == nil {
 		next = dropMetrics
 	}
-	add := func(typ string, cc *scraperhelper.ControllerConfig, s scraper.Metrics) error {
-		c, err := scraperhelper.NewMetricsController(cc, set, next,
-			scraperhelper.AddMetricsScraper(component.MustNewType(typ), s))
+	for _, src := range r.cfg.sources(r.logs) {
+		if !src.enabled || (r.metrics == nil && !src.events) {
+			continue
+		}
+		cc := r.cfg.ControllerConfig
+		if src.interval > 0 {
+			cc.CollectionInterval, cc.Timeout = src.interval, 0
+		}
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(src.factory, src.cfg))
 		if err != nil {
 			return err
 		}
 		r.controllers = append(r.controllers, c)
-		return nil
-	}
-	if cfg.IOStat.Enabled && r.metrics != nil {
-		io, err := newIOScraper(set, cfg)
-		if err != nil {
-			return err
-		}
-		s, err := scraper.NewMetrics(io.scrape, scraper.WithShutdown(io.shutdown))
-		if err != nil {
-			return err
-		}
-		if err := add("iostat", &cfg.ControllerConfig, s); err != nil {
-			return err
-		}
-	}
-	if cfg.Filesystem.Enabled && r.metrics != nil {
-		fs := newFSScraper(set, cfg)
-		s, err := scraper.NewMetrics(fs.scrape, scraper.WithShutdown(fs.shutdown))
-		if err != nil {
-			return err
-		}
-		if err := add("filesystem", &cfg.ControllerConfig, s); err != nil {
-			return err
-		}
-	}
-	if cfg.Pressure.Enabled {
-		ps := newPressureScraper(set, cfg)
-		s, err := scraper.NewMetrics(ps.scrape, scraper.WithStart(ps.start))
-		if err != nil {
-			return err
-		}
-		if err := add("pressure", &cfg.ControllerConfig, s); err != nil {
-			return err
-		}
-	}
-	if cfg.Cgroups.Enabled {
-		cs, err := newCgroupScraper(set, cfg)
-		if err != nil {
-			return err
-		}
-		s, err := scraper.NewMetrics(cs.scrape, scraper.WithStart(cs.start), scraper.WithShutdown(cs.shutdown))
-		if err != nil {
-			return err
-		}
-		if err := add("cgroups", &cfg.ControllerConfig, s); err != nil {
-			return err
-		}
-	}
-	if cfg.SMART.Enabled {
-		sm, err := newSMARTScraper(set, cfg, r.logs)
-		if err != nil {
-			return err
-		}
-		s, err := scraper.NewMetrics(sm.scrape, scraper.WithShutdown(sm.shutdown))
-		if err != nil {
-			return err
-		}
-		// SMART runs on its own interval; its reads bound themselves (smart.timeout per disk).
-		cc := scraperhelper.ControllerConfig{CollectionInterval: cfg.SMART.Interval, InitialDelay: cfg.ControllerConfig.InitialDelay}
-		if err := add("smart", &cc, s); err != nil {
-			return err
-		}
 	}
 	return nil
 }

@@ -71,20 +71,3 @@ func writeSynthetic(b *testing.B, n int) string {
 	require.NoError(b, os.WriteFile(filepath.Join(dir, "diskstats"), synthetic(n), 0o600))
 	return dir
 }
-
-// BenchmarkIdentityCacheRefreshUnchanged is the per-scrape cost of the
-// identity cache once every device is known: a comparison, nothing more.
-func BenchmarkIdentityCacheRefreshUnchanged1000(b *testing.B) {
-	var p Parser
-	stats, err := p.Parse(synthetic(1000), nil)
-	require.NoError(b, err)
-	var c IdentityCache
-	root := b.TempDir()
-	_ = c.Refresh(root, stats) // an empty tree: every device errors once, then is cached
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := c.Refresh(root, stats); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -9,7 +9,7 @@ import (
 // the forecaster together.
 type Config struct {
 	RootPath      string
-	Filter        FilterConfig
+	Filter        *Filter // nil: DefaultFilterConfig
 	Dedupe        DedupeMode
 	RereadEvery   int
 	OnTableReload func(TableReload)
@@ -29,10 +29,6 @@ type Collector struct {
 // NewCollector opens the mount table and starts nothing else: the prober
 // runs goroutines only during a scrape and for stuck mounts.
 func NewCollector(cfg Config) (*Collector, error) {
-	filter, err := NewFilter(cfg.Filter)
-	if err != nil {
-		return nil, err
-	}
 	forecaster, err := NewForecaster[MountKey](cfg.Forecast)
 	if err != nil {
 		return nil, err
@@ -43,7 +39,7 @@ func NewCollector(cfg Config) (*Collector, error) {
 	}
 	table, err := OpenMountTable(TableConfig{
 		RootPath:    cfg.RootPath,
-		Filter:      filter,
+		Filter:      cfg.Filter,
 		Dedupe:      cfg.Dedupe,
 		RereadEvery: cfg.RereadEvery,
 		OnReload:    cfg.OnTableReload,

@@ -1,9 +1,9 @@
 package fsusage // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 
 import (
-	"fmt"
-	"regexp"
-	"strings"
+	"errors"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 )
 
 // FilterConfig selects mounts. Every pattern is a Go regexp matched against
@@ -18,14 +18,11 @@ import (
 // IncludeFSTypes replaces that default: naming a type there opts it in,
 // whatever its class, so include_fs_types: [nfs4] reports NFS.
 type FilterConfig struct {
-	IncludeMountPoints []string // host-view mount points (Mount.MountPoint)
-	ExcludeMountPoints []string
-	IncludeFSTypes     []string
-	ExcludeFSTypes     []string
-	IncludeDevices     []string // mount sources (Mount.Source)
-	ExcludeDevices     []string
-	IncludeMemory      bool // tmpfs, ramfs
-	IncludeRemote      bool // nfs, cifs, fuse.*, ...
+	MountPoints   match.Config // host-view mount points (Mount.MountPoint)
+	FSTypes       match.Config
+	Devices       match.Config // mount sources (Mount.Source)
+	IncludeMemory bool         // tmpfs, ramfs
+	IncludeRemote bool         // nfs, cifs, fuse.*, ...
 }
 
 // DefaultExcludeMountPoints lists container, kubelet and kernel trees whose
@@ -50,63 +47,31 @@ func DefaultExcludeMountPoints() []string {
 
 // DefaultFilterConfig is the filter used when nothing is configured.
 func DefaultFilterConfig() FilterConfig {
-	return FilterConfig{ExcludeMountPoints: DefaultExcludeMountPoints()}
+	return FilterConfig{MountPoints: match.Config{Exclude: DefaultExcludeMountPoints()}}
 }
 
 // Filter is a compiled FilterConfig. It is safe for concurrent use.
 type Filter struct {
-	mpInclude, mpExclude   *regexp.Regexp
-	fsInclude, fsExclude   *regexp.Regexp
-	devInclude, devExclude *regexp.Regexp
-	memory, remote         bool
+	mountPoints, fsTypes, devices *match.Matcher
+	memory, remote                bool
 }
 
-// NewFilter compiles cfg. An error names the list and the bad pattern.
-func NewFilter(cfg FilterConfig) (*Filter, error) {
-	f := &Filter{memory: cfg.IncludeMemory, remote: cfg.IncludeRemote}
-	for _, l := range []struct {
-		name     string
-		patterns []string
-		dst      **regexp.Regexp
-	}{
-		{"include_mount_points", cfg.IncludeMountPoints, &f.mpInclude},
-		{"exclude_mount_points", cfg.ExcludeMountPoints, &f.mpExclude},
-		{"include_fs_types", cfg.IncludeFSTypes, &f.fsInclude},
-		{"exclude_fs_types", cfg.ExcludeFSTypes, &f.fsExclude},
-		{"include_devices", cfg.IncludeDevices, &f.devInclude},
-		{"exclude_devices", cfg.ExcludeDevices, &f.devExclude},
-	} {
-		re, err := compileList(l.name, l.patterns)
-		if err != nil {
-			return nil, err
-		}
-		*l.dst = re
+// NewFilter compiles cfg. key is the config section ("filesystem"): an error names the list and the
+// pattern as the user wrote them (filesystem.mount_points.exclude[0]).
+func NewFilter(key string, cfg FilterConfig) (*Filter, error) {
+	mp, mpErr := cfg.MountPoints.Compile(key + ".mount_points")
+	fs, fsErr := cfg.FSTypes.Compile(key + ".fs_types")
+	dev, devErr := cfg.Devices.Compile(key + ".devices")
+	if err := errors.Join(mpErr, fsErr, devErr); err != nil {
+		return nil, err
 	}
-	return f, nil
-}
-
-// compileList joins the patterns into one anchored alternation, so a mount
-// costs one regexp run per list. (?s) lets "." match a newline, which a
-// mount point may contain once unescaped.
-func compileList(name string, patterns []string) (*regexp.Regexp, error) {
-	if len(patterns) == 0 {
-		return nil, nil
-	}
-	parts := make([]string, len(patterns))
-	for i, p := range patterns {
-		// Compile each alone first so the error names the culprit.
-		if _, err := regexp.Compile(p); err != nil {
-			return nil, fmt.Errorf("%s[%d] %q: %w", name, i, p, err)
-		}
-		parts[i] = "(?:" + p + ")"
-	}
-	return regexp.Compile(`(?s)^(?:` + strings.Join(parts, "|") + `)$`)
+	return &Filter{mountPoints: mp, fsTypes: fs, devices: dev, memory: cfg.IncludeMemory, remote: cfg.IncludeRemote}, nil
 }
 
 // Match reports whether the mount is kept.
 func (f *Filter) Match(m *Mount) bool {
-	if f.fsInclude != nil {
-		if !f.fsInclude.MatchString(m.FSType) {
+	if f.fsTypes.HasInclude() {
+		if !f.fsTypes.Included(m.FSType) {
 			return false
 		}
 	} else {
@@ -123,14 +88,5 @@ func (f *Filter) Match(m *Mount) bool {
 			}
 		}
 	}
-	return pass(f.fsExclude, nil, m.FSType) &&
-		pass(f.mpExclude, f.mpInclude, m.MountPoint) &&
-		pass(f.devExclude, f.devInclude, m.Source)
-}
-
-func pass(exclude, include *regexp.Regexp, s string) bool {
-	if include != nil && !include.MatchString(s) {
-		return false
-	}
-	return exclude == nil || !exclude.MatchString(s)
+	return f.fsTypes.Match(m.FSType) && f.mountPoints.Match(m.MountPoint) && f.devices.Match(m.Source)
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 )
 
 func TestFilter(t *testing.T) {
@@ -36,26 +38,26 @@ func TestFilter(t *testing.T) {
 		{"defaults", DefaultFilterConfig(), []string{"/", "/data", "/data2", "/media/usb", csi.MountPoint, "/mnt/img"}},
 		{"no config at all keeps local filesystems only", FilterConfig{},
 			[]string{"/", "/data", "/data2", "/media/usb", kubelet.MountPoint, csi.MountPoint, "/mnt/img", newline.MountPoint}},
-		{"memory opt-in", FilterConfig{ExcludeMountPoints: DefaultExcludeMountPoints(), IncludeMemory: true},
+		{"memory opt-in", FilterConfig{MountPoints: match.Config{Exclude: DefaultExcludeMountPoints()}, IncludeMemory: true},
 			[]string{"/", "/data", "/data2", "/dev/shm", "/media/usb", csi.MountPoint, "/mnt/img"}},
-		{"remote opt-in", FilterConfig{ExcludeMountPoints: DefaultExcludeMountPoints(), IncludeRemote: true},
+		{"remote opt-in", FilterConfig{MountPoints: match.Config{Exclude: DefaultExcludeMountPoints()}, IncludeRemote: true},
 			[]string{"/", "/data", "/data2", "/mnt/nas", "/home/a/r", "/media/usb", csi.MountPoint, "/mnt/img"}},
-		{"include fs types replaces the class default", FilterConfig{IncludeFSTypes: []string{"nfs4", "proc", "xfs"}},
+		{"include fs types replaces the class default", FilterConfig{FSTypes: match.Config{Include: []string{"nfs4", "proc", "xfs"}}},
 			[]string{"/data", "/data2", "/mnt/nas", "/proc"}},
-		{"include fs types is a full match", FilterConfig{IncludeFSTypes: []string{"fuse"}}, nil},
-		{"include fs types with a pattern", FilterConfig{IncludeFSTypes: []string{`fuse\..*`}}, []string{"/home/a/r"}},
-		{"exclude fs types", FilterConfig{ExcludeFSTypes: []string{"xfs", "fuseblk"}},
+		{"include fs types is a full match", FilterConfig{FSTypes: match.Config{Include: []string{"fuse"}}}, nil},
+		{"include fs types with a pattern", FilterConfig{FSTypes: match.Config{Include: []string{`fuse\..*`}}}, []string{"/home/a/r"}},
+		{"exclude fs types", FilterConfig{FSTypes: match.Config{Exclude: []string{"xfs", "fuseblk"}}},
 			[]string{"/", kubelet.MountPoint, csi.MountPoint, "/mnt/img", newline.MountPoint}},
-		{"include mount points is a full match", FilterConfig{IncludeMountPoints: []string{"/data"}}, []string{"/data"}},
-		{"include and exclude mount points", FilterConfig{IncludeMountPoints: []string{"/data.*"}, ExcludeMountPoints: []string{"/data2"}},
+		{"include mount points is a full match", FilterConfig{MountPoints: match.Config{Include: []string{"/data"}}}, []string{"/data"}},
+		{"include and exclude mount points", FilterConfig{MountPoints: match.Config{Include: []string{"/data.*"}, Exclude: []string{"/data2"}}},
 			[]string{"/data"}},
-		{"exclude devices", FilterConfig{ExcludeDevices: []string{`/dev/loop\d+`, "/dev/sdb.*"}},
+		{"exclude devices", FilterConfig{Devices: match.Config{Exclude: []string{`/dev/loop\d+`, "/dev/sdb.*"}}},
 			[]string{"/", "/media/usb", kubelet.MountPoint, csi.MountPoint, newline.MountPoint}},
-		{"include devices", FilterConfig{IncludeDevices: []string{"/dev/sd[ab]1"}}, []string{"/", "/data"}},
+		{"include devices", FilterConfig{Devices: match.Config{Include: []string{"/dev/sd[ab]1"}}}, []string{"/", "/data"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := NewFilter(tt.cfg)
+			f, err := NewFilter("filesystem", tt.cfg)
 			require.NoError(t, err)
 			var got []string
 			for i := range all {
@@ -69,13 +71,13 @@ func TestFilter(t *testing.T) {
 }
 
 func TestFilterBadPattern(t *testing.T) {
-	_, err := NewFilter(FilterConfig{ExcludeFSTypes: []string{"ok", "bad("}})
+	_, err := NewFilter("filesystem", FilterConfig{FSTypes: match.Config{Exclude: []string{"ok", "bad("}}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `exclude_fs_types[1] "bad("`)
+	assert.Contains(t, err.Error(), `filesystem.fs_types.exclude[1]: invalid regular expression "bad("`)
 }
 
 func TestDefaultFilterCompiles(t *testing.T) {
-	_, err := NewFilter(DefaultFilterConfig())
+	_, err := NewFilter("filesystem", DefaultFilterConfig())
 	require.NoError(t, err)
 	assert.NotNil(t, defaultFilter())
 }

@@ -126,7 +126,7 @@ func FuzzParseMountInfo(f *testing.F) {
 		}
 
 		// The whole pipeline keeps its promises on any input.
-		for _, opts := range []SelectOptions{{}, {RootPath: "/hostfs", View: ViewSelf}, {RootPath: "/hostfs", Dedupe: DedupeRoot}} {
+		for _, opts := range []SelectOptions{{}, {RootPath: "/hostfs", View: ViewSelf}, {RootPath: "/hostfs", Dedupe: DedupeKeepBinds}} {
 			sel, _ := Select(data, opts)
 			seen := map[string]bool{}
 			roots := map[rootKey]bool{}

@@ -172,17 +172,17 @@ func DropShadowed(mounts []Mount) []Mount {
 type DedupeMode uint8
 
 const (
-	// DedupeBinds (default) reports each (major:minor, root) once and drops
+	// DedupeDrop (default) reports each (major:minor, root) once and drops
 	// bind mounts of a directory inside a mount already reported (same
 	// device, root below the other's root), because statfs gives the same
 	// numbers for all of them. btrfs subvolumes are not binds: / and /home
 	// on subvolumes @ and @home are both reported.
-	DedupeBinds DedupeMode = iota
-	// DedupeRoot reports each (major:minor, root) once; bind mounts of
+	DedupeDrop DedupeMode = iota
+	// DedupeKeepBinds reports each (major:minor, root) once; bind mounts of
 	// subdirectories stay.
-	DedupeRoot
-	// DedupeNone keeps every mount (shadowed ones are still dropped).
-	DedupeNone
+	DedupeKeepBinds
+	// DedupeKeep keeps every mount (shadowed ones are still dropped).
+	DedupeKeep
 )
 
 type rootKey struct {
@@ -194,7 +194,7 @@ type rootKey struct {
 // group, the mount with the shortest mount point is kept (then the
 // lexicographically smallest), whatever the order of the lines.
 func Dedupe(mounts []Mount, mode DedupeMode) []Mount {
-	if mode == DedupeNone {
+	if mode == DedupeKeep {
 		return mounts
 	}
 	best := make(map[rootKey]int, len(mounts))
@@ -211,7 +211,7 @@ func Dedupe(mounts []Mount, mode DedupeMode) []Mount {
 		if best[rootKey{m.Major, m.Minor, m.Root}] != i {
 			continue
 		}
-		if mode == DedupeBinds && !m.subvolume && hasAncestorRoot(best, m) {
+		if mode == DedupeDrop && !m.subvolume && hasAncestorRoot(best, m) {
 			continue
 		}
 		kept = append(kept, *m)
@@ -255,7 +255,7 @@ type SelectOptions struct {
 }
 
 var defaultFilter = sync.OnceValue(func() *Filter {
-	f, err := NewFilter(DefaultFilterConfig())
+	f, err := NewFilter("filesystem", DefaultFilterConfig())
 	if err != nil {
 		panic(err) // the defaults are constants; a test covers them
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -46,16 +48,16 @@ func checkGolden(t *testing.T, name, got string) {
 }
 
 func TestSelectGolden(t *testing.T) {
-	withMemory, err := NewFilter(FilterConfig{ExcludeMountPoints: DefaultExcludeMountPoints(), IncludeMemory: true, IncludeRemote: true})
+	withMemory, err := NewFilter("filesystem", FilterConfig{MountPoints: match.Config{Exclude: DefaultExcludeMountPoints()}, IncludeMemory: true, IncludeRemote: true})
 	require.NoError(t, err)
-	noPathExcludes, err := NewFilter(FilterConfig{})
+	noPathExcludes, err := NewFilter("filesystem", FilterConfig{})
 	require.NoError(t, err)
 	tests := []struct {
 		golden, fixture string
 		opts            SelectOptions
 	}{
 		{"k8s_node.golden", "k8s_node.txt", SelectOptions{}},
-		{"k8s_node_dedupe_root.golden", "k8s_node.txt", SelectOptions{Dedupe: DedupeRoot}},
+		{"k8s_node_dedupe_root.golden", "k8s_node.txt", SelectOptions{Dedupe: DedupeKeepBinds}},
 		// Dedupe alone, without the default path excludes, already folds
 		// the pod mounts of each volume into its staging mount.
 		{"k8s_node_no_path_excludes.golden", "k8s_node.txt", SelectOptions{Filter: noPathExcludes}},
@@ -87,7 +89,7 @@ func assertSelectInvariants(t *testing.T, mounts []Mount, opts SelectOptions) {
 		assert.False(t, mps[m.MountPoint], "mount point %q twice", m.MountPoint)
 		mps[m.MountPoint] = true
 		k := rootKey{m.Major, m.Minor, m.Root}
-		if opts.Dedupe != DedupeNone {
+		if opts.Dedupe != DedupeKeep {
 			assert.False(t, roots[k], "%s %q twice", m.MajorMinor(), m.Root)
 		}
 		roots[k] = true
@@ -95,7 +97,7 @@ func assertSelectInvariants(t *testing.T, mounts []Mount, opts SelectOptions) {
 		if opts.Filter == nil {
 			assert.Equal(t, ClassLocal, m.Class, "%s at %q is not kept by default", m.FSType, m.MountPoint)
 		}
-		if opts.Filter == nil || opts.Filter.mpExclude != nil {
+		if opts.Filter == nil || !opts.Filter.mountPoints.Match("/proc") { // a filter with the default excludes
 			assert.False(t, excluded.MatchString(m.MountPoint), "%q is excluded by default", m.MountPoint)
 		}
 		root := filepath.Clean("/" + opts.RootPath)
@@ -278,9 +280,9 @@ func TestDedupe(t *testing.T) {
 		mode DedupeMode
 		want []string
 	}{
-		{DedupeBinds, []string{"/", "/data", "/m1"}},
-		{DedupeRoot, []string{"/", "/srv", "/b", "/data", "/x", "/m1"}},
-		{DedupeNone, []string{"/var/lib/kubelet/pods/x/mount", "/", "/srv", "/b", "/data", "/x", "/m2", "/m1"}},
+		{DedupeDrop, []string{"/", "/data", "/m1"}},
+		{DedupeKeepBinds, []string{"/", "/srv", "/b", "/data", "/x", "/m1"}},
+		{DedupeKeep, []string{"/var/lib/kubelet/pods/x/mount", "/", "/srv", "/b", "/data", "/x", "/m2", "/m1"}},
 	}
 	for _, tt := range tests {
 		mounts, err := ParseMountInfo([]byte(data))
@@ -308,7 +310,7 @@ func TestDedupeBtrfsSubvolumes(t *testing.T) {
 func TestSelectFilterBeforeDedupe(t *testing.T) {
 	data := "1 0 8:1 / /a rw - ext4 /dev/sda1 rw\n" +
 		"2 0 8:1 / /longer/b rw - ext4 /dev/sda1 rw\n"
-	f, err := NewFilter(FilterConfig{ExcludeMountPoints: []string{"/a"}})
+	f, err := NewFilter("filesystem", FilterConfig{MountPoints: match.Config{Exclude: []string{"/a"}}})
 	require.NoError(t, err)
 	got, err := Select([]byte(data), SelectOptions{Filter: f})
 	require.NoError(t, err)

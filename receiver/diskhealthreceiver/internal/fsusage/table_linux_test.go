@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"golang.org/x/sys/unix"
 )
 
@@ -164,7 +166,7 @@ func TestMountTableNoticesMountAndUnmount(t *testing.T) {
 			o.skip = "cannot make the private namespace's mounts private: " + err.Error()
 			return
 		}
-		filter, err := NewFilter(FilterConfig{IncludeMountPoints: []string{dir}, IncludeMemory: true})
+		filter, err := NewFilter("filesystem", FilterConfig{MountPoints: match.Config{Include: []string{dir}}, IncludeMemory: true})
 		if err != nil {
 			o.err = err
 			return

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 )
 
 // Protocol is how a disk is spoken to.
@@ -40,8 +40,8 @@ type Disk struct {
 	Node string
 	// Identity is what sysfs says about the disk's block device (an NVMe
 	// controller's first namespace), the same identity the I/O metrics use.
-	Identity diskstats.Identity
-	// ID is the stable disk identity, diskstats.DiskID of Identity: the
+	Identity blockdev.Identity
+	// ID is the stable disk identity, blockdev.DiskID of Identity: the
 	// same hw.id the I/O metrics carry for this disk.
 	ID string
 	// Namespaces are an NVMe controller's namespaces, by NSID.
@@ -94,8 +94,8 @@ func Discover(root string) ([]Disk, error) {
 			errs = append(errs, fmt.Errorf("disk %s: %w", name, err))
 			continue
 		}
-		id, ierr := diskstats.ReadIdentity(sysRoot, name, maj, minor)
-		if id.Class != diskstats.ClassDisk {
+		id, ierr := blockdev.ReadIdentity(sysRoot, name, maj, minor)
+		if id.Class != blockdev.ClassDisk {
 			continue
 		}
 		if ierr != nil {
@@ -112,7 +112,7 @@ func Discover(root string) ([]Disk, error) {
 			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: nsid(sysRoot, sysName, m[2])})
 			continue
 		}
-		d := Disk{Name: name, Node: filepath.Join(devRoot, name), Identity: id, ID: diskstats.DiskID(&id)}
+		d := Disk{Name: name, Node: filepath.Join(devRoot, name), Identity: id, ID: blockdev.DiskID(&id)}
 		switch {
 		case exists(sysRoot, "block", sysName, "device", "scsi_level"):
 			if t := readTrim(sysRoot, "block", sysName, "device", "type"); t != "" && t != "0" {
@@ -141,11 +141,11 @@ func Discover(root string) ([]Disk, error) {
 		if len(d.Namespaces) > 0 {
 			ns := d.Namespaces[0].Name
 			maj, minor, _ := devNumbers(sysRoot, strings.ReplaceAll(ns, "/", "!"))
-			d.Identity, _ = diskstats.ReadIdentity(sysRoot, ns, maj, minor) // its errors were reported above
+			d.Identity, _ = blockdev.ReadIdentity(sysRoot, ns, maj, minor) // its errors were reported above
 		} else {
 			d.Identity = controllerIdentity(sysRoot, name)
 		}
-		d.ID = diskstats.DiskID(&d.Identity)
+		d.ID = blockdev.DiskID(&d.Identity)
 		d.HwmonDir = hwmonDir(filepath.Join(sysRoot, "class", "nvme", name))
 		disks = append(disks, *d)
 	}
@@ -195,11 +195,11 @@ func nsid(sysRoot, sysName, fromName string) uint32 {
 	return 1
 }
 
-func controllerIdentity(sysRoot, name string) diskstats.Identity {
+func controllerIdentity(sysRoot, name string) blockdev.Identity {
 	dir := []string{sysRoot, "class", "nvme", name}
-	return diskstats.Identity{
+	return blockdev.Identity{
 		Name:       name,
-		Class:      diskstats.ClassDisk,
+		Class:      blockdev.ClassDisk,
 		Model:      readTrim(append(dir, "model")...),
 		Serial:     readTrim(append(dir, "serial")...),
 		Firmware:   readTrim(append(dir, "firmware_rev")...),

@@ -155,7 +155,7 @@ func TestDiscover(t *testing.T) {
 	assert.Equal(t, s.path("class/nvme/nvme0/hwmon3"), nvme0.HwmonDir)
 }
 
-// The SMART hw.id is the I/O metrics' hw.id: both are diskstats.DiskID of
+// The SMART hw.id is the I/O metrics' hw.id: both are blockdev.DiskID of
 // the same sysfs identity.
 func TestDiscoverIDMatchesIOIdentity(t *testing.T) {
 	s := buildTree(t)

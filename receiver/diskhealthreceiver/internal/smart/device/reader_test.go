@@ -14,7 +14,6 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
@@ -84,11 +83,6 @@ func TestReadQEMUDisks(t *testing.T) {
 	assert.Equal(t, 38, sdc.Temperature.Current)
 	assert.Equal(t, uint64(8388608), sdc.Capacity.Bytes())
 	require.NotNil(t, sdc.IE)
-
-	for name, r := range got {
-		v, _ := health.Evaluate(health.History{}, r.Snapshot.Health())
-		assert.Equal(t, health.OK, v.State, name)
-	}
 }
 
 // The identity is read once: later reads send only the SMART commands.
@@ -328,11 +322,9 @@ func TestFailingDrive(t *testing.T) {
 	require.NoError(t, err)
 	got := byName(t, results)
 	assert.Equal(t, ata.SMARTStatusFailed, got["sda"].Snapshot.ATA.Status)
-	v, _ := health.Evaluate(health.History{}, got["sda"].Snapshot.Health())
-	assert.Equal(t, health.Failed, v.State)
-	v, _ = health.Evaluate(health.History{}, got["nvme0"].Snapshot.Health())
-	assert.Equal(t, health.Failed, v.State)
-	assert.Equal(t, health.RuleNVMeReliability, v.Reasons[0].Rule)
+	nv := got["nvme0"].Snapshot.NVMe
+	require.NotNil(t, nv.Log)
+	assert.True(t, nv.Log.CriticalWarning.Has(nvme.WarnReliability), "the injected critical warning is read")
 }
 
 func TestDiscoverErrorStillReads(t *testing.T) {

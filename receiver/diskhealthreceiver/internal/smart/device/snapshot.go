@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
 )
@@ -114,29 +113,4 @@ type HwmonTemp struct {
 	Max, Crit float64 // °C, when HasMax/HasCrit
 	HasMax    bool
 	HasCrit   bool
-}
-
-// Health is the part of the snapshot the health rules evaluate.
-func (s *Snapshot) Health() health.Snapshot {
-	var h health.Snapshot
-	if a := s.ATA; a != nil && a.Attributes != nil {
-		h.ATA = &health.ATA{Status: a.Status, Attributes: a.Attributes, SelfTests: a.SelfTests, Stats: a.Stats}
-	}
-	if n := s.NVMe; n != nil && n.Log != nil {
-		h.NVMe = &health.NVMe{Log: *n.Log}
-		if n.Controller != nil {
-			h.NVMe.WarningTemp, h.NVMe.CriticalTemp = n.Controller.WarningTemp, n.Controller.CriticalTemp
-		}
-	}
-	if sc := s.SCSI; sc != nil && (sc.IE != nil || sc.Temperature != nil || sc.ErrorCounters != nil || sc.SelfTests != nil) {
-		h.SCSI = &health.SCSI{IE: sc.IE, Temperature: sc.Temperature, ErrorCounters: sc.ErrorCounters, SelfTests: sc.SelfTests}
-	}
-	return h
-}
-
-// HasHealthData reports whether the snapshot holds anything the health
-// rules can judge.
-func (s *Snapshot) HasHealthData() bool {
-	h := s.Health()
-	return h.ATA != nil || h.NVMe != nil || h.SCSI != nil
 }

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -345,12 +345,12 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 		if err != nil {
 			t.Fatalf("fixture %s: %v", name, err)
 		}
-		ident := diskstats.Identity{Name: name, Class: diskstats.ClassDisk, Model: id.Model, Serial: id.Serial, Firmware: id.Firmware, Rotational: 1}
+		ident := blockdev.Identity{Name: name, Class: blockdev.ClassDisk, Model: id.Model, Serial: id.Serial, Firmware: id.Firmware, Rotational: 1}
 		if id.WWN != 0 {
 			ident.WWN = fmt.Sprintf("naa.%016x", id.WWN)
 		}
 		m.Add(&Disk{
-			Info: device.Disk{Name: name, Protocol: device.ProtocolATA, Node: filepath.Join("/dev", name), Identity: ident, ID: diskstats.DiskID(&ident)},
+			Info: device.Disk{Name: name, Protocol: device.ProtocolATA, Node: filepath.Join("/dev", name), Identity: ident, ID: blockdev.DiskID(&ident)},
 			Pages: map[string][]byte{
 				ATAIdentify:                 read("ata_identify"),
 				ATASMARTData:                read("smart_read_data"),
@@ -362,10 +362,10 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 		})
 	}
 	nread := func(kind string) []byte { return fixture.Read(t, "qemu", nvmeDir, "nvme0."+kind+".bin") }
-	nsIdent := diskstats.Identity{Name: "nvme0n1", Class: diskstats.ClassDisk, Model: "QEMU NVMe Ctrl", Serial: "smarttest", Firmware: "7.2.22", Rotational: 0,
+	nsIdent := blockdev.Identity{Name: "nvme0n1", Class: blockdev.ClassDisk, Model: "QEMU NVMe Ctrl", Serial: "smarttest", Firmware: "7.2.22", Rotational: 0,
 		WWN: "nvme.1b36-736d61727474657374-51454d55204e564d65204374726c-00000001"}
 	m.Add(&Disk{
-		Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: "/dev/nvme0", Identity: nsIdent, ID: diskstats.DiskID(&nsIdent),
+		Info: device.Disk{Name: "nvme0", Protocol: device.ProtocolNVMe, Node: "/dev/nvme0", Identity: nsIdent, ID: blockdev.DiskID(&nsIdent),
 			Namespaces: []device.Namespace{{Name: "nvme0n1", NSID: 1}}},
 		Pages: map[string][]byte{
 			NVMeIDCtrl:             nread("identify_ctrl"),
@@ -373,9 +373,9 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 			NVMeLog(nvme.LogSMART): nread("log02_smart_log"),
 		},
 	})
-	scsiIdent := diskstats.Identity{Name: "sdc", Class: diskstats.ClassDisk, Model: "scsi_debug", Serial: "20000", Firmware: "0191", WWN: "naa.3333333000004e20", Rotational: 0}
+	scsiIdent := blockdev.Identity{Name: "sdc", Class: blockdev.ClassDisk, Model: "scsi_debug", Serial: "20000", Firmware: "0191", WWN: "naa.3333333000004e20", Rotational: 0}
 	m.Add(&Disk{
-		Info: device.Disk{Name: "sdc", Protocol: device.ProtocolSCSI, Node: "/dev/sdc", Identity: scsiIdent, ID: diskstats.DiskID(&scsiIdent)},
+		Info: device.Disk{Name: "sdc", Protocol: device.ProtocolSCSI, Node: "/dev/sdc", Identity: scsiIdent, ID: blockdev.DiskID(&scsiIdent)},
 		Pages: map[string][]byte{
 			SCSIInquiry: append([]byte{0x00, 0x00, 0x07, 0x02, 31, 0, 0, 0}, []byte("Linux   scsi_debug      0191")...),
 			SCSICapacity: {0, 0, 0, 0, 0, 0, 0x3F, 0xFF, 0, 0, 2, 0, 0, 0, 0, 0,

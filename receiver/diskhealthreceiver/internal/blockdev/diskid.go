@@ -1,0 +1,17 @@
+package blockdev
+
+import "strconv"
+
+// DiskID is the stable identity of a whole disk, shared by the I/O and SMART metrics (hw.id) so a backend
+// can join them: the WWN when the device has one (globally unique), else model and serial (unique per
+// vendor), else major:minor (unique on this host only, and only until the device is re-created).
+func DiskID(id *Identity) string {
+	switch {
+	case id.WWN != "":
+		return id.WWN
+	case id.Serial != "":
+		return id.Model + "_" + id.Serial
+	default:
+		return strconv.FormatUint(uint64(id.Major), 10) + ":" + strconv.FormatUint(uint64(id.Minor), 10)
+	}
+}

@@ -1,0 +1,25 @@
+package cgroupsscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/scraper"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
+)
+
+// NewFactory creates the cgroups scraper factory.
+func NewFactory() scraper.Factory {
+	return scraper.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
+		scraper.WithMetrics(createMetrics, metadata.MetricsStability))
+}
+
+func createMetrics(_ context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
+	s, err := newScraper(set, cfg.(*Config), time.Now)
+	if err != nil {
+		return nil, err
+	}
+	return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+}

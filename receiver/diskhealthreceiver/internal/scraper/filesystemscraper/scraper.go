@@ -1,0 +1,167 @@
+package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+)
+
+// fsScraper reports df-style usage per mount. The mount table, the statfs deadlines and stuck-mount
+// tracking, and the forecast live in fsusage; this wires them to the metrics builder.
+type fsScraper struct {
+	cfg    fsusage.Config
+	logger *zap.Logger
+	mb     *metadata.MetricsBuilder
+	rb     *metadata.ResourceBuilder
+	col    *fsusage.Collector
+
+	now func() time.Time
+}
+
+func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScraper, error) {
+	filter, err := cfg.filter(section)
+	if err != nil {
+		return nil, err
+	}
+	s := &fsScraper{
+		logger: set.Logger,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
+		now:    now,
+	}
+	fc := cfg
+	s.cfg = fsusage.Config{
+		RootPath:    cfg.RootPath,
+		Filter:      filter,
+		Dedupe:      duplicateModes[fc.Duplicates],
+		RereadEvery: fc.MountTableRereadScrapes,
+		Prober: fsusage.ProberConfig{
+			Timeout:       fc.StatfsTimeout,
+			RemoteTimeout: fc.RemoteStatfsTimeout,
+			OnStateChange: s.logStateChange,
+		},
+		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
+		OnTableReload: s.logTableReload,
+	}
+	return s, nil
+}
+
+// ready opens the mount table on the first scrape that can, so a root_path without /proc is reported
+// every scrape (naming the file) instead of failing the collector's start.
+func (s *fsScraper) ready() error {
+	if s.col != nil {
+		return nil
+	}
+	col, err := fsusage.NewCollector(s.cfg)
+	if err != nil {
+		return err
+	}
+	s.col = col
+	return nil
+}
+
+func (s *fsScraper) shutdown(context.Context) error {
+	if s.col == nil {
+		return nil
+	}
+	return s.col.Close()
+}
+
+// logStateChange writes one line per change of a mount's status, never one per scrape.
+func (s *fsScraper) logStateChange(c fsusage.StateChange) {
+	fields := []zap.Field{
+		zap.String("mountpoint", c.Mount.MountPoint), zap.String("device", c.Mount.Source),
+		zap.String("from", c.From.String()), zap.String("to", c.To.String()),
+	}
+	if c.To == fsusage.StatusOK {
+		s.logger.Info("filesystem answers statfs again", fields...)
+		return
+	}
+	s.logger.Warn("filesystem statfs failed; reported in system.filesystem.status", append(fields, zap.Error(c.Err))...)
+}
+
+// logTableReload reports malformed mount-table lines once per changed table.
+func (s *fsScraper) logTableReload(r fsusage.TableReload) {
+	if r.Err != nil {
+		s.logger.Warn("mount table has lines that cannot be parsed; they are skipped",
+			zap.String("file", r.File), zap.Error(r.Err))
+	}
+}
+
+func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	if err := s.ready(); err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	now := s.now()
+	results, err := s.col.Scrape(ctx, now)
+	ts := pcommon.NewTimestampFromTime(now)
+	for i := range results {
+		s.record(ts, &results[i])
+	}
+	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
+	// The last good table is still measured then: a partial error keeps those results.
+	if err != nil && len(results) > 0 {
+		err = scrapererror.NewPartialScrapeError(err, 1)
+	}
+	return s.mb.Emit(), err
+}
+
+var fsStatuses = [...]struct {
+	status fsusage.Status
+	attr   metadata.AttributeSystemFilesystemStatus
+}{
+	{fsusage.StatusOK, metadata.AttributeSystemFilesystemStatusOk},
+	{fsusage.StatusTimeout, metadata.AttributeSystemFilesystemStatusTimeout},
+	{fsusage.StatusPermission, metadata.AttributeSystemFilesystemStatusPermission},
+	{fsusage.StatusNotFound, metadata.AttributeSystemFilesystemStatusNotFound},
+	{fsusage.StatusIOError, metadata.AttributeSystemFilesystemStatusIoError},
+	{fsusage.StatusError, metadata.AttributeSystemFilesystemStatusError},
+}
+
+func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
+	m := r.Mount
+	mb := s.mb
+	dev, typ := m.Source, m.FSType
+	// Mount points are bytes on Linux; attributes must be valid UTF-8.
+	mp := strings.ToValidUTF8(m.MountPoint, "\uFFFD")
+	for _, st := range fsStatuses {
+		v := int64(0)
+		if st.status == r.Status {
+			v = 1
+		}
+		mb.RecordSystemFilesystemStatusDataPoint(ts, v, dev, mp, typ, st.attr)
+	}
+	if r.Status == fsusage.StatusOK && r.Usage.Limit > 0 {
+		mode := metadata.AttributeSystemFilesystemModeRw
+		if r.ReadOnly {
+			mode = metadata.AttributeSystemFilesystemModeRo
+		}
+		u := &r.Usage
+		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		mb.RecordSystemFilesystemLimitDataPoint(ts, int64(u.Limit), dev, mode, mp, typ)
+		if ratio, ok := u.Utilization(); ok {
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
+		}
+		if u.Inodes > 0 {
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
+		}
+		if r.Forecast.OK {
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, mp, typ)
+		}
+	}
+	s.rb.SetDiskMajorMinor(m.MajorMinor())
+	mb.EmitForResource(metadata.WithResource(s.rb.Emit()))
+}

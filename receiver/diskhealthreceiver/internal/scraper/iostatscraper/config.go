@@ -1,0 +1,53 @@
+package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+
+import (
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+)
+
+// section is where users write this source's settings.
+const section = "iostat"
+
+// MetricsConfig and ResourceAttributesConfig are this source's part of the receiver's metrics: and
+// resource_attributes: keys.
+type (
+	MetricsConfig            = metadata.MetricsConfig
+	ResourceAttributesConfig = metadata.ResourceAttributesConfig
+)
+
+// Config is the iostat section of the disk_health configuration.
+type Config struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Devices filters by kernel name with full-match regular expressions.
+	Devices match.Config `mapstructure:"devices"`
+	// DeviceClasses lists the kinds of device reported: disk, partition, dm, md, loop, ram, other.
+	// The default (whole disks, device-mapper and md RAID) never counts the same I/O twice.
+	DeviceClasses []string `mapstructure:"device_classes"`
+
+	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
+	RootPath             string                        `mapstructure:"-"`
+	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+}
+
+func createDefaultConfig() *Config {
+	classes := make([]string, len(blockdev.DefaultClasses))
+	for i, c := range blockdev.DefaultClasses {
+		classes[i] = string(c)
+	}
+	return &Config{Enabled: true, DeviceClasses: classes, RootPath: "/", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig()}
+}
+
+// Validate reports every problem of the section, each under its full key below key ("iostat").
+func (c *Config) Validate(key string) error {
+	_, err := c.filter(key)
+	return err
+}
+
+func (c *Config) filter(key string) (*blockdev.Filter, error) {
+	classes := make([]blockdev.Class, len(c.DeviceClasses))
+	for i, cl := range c.DeviceClasses {
+		classes[i] = blockdev.Class(cl)
+	}
+	return blockdev.NewFilter(key, c.Devices, classes)
+}

@@ -1,0 +1,5 @@
+// Package iostatscraper is the iostat source of the disk_health receiver: per-device counters from
+// /proc/diskstats, the iostat -x gauges computed as sysstat does, and device identity from sysfs.
+//
+//go:generate go tool -modfile=../../../../../internal/tools/go.mod mdatagen metadata.yaml
+package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"

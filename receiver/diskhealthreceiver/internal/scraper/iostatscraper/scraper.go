@@ -1,0 +1,220 @@
+package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/boottime"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+)
+
+// ioScraper wires read → parse → compute → emit for /proc/diskstats. It keeps its buffers between
+// scrapes so a steady-state scrape allocates little beyond the emitted pdata.
+type ioScraper struct {
+	mb      *metadata.MetricsBuilder
+	rb      *metadata.ResourceBuilder
+	filter  *blockdev.Filter
+	procDir string
+	sysDir  string
+
+	reader diskstats.FileReader
+	parser diskstats.Parser
+	stats  []diskstats.Stat
+	devs   []blockdev.Dev
+	ids    blockdev.Cache
+	engine *iostat.Engine
+
+	now func() time.Time
+}
+
+func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScraper, error) {
+	f, err := cfg.filter(section)
+	if err != nil {
+		return nil, err
+	}
+	return &ioScraper{
+		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
+		filter:  f,
+		procDir: filepath.Join(cfg.RootPath, "proc"),
+		sysDir:  filepath.Join(cfg.RootPath, "sys"),
+		now:     now,
+	}, nil
+}
+
+// ready creates the rate engine on the first scrape that can read the boot time, so a root_path
+// without /proc is reported every scrape (naming the path) instead of failing the collector's start.
+func (s *ioScraper) ready() error {
+	if s.engine != nil {
+		return nil
+	}
+	boot, err := boottime.Read(s.procDir, s.now())
+	if err != nil {
+		return err
+	}
+	s.engine = iostat.NewEngine(boot)
+	return nil
+}
+
+// shutdown closes /proc/diskstats, which the reader keeps open between scrapes.
+func (s *ioScraper) shutdown(context.Context) error {
+	return s.reader.Close()
+}
+
+func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	if err := s.ready(); err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	path := filepath.Join(s.procDir, "diskstats")
+	data, err := s.reader.Read(path)
+	if err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	// The read time is the sample time: intervals use its monotonic reading.
+	now := s.now()
+	ts := pcommon.NewTimestampFromTime(now)
+
+	var errs scrapererror.ScrapeErrors
+	stats, perr := s.parser.Parse(data, s.stats[:0])
+	s.stats = stats
+	if perr != nil {
+		errs.AddPartial(emit.CountErrors(perr), perr)
+	}
+	s.devs = s.devs[:0]
+	for i := range stats {
+		s.devs = append(s.devs, blockdev.Dev{Name: stats[i].DeviceName, Major: stats[i].MajorNumber, Minor: stats[i].MinorNumber})
+	}
+	if err := s.ids.Refresh(s.sysDir, s.devs); err != nil {
+		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute,
+		// so the error must be partial (the controller drops a scrape that returns a plain error).
+		errs.AddPartial(emit.CountErrors(err), err)
+	}
+	for i := range stats {
+		st := &stats[i]
+		id, ok := s.ids.Get(st.DeviceName)
+		if !ok || !s.filter.Match(id) {
+			continue
+		}
+		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName}, st, now)
+		s.record(ts, st, id, &r)
+	}
+	s.engine.EndScrape(now)
+	return s.mb.Emit(), errs.Combine()
+}
+
+func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockdev.Identity, r *iostat.Result) {
+	dev := st.DeviceName
+	mb := s.mb
+	rd, wr := metadata.AttributeDiskIoDirectionRead, metadata.AttributeDiskIoDirectionWrite
+	c := &r.Counters
+
+	// Counters start when their series started (boot, the device's appearance, or its re-creation).
+	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.Start)))
+	mb.RecordSystemDiskIoDataPoint(ts, int64(c.ReadBytes), dev, rd)
+	mb.RecordSystemDiskIoDataPoint(ts, int64(c.WriteBytes), dev, wr)
+	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.ReadOps), dev, rd)
+	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.WriteOps), dev, wr)
+	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.ReadMerged), dev, rd)
+	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.WriteMerged), dev, wr)
+	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
+	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
+	mb.RecordSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
+	mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
+	mb.RecordSystemDiskPendingOperationsDataPoint(ts, int64(c.InFlight), dev)
+	if id.Size > 0 {
+		mb.RecordSystemDiskLimitDataPoint(ts, int64(id.Size), dev)
+	}
+	if st.HasDiscard() {
+		mb.RecordSystemDiskDiscardIoDataPoint(ts, int64(c.DiscardBytes), dev)
+		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, int64(c.DiscardOps), dev)
+		mb.RecordSystemDiskDiscardMergedDataPoint(ts, int64(c.DiscardMerged), dev)
+		mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
+	}
+	if st.HasFlush() {
+		mb.RecordSystemDiskFlushOperationsDataPoint(ts, int64(c.FlushOps), dev)
+		mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
+	}
+
+	if r.HasGauges {
+		// Gauges describe the interval since the previous read: its start is that read's time.
+		mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.PrevTime)))
+		s.recordGauges(ts, dev, st, &r.Gauges)
+	}
+	mb.EmitForResource(metadata.WithResource(s.resource(st, id)))
+}
+
+func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, st *diskstats.Stat, g *iostat.Gauges) {
+	mb := s.mb
+	type dir = metadata.AttributeIostatDirection
+	rd, wr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
+	dc, fl := metadata.AttributeIostatDirectionDiscard, metadata.AttributeIostatDirectionFlush
+	perDir := func(d dir, ops, bytes, merged, mergedRatio, await, size float64) {
+		mb.RecordSystemDiskOperationRateDataPoint(ts, ops, dev, d)
+		mb.RecordSystemDiskIoRateDataPoint(ts, bytes, dev, d)
+		mb.RecordSystemDiskMergedRateDataPoint(ts, merged, dev, d)
+		mb.RecordSystemDiskMergedRatioDataPoint(ts, mergedRatio, dev, d)
+		mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, await, dev, d)
+		mb.RecordSystemDiskOperationAverageSizeDataPoint(ts, size, dev, d)
+	}
+	perDir(rd, g.ReadOpsRate, g.ReadBytesRate, g.ReadMergedRate, g.ReadMergedRatio, g.ReadAwait, g.ReadAvgSize)
+	perDir(wr, g.WriteOpsRate, g.WriteBytesRate, g.WriteMergedRate, g.WriteMergedRatio, g.WriteAwait, g.WriteAvgSize)
+	if st.HasDiscard() {
+		perDir(dc, g.DiscardOpsRate, g.DiscardBytesRate, g.DiscardMergedRate, g.DiscardMergedRatio, g.DiscardAwait, g.DiscardAvgSize)
+	}
+	if st.HasFlush() {
+		// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
+		mb.RecordSystemDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, fl)
+		mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, fl)
+	}
+	mb.RecordSystemDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
+	mb.RecordSystemDiskUtilizationDataPoint(ts, g.Utilization, dev)
+}
+
+func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
+	rb := s.rb
+	rb.SetDiskMajorMinor(strconv.FormatUint(uint64(st.MajorNumber), 10) + ":" + strconv.FormatUint(uint64(st.MinorNumber), 10))
+	setClass(rb, id.Class)
+	emit.SetIfNotEmpty(rb.SetDiskDmName, id.DMName)
+	emit.SetIfNotEmpty(rb.SetDiskParent, id.Parent)
+	emit.SetIfNotEmpty(rb.SetHwModel, id.Model)
+	emit.SetIfNotEmpty(rb.SetHwSerialNumber, id.Serial)
+	emit.SetIfNotEmpty(rb.SetHwFirmwareVersion, id.Firmware)
+	emit.SetIfNotEmpty(rb.SetDiskWwn, id.WWN)
+	if id.Rotational >= 0 {
+		rb.SetDiskRotational(id.Rotational == 1)
+	}
+	if id.Class == blockdev.ClassDisk {
+		rb.SetHwID(blockdev.DiskID(id))
+	}
+	return rb.Emit()
+}
+
+func setClass(rb *metadata.ResourceBuilder, c blockdev.Class) {
+	switch c {
+	case blockdev.ClassDisk:
+		rb.SetDiskClassDisk()
+	case blockdev.ClassPartition:
+		rb.SetDiskClassPartition()
+	case blockdev.ClassDM:
+		rb.SetDiskClassDm()
+	case blockdev.ClassMD:
+		rb.SetDiskClassMd()
+	case blockdev.ClassLoop:
+		rb.SetDiskClassLoop()
+	case blockdev.ClassRAM:
+		rb.SetDiskClassRAM()
+	case blockdev.ClassOther:
+		rb.SetDiskClassOther()
+	}
+}

@@ -1,0 +1,94 @@
+package pressurescraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
+
+import (
+	"context"
+	"path/filepath"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/boottime"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper/internal/metadata"
+)
+
+// pressureScraper reports the host's I/O pressure stall information. A kernel without PSI is found at
+// start and logged once; the scraper then reports nothing, and no error, every scrape.
+type pressureScraper struct {
+	mb      *metadata.MetricsBuilder
+	logger  *zap.Logger
+	procDir string
+	path    string
+	boot    time.Time
+	off     bool
+
+	now func() time.Time
+}
+
+func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) *pressureScraper {
+	procDir := filepath.Join(cfg.RootPath, "proc")
+	return &pressureScraper{
+		mb:      metadata.NewMetricsBuilder(metadata.MetricsBuilderConfig{Metrics: cfg.Metrics}, set),
+		logger:  set.Logger,
+		procDir: procDir,
+		path:    filepath.Join(procDir, "pressure", "io"),
+		now:     now,
+	}
+}
+
+func (s *pressureScraper) start(context.Context, component.Host) error {
+	_, err := pressure.Read(s.path)
+	if pressure.Unavailable(err) {
+		s.off = true
+		s.logger.Info("The kernel has no I/O pressure stall information (CONFIG_PSI off or booted with psi=0): "+
+			"system.io.linux.pressure.* are not reported.", zap.String("path", s.path), zap.Error(err))
+	}
+	// Any other error (a malformed file) is reported by every scrape until it goes away.
+	return nil
+}
+
+// ready reads the boot time on the first scrape that can, so a root_path without /proc is reported
+// every scrape (naming the path) instead of failing the collector's start.
+func (s *pressureScraper) ready() error {
+	if !s.boot.IsZero() {
+		return nil
+	}
+	boot, err := boottime.Read(s.procDir, s.now())
+	if err != nil {
+		return err
+	}
+	s.boot = boot
+	return nil
+}
+
+func (s *pressureScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	if s.off {
+		return pmetric.NewMetrics(), nil
+	}
+	if err := s.ready(); err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	p, err := pressure.Read(s.path)
+	if err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	ts := pcommon.NewTimestampFromTime(s.now())
+	mb := s.mb
+	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.boot)))
+	some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
+	record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
+		mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), kind)
+		mb.RecordSystemIoLinuxPressure10sDataPoint(ts, st.Avg10, kind)
+		mb.RecordSystemIoLinuxPressure1mDataPoint(ts, st.Avg60, kind)
+		mb.RecordSystemIoLinuxPressure5mDataPoint(ts, st.Avg300, kind)
+	}
+	record(p.Some, some)
+	if p.HasFull {
+		record(p.Full, full)
+	}
+	return mb.Emit(), nil
+}

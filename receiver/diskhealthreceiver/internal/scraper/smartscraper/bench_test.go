@@ -1,0 +1,162 @@
+package smartscraper
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/scraper/scrapertest"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
+)
+
+// BenchmarkSMARTScrape measures one SMART scrape of n simulated disks (a quarter each of the QEMU
+// SATA, IDE, NVMe and SAS disks): goroutines, decoding, health rules and pdata, without the ioctls.
+func BenchmarkSMARTScrape(b *testing.B) {
+	for _, n := range []int{4, 100, 1000} {
+		b.Run(fmt.Sprintf("disks=%d", n), func(b *testing.B) {
+			models := devicetest.QEMU(b, "k6.12")
+			proto := []string{"sda", "sdb", "nvme0", "sdc"}
+			m := &devicetest.Machine{}
+			for i := range n {
+				src := models.Disk(proto[i%len(proto)])
+				info := src.Info
+				info.Name = fmt.Sprintf("%s-%d", info.Name, i)
+				info.Node = "/dev/" + info.Name
+				info.ID = fmt.Sprintf("%s-%d", info.ID, i)
+				m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power})
+			}
+			s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+				device.Config{Timeout: time.Minute, Open: m.Open, Discover: m.Discover})
+			b.Cleanup(func() { require.NoError(b, s.shutdown(b.Context())) })
+			b.ReportAllocs()
+			for b.Loop() {
+				md, err := s.scrape(b.Context())
+				require.NoError(b, err)
+				require.Equal(b, n, md.ResourceMetrics().Len())
+			}
+		})
+	}
+}
+
+// Command latencies of real disks, roughly: an ATA SMART command through SG_IO on a SATA disk takes
+// milliseconds, an NVMe admin command a few hundred microseconds.
+const (
+	scsiLatency = 3 * time.Millisecond
+	nvmeLatency = 300 * time.Microsecond
+)
+
+// slowTransport adds a real disk's latency to every command of a simulated one.
+type slowTransport struct{ device.Transport }
+
+func (t slowTransport) SCSI(cdb []byte, dir smart.Direction, data, sense []byte, timeout time.Duration) (device.SCSIStatus, error) {
+	time.Sleep(scsiLatency)
+	return t.Transport.SCSI(cdb, dir, data, sense, timeout)
+}
+
+func (t slowTransport) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, timeout time.Duration) error {
+	time.Sleep(nvmeLatency)
+	return t.Transport.NVMeAdmin(cmd, data, timeout)
+}
+
+// rack24 is a 24-bay server: 24 simulated disks (SATA, IDE, NVMe and SAS in turn) with real command
+// latencies; the disk named hung blocks every command until release is called.
+func rack24(tb testing.TB, hung string) (m *devicetest.Machine, open device.Opener, release func()) {
+	tb.Helper()
+	models := devicetest.QEMU(tb, "k6.12")
+	proto := []string{"sda", "sdb", "nvme0", "sdc"}
+	m = &devicetest.Machine{}
+	hang := make(chan struct{})
+	for i := range 24 {
+		src := models.Disk(proto[i%len(proto)])
+		info := src.Info
+		info.Name = fmt.Sprintf("%s-%d", info.Name, i)
+		info.Node = "/dev/" + info.Name
+		info.ID = fmt.Sprintf("%s-%d", info.ID, i)
+		d := m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power})
+		if info.Name == hung {
+			d.Hang = hang
+		}
+	}
+	open = func(node string) (device.Transport, error) {
+		t, err := m.Open(node)
+		if err != nil {
+			return nil, err
+		}
+		return slowTransport{t}, nil
+	}
+	return m, open, func() { close(hang) }
+}
+
+func shutdownSMART(tb testing.TB, s *smartScraper) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(tb, s.shutdown(ctx))
+}
+
+func cpuTime(tb testing.TB) time.Duration {
+	var ru unix.Rusage
+	require.NoError(tb, unix.Getrusage(unix.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// One SMART cycle of 24 disks, one of them hung, ends at the per-disk timeout, not 24 times it: the
+// disks are read at once and the hung one costs its own deadline only. The next cycle leaves the hung
+// disk alone and is as quick as the disks.
+func TestSMARTCycle24DisksOneHung(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	hung := "nvme0-10"
+	m, open, release := rack24(t, hung)
+	require.NotNil(t, m.Disk(hung))
+	s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+		device.Config{Timeout: timeout, Open: open, Discover: m.Discover})
+	// Cleanups run last first: the hung command returns, then the scraper shuts down.
+	t.Cleanup(func() { shutdownSMART(t, s) })
+	t.Cleanup(release)
+
+	for cycle := range 2 {
+		start, cpu0 := time.Now(), cpuTime(t)
+		md, err := s.scrape(t.Context())
+		wall, cpu := time.Since(start), cpuTime(t)-cpu0
+		require.NoError(t, err)
+		t.Logf("cycle %d: wall %v, CPU %v", cycle, wall, cpu)
+		assert.Less(t, wall, timeout+timeout/2, "one cycle within the per-disk timeout")
+		assert.Equal(t, 24, md.ResourceMetrics().Len())
+		disks, err := m.Discover("")
+		require.NoError(t, err)
+		for _, d := range disks {
+			read := statusSet(md, d.Name, "hw.physical_disk.smart.read.status", "smart.read.status")
+			if d.Name == hung {
+				assert.Equal(t, int64(1), read["timeout"], d.Name)
+				continue
+			}
+			assert.Equal(t, int64(1), read["ok"], d.Name)
+		}
+	}
+}
+
+// BenchmarkSMARTCycle24 is one SMART cycle of a 24-bay server with real command latencies: the wall
+// time is the slowest disk's, the CPU (cpu-ns/op) is what the collector pays every smart.interval.
+func BenchmarkSMARTCycle24(b *testing.B) {
+	m, open, release := rack24(b, "")
+	release()
+	s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+		device.Config{Timeout: 10 * time.Second, Open: open, Discover: m.Discover})
+	b.Cleanup(func() { shutdownSMART(b, s) })
+	b.ReportAllocs()
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		md, err := s.scrape(b.Context())
+		require.NoError(b, err)
+		require.Equal(b, 24, md.ResourceMetrics().Len())
+	}
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}

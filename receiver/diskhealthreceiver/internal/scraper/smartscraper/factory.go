@@ -1,0 +1,30 @@
+package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/scraper"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+)
+
+// NewFactory creates the SMART scraper factory; its health events are logged only.
+func NewFactory() scraper.Factory { return NewFactoryWithEvents(nil) }
+
+// NewFactoryWithEvents creates the SMART scraper factory whose scrapers send their health events to
+// events (a logs pipeline; nil: logged only).
+func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
+	return scraper.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
+		scraper.WithMetrics(func(_ context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
+			c := cfg.(*Config)
+			dc, err := c.deviceConfig(section)
+			if err != nil {
+				return nil, err
+			}
+			s := newScraper(set, c, dc, events, time.Now)
+			return scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
+		}, metadata.MetricsStability))
+}

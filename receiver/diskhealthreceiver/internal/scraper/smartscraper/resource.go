@@ -1,0 +1,71 @@
+package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+)
+
+// identityStrings prefers what the drive itself reports (sysfs truncates ATA models to 16 characters).
+func identityStrings(d device.Disk, snap *device.Snapshot) (model, serial, firmware string) {
+	model, serial, firmware = d.Identity.Model, d.Identity.Serial, d.Identity.Firmware
+	if snap == nil {
+		return
+	}
+	switch {
+	case snap.ATA != nil && snap.ATA.Identity != nil:
+		id := snap.ATA.Identity
+		model, serial, firmware = id.Model, id.Serial, id.Firmware
+	case snap.NVMe != nil && snap.NVMe.Controller != nil:
+		c := snap.NVMe.Controller
+		model, serial, firmware = c.Model, c.Serial, c.Firmware
+	}
+	return
+}
+
+func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *device.Result) pcommon.Resource {
+	if snap == nil && last != nil {
+		snap = last.Snapshot
+	}
+	rb := s.rb
+	rb.SetHwID(d.ID)
+	rb.SetHwName(d.Name)
+	rb.SetHwTypePhysicalDisk()
+	switch d.Protocol {
+	case device.ProtocolATA:
+		rb.SetDiskProtocolAta()
+	case device.ProtocolNVMe:
+		rb.SetDiskProtocolNvme()
+	case device.ProtocolSCSI:
+		rb.SetDiskProtocolScsi()
+	default:
+		rb.SetDiskProtocolNone()
+	}
+	model, serial, firmware := identityStrings(d, snap)
+	emit.SetIfNotEmpty(rb.SetHwModel, model)
+	emit.SetIfNotEmpty(rb.SetHwSerialNumber, serial)
+	emit.SetIfNotEmpty(rb.SetHwFirmwareVersion, firmware)
+	emit.SetIfNotEmpty(rb.SetDiskWwn, d.Identity.WWN)
+	rot := d.Identity.Rotational
+	if d.Protocol == device.ProtocolNVMe {
+		rot = 0
+	}
+	if snap != nil && snap.ATA != nil && snap.ATA.Identity != nil {
+		switch r := snap.ATA.Identity.RotationRate; {
+		case r == 1:
+			rot = 0
+			rb.SetDiskRotationRate(0) // smartctl's rotation_rate for a solid state device
+		case r > 1:
+			rot = 1
+			rb.SetDiskRotationRate(int64(r))
+		}
+	}
+	switch rot {
+	case 0:
+		rb.SetHwPhysicalDiskTypeSSD()
+	case 1:
+		rb.SetHwPhysicalDiskTypeHDD()
+	}
+	return rb.Emit()
+}

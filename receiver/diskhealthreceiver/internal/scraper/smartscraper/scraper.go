@@ -1,0 +1,125 @@
+package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
+)
+
+// smartScraper reads every disk's SMART data (device.Reader), evaluates its health and emits one
+// resource per disk. Health state changes and new bad signs go to the logs pipeline as events.
+type smartScraper struct {
+	logger *zap.Logger
+	mb     *metadata.MetricsBuilder
+	stale  *metadata.MetricsBuilder // last values of disks that could not be read, marked stale
+	rb     *metadata.ResourceBuilder
+	events *eventBuffer
+	sink   consumer.Logs // nil: events are logged only
+	reader *device.Reader
+	disks  map[string]*diskTrack
+	// discoveryErr is the last discovery problem logged, so a lasting one is logged once.
+	discoveryErr string
+
+	now func() time.Time
+}
+
+// newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
+func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consumer.Logs, now func() time.Time) *smartScraper {
+	return &smartScraper{
+		logger: set.Logger,
+		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		stale:  metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
+		events: newEventBuffer(set.BuildInfo.Version),
+		sink:   sink,
+		reader: device.NewReader(dc),
+		disks:  map[string]*diskTrack{},
+		now:    now,
+	}
+}
+
+// shutdown waits for reads still in flight (a hung ioctl) until the collector's shutdown deadline.
+func (s *smartScraper) shutdown(ctx context.Context) error {
+	return s.reader.Close(ctx)
+}
+
+func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	results, derr := s.reader.Read(ctx)
+	if msg := errString(derr); msg != s.discoveryErr {
+		s.discoveryErr = msg
+		if derr != nil {
+			s.logger.Warn("SMART disk discovery was incomplete", zap.Error(derr))
+		}
+	}
+	seen := make(map[string]bool, len(results))
+	var events []string
+	for i := range results {
+		res := &results[i]
+		key := res.Disk.Name + "\x00" + res.Disk.ID
+		seen[key] = true
+		tr := s.disks[key]
+		if tr == nil {
+			tr = &diskTrack{}
+			s.disks[key] = tr
+		}
+		s.logStatus(res, tr)
+		ts := pcommon.NewTimestampFromTime(res.Time)
+		res1 := s.resource(res.Disk, res.Snapshot, tr.last)
+
+		if snap := res.Snapshot; snap != nil {
+			var verdict *health.Verdict
+			if in, ok := healthInput(snap); ok && res.Status == device.StatusOK {
+				v, h := health.Evaluate(tr.history, in)
+				tr.history, verdict = h, &v
+				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
+				events = s.appendEvents(events, res, res1, v)
+			}
+			recordValues(s.mb, ts, snap, verdict)
+		} else if tr.last != nil && !tr.staleSent {
+			// The values of the last good read are not re-served as current: they go out once more
+			// flagged "no recorded value", which backends take as the end of the series.
+			recordValues(s.stale, ts, tr.last.Snapshot, &health.Verdict{State: tr.history.State()})
+			s.stale.EmitForResource(metadata.WithResource(res1))
+			tr.staleSent = true
+		}
+		for _, st := range device.Statuses {
+			s.mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), readStatusAttr(st))
+		}
+		if !tr.lastOK.IsZero() {
+			s.mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix())
+		}
+		s.mb.EmitForResource(metadata.WithResource(res1))
+	}
+	for k := range s.disks {
+		if !seen[k] {
+			delete(s.disks, k)
+		}
+	}
+
+	md := s.mb.Emit()
+	stale := s.stale.Emit()
+	markStale(stale)
+	stale.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+
+	var err error
+	if len(events) > 0 {
+		err = s.sendEvents(ctx, events)
+	}
+	return md, err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

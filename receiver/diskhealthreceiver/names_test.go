@@ -1,0 +1,84 @@
+package diskhealthreceiver
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// docNames is what a documentation.md promises users: for each metric its unit, type and attributes
+// (name and values), and each resource attribute with its values.
+func docNames(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var metric, section string
+	var attrs []string
+	flush := func() {
+		if metric != "" {
+			sort.Strings(attrs)
+			out["metric "+metric] += " attributes=" + strings.Join(attrs, ",")
+		}
+		metric, attrs = "", nil
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "### "):
+			flush()
+			metric, section = strings.TrimPrefix(line, "### "), "metric"
+		case strings.HasPrefix(line, "## "):
+			flush()
+			section = strings.TrimPrefix(line, "## ")
+		case strings.HasPrefix(line, "#### Attributes"):
+			section = "attributes"
+		case strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Name") && !strings.HasPrefix(line, "| Unit") && !strings.HasPrefix(line, "| ---"):
+			cells := strings.Split(line, " | ")
+			switch {
+			case section == "metric" && metric != "":
+				out["metric "+metric] = "unit=" + strings.TrimPrefix(cells[0], "| ") + " type=" + strings.Join(cells[1:len(cells)-1], "/")
+			case section == "attributes" && metric != "":
+				attrs = append(attrs, strings.TrimPrefix(cells[0], "| ")+"="+cells[2])
+			case section == "Resource Attributes":
+				out["resource "+strings.TrimPrefix(cells[0], "| ")] = cells[2]
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	flush()
+	return out
+}
+
+// TestNamesUnchangedBySplit: the union of the sources' documentation.md files promises exactly the metric
+// names, units, types, attributes and resource attributes the single documentation.md of the receiver
+// promised before the sources got their own folders (testdata/documentation-before-split.md).
+func TestNamesUnchangedBySplit(t *testing.T) {
+	before, err := os.ReadFile(filepath.Join("testdata", "documentation-before-split.md"))
+	require.NoError(t, err)
+	want := docNames(t, before)
+	require.Len(t, want, 60+21, "60 metrics and 21 resource attributes before the split")
+
+	docs, err := filepath.Glob(filepath.Join("internal", "scraper", "*", "documentation.md"))
+	require.NoError(t, err)
+	require.Len(t, docs, 5)
+	got := map[string]string{}
+	for _, d := range docs {
+		data, err := os.ReadFile(d)
+		require.NoError(t, err)
+		for k, v := range docNames(t, data) {
+			if prev, ok := got[k]; ok && strings.HasPrefix(k, "metric ") {
+				t.Errorf("%s documented twice (%s, %s)", k, prev, v)
+			}
+			got[k] = v
+		}
+	}
+	assert.Equal(t, want, got)
+}
