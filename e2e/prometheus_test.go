@@ -136,8 +136,8 @@ func ruleExprs(t *testing.T) map[string]string {
 // query API, and loads and evaluates the alert rules in that server.
 func TestPrometheusServer(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := ensureDebianTool(t, "prometheus", "prometheus")
-	promtool := ensureDebianTool(t, "prometheus", "promtool")
+	tools := debian.tools(t, map[string]string{"prometheus": "prometheus", "promtool": "prometheus"})
+	prom, promtool := tools["prometheus"], tools["promtool"]
 	rules, err := filepath.Abs(rulesFile)
 	require.NoError(t, err)
 
