@@ -40,7 +40,6 @@ var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "vi
 
 // vmKit is a prepared kernel and base initramfs.
 type vmKit struct {
-	cache  string // _build/vmtest
 	kver   string
 	kernel string // vmlinux (PVH boot, no decompression under TCG) or vmlinuz
 	base   string // base initramfs: busybox, modules, smartctl, nvme-cli
@@ -80,7 +79,7 @@ func prepareVM(t *testing.T) *vmKit {
 		pkg = strings.TrimSpace(shell(t, time.Minute, resolve))
 	}
 	require.NotEmpty(t, pkg, "apt-cache names no kernel package behind linux-image-amd64")
-	k := &vmKit{cache: cache, kver: strings.TrimPrefix(pkg, "linux-image-"), qemu: tools["qemu-system-x86_64"]}
+	k := &vmKit{kver: strings.TrimPrefix(pkg, "linux-image-"), qemu: tools["qemu-system-x86_64"]}
 	kd := filepath.Join(cache, pkg)
 	k.base = filepath.Join(kd, "base.cpio.gz")
 	k.kernel = filepath.Join(kd, "vmlinux")
