@@ -68,9 +68,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 				assert.NoError(t, err, "%s", out)
 				return
 			}
-			if os.Geteuid() != 0 {
-				t.Skip("SKIPPED: validating a /hostfs config needs a chroot, which needs root")
-			}
+			requireRoot(t, "validating a /hostfs config (in a chroot)")
 			root := t.TempDir()
 			require.NoError(t, os.Chmod(root, 0o755))
 			for _, dir := range []string{"hostfs", "proc", "etc/otelcol"} {

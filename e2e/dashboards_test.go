@@ -128,6 +128,7 @@ func TestGrafanaDashboardNames(t *testing.T) {
 			all = append(all, names...)
 		}
 	}
+	require.NotEmpty(t, templating, "the dashboard has no query variable ($host)")
 	for _, q := range templating {
 		checkNames(t, grafanaDashboard, promqlMetricNames(q), func(n string) bool { _, ok := documented[n]; return ok })
 	}

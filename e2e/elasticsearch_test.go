@@ -240,6 +240,7 @@ func TestElasticsearchExporter(t *testing.T) {
 		// Metrics of one resource with the same attributes, unit and timestamp share a document; each
 		// has its template.
 		ms, _ := d.source["metrics"].(map[string]any)
+		require.Contains(t, ms, metric)
 		assert.Len(t, templates, len(ms))
 		for m := range ms {
 			assert.Contains(t, templates, "metrics."+m)
@@ -294,7 +295,9 @@ func TestElasticsearchExporter(t *testing.T) {
 		hwID := ioHWID(docs, disk)
 		require.NotEmpty(t, hwID)
 		states := map[string]float64{}
-		for _, d := range smartStatusDocs(docs, hwID) {
+		statusDocs := smartStatusDocs(docs, hwID)
+		require.NotEmpty(t, statusDocs)
+		for _, d := range statusDocs {
 			attrs, _ := d.source["attributes"].(map[string]any)
 			state, _ := attrs["smart.read.status"].(string)
 			res := map[string]any{"hw.id": hwID, "hw.type": "physical_disk"}

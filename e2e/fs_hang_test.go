@@ -164,7 +164,7 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
 	requireRoot(t, "mounting a FUSE filesystem, a loop device and a tmpfs")
 	_, err := os.Stat("/dev/fuse")
 	require.NoError(t, err, "this kernel offers no FUSE device")
-	mkext4 := mustCommand(t, "mkfs.ext4", "e2fsprogs")
+	mkext4 := needTool(t, "mkfs.ext4", "e2fsprogs")
 
 	const (
 		interval = 2 * time.Second // collection_interval

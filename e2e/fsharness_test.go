@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,76 +19,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Helpers of the filesystem end-to-end tests: tools, real mounts, df, and reading the filesystem
-// metrics out of an export.
-
-// requireRoot skips the test, saying why, when it cannot mount.
-func requireRoot(t *testing.T, what string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("SKIPPED END-TO-END TEST: %s needs root (mount, losetup, mkfs); run `make test` as root", what)
-	}
-}
-
-// apt runs `apt-get update` once per test binary, then installs packages on demand.
-var apt struct {
-	once      sync.Once
-	updateErr error
-}
-
-func aptInstall(pkg string) error {
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		return fmt.Errorf("no apt-get to install %s: %w", pkg, err)
-	}
-	run := func(args ...string) error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "apt-get", args...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("apt-get %s: %w\n%s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	apt.once.Do(func() { apt.updateErr = run("update") })
-	if apt.updateErr != nil {
-		return apt.updateErr
-	}
-	return run("install", "-y", "--no-install-recommends", pkg)
-}
-
-// lookCommand finds a command on PATH or in the sbin directories, which a non-login PATH may lack.
-func lookCommand(name string) (string, error) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, nil
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin"} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s: not found on PATH, /usr/sbin or /sbin", name)
-}
-
-// ensureCommand returns the path of a command, installing its Debian package when it is missing.
-func ensureCommand(name, pkg string) (string, error) {
-	if p, err := lookCommand(name); err == nil {
-		return p, nil
-	}
-	if err := aptInstall(pkg); err != nil {
-		return "", fmt.Errorf("%s is missing and package %s could not be installed: %w", name, pkg, err)
-	}
-	return lookCommand(name)
-}
-
-// mustCommand is ensureCommand for a tool the test cannot do without.
-func mustCommand(t *testing.T, name, pkg string) string {
-	t.Helper()
-	p, err := ensureCommand(name, pkg)
-	require.NoError(t, err)
-	return p
-}
+// Helpers of the filesystem end-to-end tests: real mounts, df, and reading the filesystem metrics out
+// of an export.
 
 // runCmd runs a command and returns its standard output, failing the test with its stderr.
 func runCmd(t *testing.T, name string, args ...string) []byte {
@@ -97,7 +28,7 @@ func runCmd(t *testing.T, name string, args ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH") + ":/usr/sbin:/sbin", "LC_ALL=C"}
+	cmd.Env = []string{toolPath(), "LC_ALL=C"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "%s %s: %s", name, strings.Join(args, " "), stderr.String())
@@ -145,7 +76,7 @@ func mountLoop(t *testing.T, mp, fsType string, size int64, mkfs ...string) stri
 	require.NoError(t, errors.Join(f.Truncate(size), f.Close()))
 	runCmd(t, mkfs[0], append(mkfs[1:], img)...)
 
-	losetup := mustCommand(t, "losetup", "mount")
+	losetup := needTool(t, "losetup", "mount")
 	dev := strings.TrimSpace(string(runCmd(t, losetup, "--find", "--show", img)))
 	require.True(t, strings.HasPrefix(dev, "/dev/loop"), "losetup printed %q", dev)
 	t.Cleanup(func() {

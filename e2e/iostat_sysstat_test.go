@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,10 +149,8 @@ func checkFixtures(t *testing.T, s1, s2 []dsLine) map[string][2]*dsLine {
 // column to agree within 0.5 % or 0.01.
 func TestIostatAgreesWithSysstat(t *testing.T) {
 	bin := collectorBinary(t)
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: comparing with sysstat needs root (unshare -m and mount --bind over /proc)")
-	}
-	iostat := ensureIostat(t)
+	requireRoot(t, "comparing with sysstat (unshare -m and mount --bind over /proc)")
+	iostat := needTool(t, "iostat", "sysstat")
 	t.Logf("peer: %s", iostatVersion(iostat))
 
 	s1, s2 := loadFixture(t, "snapshot-1.diskstats"), loadFixture(t, "snapshot-2.diskstats")

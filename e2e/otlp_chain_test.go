@@ -192,6 +192,7 @@ service:
 					sent[p.key] = p.value
 				}
 			}
+			require.NotEmpty(t, sent, "the sender exported no data point")
 			var missing []string
 			deadline := time.Now().Add(20 * time.Second)
 			for {
@@ -227,6 +228,7 @@ service:
 				assert.Contains(t, names, n)
 			}
 			resources := r.sent.exports[0].ResourceMetrics()
+			require.Positive(t, resources.Len(), "the first export has no resource")
 			for i := range resources.Len() {
 				attrs := resources.At(i).Resource().Attributes()
 				hn, ok := attrs.Get("host.name")

@@ -1,20 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
 
-// Helpers for the tests that run the collector against a peer: free loopback ports, Debian packages
-// installed on demand, a peer process stopped with the test, and the shipped configs.
+// Helpers for the tests that run the collector against a peer: free loopback ports, a peer process
+// stopped with the test, and the shipped configs. The peers themselves come from packages_test.go.
 
 // telemetryOff keeps the collector's own metrics listener (localhost:8888 by default) closed, so that
 // two collectors, or a collector of another test package running at the same time, never collide.
@@ -35,36 +33,6 @@ func shippedConfig(t *testing.T, name string) string {
 	data, err := os.ReadFile(filepath.Join("..", "config", name))
 	require.NoError(t, err)
 	return string(data)
-}
-
-// ensureDebianTool returns the path of tool, installing the Debian package that provides it when it is
-// missing. It skips the test, saying why, only when that is impossible (not root, no apt-get, the
-// install fails).
-func ensureDebianTool(t *testing.T, pkg, tool string) string {
-	t.Helper()
-	if p, err := exec.LookPath(tool); err == nil {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skipf("SKIPPED: %s is not installed and installing %s needs root", tool, pkg)
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skipf("SKIPPED: %s is not installed and there is no apt-get to install %s", tool, pkg)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"apt-get", "update"}, {"apt-get", "install", "-y", "--no-install-recommends", pkg}} {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED: cannot install %s: %s: %v\n%s", pkg, strings.Join(args, " "), err, out)
-		}
-	}
-	p, err := exec.LookPath(tool)
-	if err != nil {
-		t.Skipf("SKIPPED: %s installed but %s is not on PATH: %v", pkg, tool, err)
-	}
-	return p
 }
 
 // startPeer runs a peer program (Prometheus, ...) like startCollector runs the collector: stopped when

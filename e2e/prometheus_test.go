@@ -136,8 +136,8 @@ func ruleExprs(t *testing.T) map[string]string {
 // query API, and loads and evaluates the alert rules in that server.
 func TestPrometheusServer(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := ensureDebianTool(t, "prometheus", "prometheus")
-	promtool := ensureDebianTool(t, "prometheus", "promtool")
+	tools := debian.tools(t, map[string]string{"prometheus": "prometheus", "promtool": "prometheus"})
+	prom, promtool := tools["prometheus"], tools["promtool"]
 	rules, err := filepath.Abs(rulesFile)
 	require.NoError(t, err)
 
@@ -195,6 +195,7 @@ scrape_configs:
 		require.NoError(t, err)
 		var names []string
 		require.NoError(t, json.Unmarshal(data, &names))
+		require.NotEmpty(t, names, "Prometheus has no series of the diskhealth job")
 		documented := promNames(t, loadDocumentation(t))
 		var ours []string
 		for _, n := range names {
@@ -215,7 +216,9 @@ scrape_configs:
 		disks := wholeDisks(t)
 		require.NotEmpty(t, disks, "this host has no whole disk in /sys/block")
 		seen := map[string]bool{}
-		for _, s := range api.mustQuery(t, `system_disk_io_bytes_total`) {
+		ioSeries := api.mustQuery(t, `system_disk_io_bytes_total`)
+		require.NotEmpty(t, ioSeries)
+		for _, s := range ioSeries {
 			m := s.Metric
 			assert.Equal(t, "diskhealth", m["job"])
 			assert.Contains(t, []string{"read", "write"}, m["disk_io_direction"])
@@ -233,13 +236,17 @@ scrape_configs:
 		for d := range disks {
 			assert.True(t, seen[d+"/read"] && seen[d+"/write"], "%s: read and write series", d)
 		}
-		for _, s := range api.mustQuery(t, `system_disk_utilization_ratio`) {
+		util := api.mustQuery(t, `system_disk_utilization_ratio`)
+		require.NotEmpty(t, util)
+		for _, s := range util {
 			v := s.float(t)
 			// iostat does not clamp %util; over one 15 s interval it cannot pass 1 by more than the
 			// kernel's io_ticks granularity.
 			assert.True(t, v >= 0 && v <= 1.05, "%s utilization %v", s.Metric["system_device"], v)
 		}
-		for _, s := range api.mustQuery(t, `system_disk_operation_average_time_seconds`) {
+		await := api.mustQuery(t, `system_disk_operation_average_time_seconds`)
+		require.NotEmpty(t, await)
+		for _, s := range await {
 			v := s.float(t)
 			assert.True(t, v >= 0 && v < 60, "%s %s await %v s", s.Metric["system_device"], s.Metric["disk_io_direction"], v)
 		}
@@ -282,7 +289,9 @@ scrape_configs:
 		// Every whole disk has a SMART read status (ok, unsupported, permission_denied ...: a state set
 		// with exactly one state at 1) under the hw_id its I/O series carry, so the two join. Health
 		// values exist only where the disk answers SMART (this machine's virtio disk does not).
-		for d := range wholeDisks(t) {
+		disks := wholeDisks(t)
+		require.NotEmpty(t, disks, "this host has no whole disk in /sys/block")
+		for d := range disks {
 			io := api.mustQuery(t, fmt.Sprintf(`system_disk_io_bytes_total{system_device=%q}`, d))
 			require.NotEmpty(t, io, d)
 			hwID := io[0].Metric["hw_id"]
@@ -299,7 +308,9 @@ scrape_configs:
 			assert.Len(t, current, 1, "%s: read status states at 1", d)
 			t.Logf("%s: SMART read status %v", d, current)
 		}
-		for _, s := range api.mustQuery(t, `{__name__=~"hw_.+", job="diskhealth"}`) {
+		hw := api.mustQuery(t, `{__name__=~"hw_.+", job="diskhealth"}`)
+		require.NotEmpty(t, hw)
+		for _, s := range hw {
 			assert.NotEmpty(t, s.Metric["hw_id"], s.Metric["__name__"])
 		}
 	})
@@ -350,6 +361,7 @@ scrape_configs:
 		// here (nothing is filling, stuck or failing), and so may the SMART panels: which values a disk
 		// has depends on the disk (this machine's virtio disk has none, only its read status).
 		panels, _ := grafanaQueries(t)
+		require.NotEmpty(t, panels)
 		for _, p := range panels {
 			for _, tg := range p.Targets {
 				res, err := api.query(strings.ReplaceAll(tg.Expr, "$host", ".*"))

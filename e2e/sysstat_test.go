@@ -67,36 +67,6 @@ func parseIostatJSON(data []byte) ([]iostatReport, error) {
 	return reports, nil
 }
 
-// ensureIostat returns the path of sysstat's iostat, installing sysstat with apt-get when it is
-// missing. It skips the test, saying why, only when that is impossible (not root, no apt-get, the
-// install fails).
-func ensureIostat(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("iostat"); err == nil {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: sysstat's iostat is not installed and installing it needs root")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		t.Skip("SKIPPED: sysstat's iostat is not installed and there is no apt-get to install it")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	for _, args := range [][]string{{"apt-get", "update"}, {"apt-get", "install", "-y", "sysstat"}} {
-		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("SKIPPED: cannot install sysstat: %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	p, err := exec.LookPath("iostat")
-	if err != nil {
-		t.Skipf("SKIPPED: sysstat installed but iostat is not on PATH: %v", err)
-	}
-	return p
-}
-
 // iostatRun describes one `iostat -x -p ALL -o JSON <interval> 2` run over fixture files.
 type iostatRun struct {
 	iostat    string    // path of the iostat binary

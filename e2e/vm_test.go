@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // The QEMU harness of the SMART end-to-end test: a Debian kernel (downloaded, never installed), a
@@ -40,81 +40,53 @@ var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "vi
 
 // vmKit is a prepared kernel and base initramfs.
 type vmKit struct {
-	cache  string // _build/vmtest
 	kver   string
 	kernel string // vmlinux (PVH boot, no decompression under TCG) or vmlinuz
 	base   string // base initramfs: busybox, modules, smartctl, nvme-cli
+	qemu   string // qemu-system-x86_64
 }
 
-// shell runs a bash script with a timeout and returns its combined output.
+// shell runs a bash script with a timeout and returns its combined output. The script finds the
+// tools debian.tools found (exec keeps the last of duplicate variables).
 func shell(t *testing.T, timeout time.Duration, script string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), toolPath()), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "script failed:\n%s\noutput:\n%s", script, out)
 	return string(out)
 }
 
-// requireRootForVM skips, loudly, where the harness cannot work at all.
-func requireRootForVM(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED QEMU SMART END-TO-END TEST: it installs qemu-system-x86, smartmontools and nvme-cli with " +
-			"apt-get and downloads a Debian kernel, which needs root. Run `make test` as root (CI does).")
-	}
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		if _, qerr := exec.LookPath("qemu-system-x86_64"); qerr != nil {
-			t.Skip("SKIPPED QEMU SMART END-TO-END TEST: neither apt-get nor qemu-system-x86_64 on this machine.")
-		}
-	}
-}
-
-// ensurePackages installs the host packages that are missing.
-func ensurePackages(t *testing.T) {
-	t.Helper()
-	var missing []string
-	for cmd, pkg := range vmPackages {
-		if _, err := exec.LookPath(cmd); err != nil && !slices.Contains(missing, pkg) {
-			missing = append(missing, pkg)
-		}
-	}
-	if len(missing) == 0 {
-		return
-	}
-	t.Logf("installing %v", missing)
-	shell(t, 15*time.Minute, `export DEBIAN_FRONTEND=noninteractive
-timeout 600 apt-get update -qq
-timeout 900 apt-get install -y -qq --no-install-recommends `+strings.Join(missing, " "))
-}
-
 // prepareVM returns the kernel and base initramfs, building them on first use.
 func prepareVM(t *testing.T) *vmKit {
 	t.Helper()
-	requireRootForVM(t)
-	ensurePackages(t)
+	requireRoot(t, "the QEMU SMART test (it installs qemu-system-x86, smartmontools and nvme-cli and downloads a Debian kernel)")
+	tools := debian.tools(t, vmPackages)
 	cache, err := filepath.Abs(filepath.Join("..", "_build", "vmtest"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(cache, 0o755))
 
-	// linux-image-amd64 is the metapackage; its dependency names the current kernel package.
+	// linux-image-amd64 is the metapackage; its dependency names the current kernel package. The
+	// package lists are refreshed only when the local ones name none.
 	resolve := `apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'`
 	pkg := strings.TrimSpace(shell(t, time.Minute, resolve))
 	if pkg == "" {
-		shell(t, 10*time.Minute, "timeout 600 apt-get update -qq")
+		if err := debian.update(); err != nil {
+			unavailable(t, "no Debian kernel package to boot: %v", err)
+		}
 		pkg = strings.TrimSpace(shell(t, time.Minute, resolve))
 	}
 	require.NotEmpty(t, pkg, "apt-cache names no kernel package behind linux-image-amd64")
-	k := &vmKit{cache: cache, kver: strings.TrimPrefix(pkg, "linux-image-")}
+	k := &vmKit{kver: strings.TrimPrefix(pkg, "linux-image-"), qemu: tools["qemu-system-x86_64"]}
 	kd := filepath.Join(cache, pkg)
 	k.base = filepath.Join(kd, "base.cpio.gz")
 	k.kernel = filepath.Join(kd, "vmlinux")
 
 	if _, err := os.Stat(k.base); err != nil {
 		t.Logf("downloading and unpacking %s (cached in %s)", pkg, kd)
-		shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "PKG="+pkg, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "))
+		buildBase(t, k, kd, pkg)
 	}
 	if fi, err := os.Stat(k.kernel); err != nil || fi.Size() == 0 {
 		k.kernel = filepath.Join(kd, "boot", "vmlinuz-"+k.kver)
@@ -122,19 +94,35 @@ func prepareVM(t *testing.T) *vmKit {
 	return k
 }
 
-// buildBaseScript downloads the kernel package (nothing is installed: the host's /boot is untouched),
-// keeps the kernel and the storage modules, and packs the base initramfs.
+// buildBase downloads the kernel package into kd and builds the base initramfs from it, under a lock:
+// test binaries of one checkout share the cache.
+func buildBase(t *testing.T, k *vmKit, kd, pkg string) {
+	t.Helper()
+	lock, err := os.OpenFile(kd+".lock", os.O_CREATE|os.O_RDWR, 0o644)
+	require.NoError(t, err)
+	defer lock.Close() // releases the lock
+	require.NoError(t, unix.Flock(int(lock.Fd()), unix.LOCK_EX))
+	if _, err := os.Stat(k.base); err == nil {
+		return // built by another test binary while this one waited
+	}
+	require.NoError(t, os.RemoveAll(kd))
+	require.NoError(t, os.MkdirAll(kd, 0o755))
+	deb, err := debian.download(pkg, kd)
+	if err != nil {
+		unavailable(t, "cannot download the Debian kernel %s: %v", pkg, err)
+	}
+	shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "DEB="+deb, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "))
+}
+
+// buildBaseScript unpacks the downloaded kernel package (nothing is installed: the host's /boot is
+// untouched), keeps the kernel and the storage modules, and packs the base initramfs.
 const buildBaseScript = `
-exec 9>"$KD.lock"; flock 9
-[ -f "$KD/base.cpio.gz" ] && exit 0
-rm -rf "$KD"; mkdir -p "$KD"; cd "$KD"
-timeout 600 apt-get download -q "$PKG" 2>&1 | grep -v unsandboxed || true
-ls ./*.deb >/dev/null
-timeout 300 dpkg-deb --fsys-tarfile ./*.deb | tar -x --wildcards './boot/vmlinuz-*' './lib/modules/*/modules.*' \
+cd "$KD"
+timeout 300 dpkg-deb --fsys-tarfile "$DEB" | tar -x --wildcards './boot/vmlinuz-*' './lib/modules/*/modules.*' \
   './lib/modules/*/kernel/drivers/nvme/*' './lib/modules/*/kernel/drivers/ata/*' './lib/modules/*/kernel/drivers/scsi/*' \
   './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/lib/*' './lib/modules/*/kernel/crypto/*' \
   './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' 2>/dev/null || true
-rm -f ./*.deb
+rm -f "$DEB"
 depmod -b "$KD" "$KVER"
 # The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
 off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "boot/vmlinuz-$KVER" | head -1 | cut -d: -f1 || true)
@@ -218,7 +206,7 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "qemu-system-x86_64", args...)
+	cmd := exec.CommandContext(ctx, k.qemu, args...)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
