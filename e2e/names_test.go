@@ -16,8 +16,8 @@ import (
 )
 
 // The metric names that dashboards, alert rules and backend queries may use come from one place: the
-// generated documentation.md. These helpers read it and translate its names the way each backend
-// spells them.
+// generated documentation.md of each source. These helpers read them and translate their names the way
+// each backend spells them.
 
 // docMetric is one metric of documentation.md: its `### name` heading and the first table below it.
 type docMetric struct {
@@ -27,7 +27,8 @@ type docMetric struct {
 	Monotonic bool
 }
 
-const documentationPath = "../receiver/diskhealthreceiver/documentation.md"
+// documentationGlob finds the generated documentation.md of every source.
+const documentationGlob = "../receiver/diskhealthreceiver/internal/scraper/*/documentation.md"
 
 // parseDocumentation reads the metric sections of an mdatagen documentation.md: each `### name`
 // heading up to the resource attributes, with Unit, Metric Type and Monotonic from its table.
@@ -98,12 +99,19 @@ func splitRow(line string) []string {
 
 func loadDocumentation(t *testing.T) []docMetric {
 	t.Helper()
-	data, err := os.ReadFile(documentationPath)
+	docs, err := filepath.Glob(documentationGlob)
 	require.NoError(t, err)
-	ms, err := parseDocumentation(data)
-	require.NoError(t, err)
-	require.NotEmpty(t, ms)
-	return ms
+	require.NotEmpty(t, docs)
+	var all []docMetric
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		require.NoError(t, err)
+		ms, err := parseDocumentation(data)
+		require.NoError(t, err, doc)
+		require.NotEmpty(t, ms, doc)
+		all = append(all, ms...)
+	}
+	return all
 }
 
 // promUnits are the unit suffixes of the Prometheus exporter's UnderscoreEscapingWithSuffixes
