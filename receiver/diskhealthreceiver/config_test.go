@@ -14,6 +14,11 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -129,4 +134,52 @@ func TestConfigInvalidCgroupsNamesEverySetting(t *testing.T) {
 		`cgroups.devices.exclude[0]: invalid regular expression "sd("`} {
 		assert.Contains(t, err.Error(), want)
 	}
+}
+
+// TestConfigMetricsReachEverySource: the one metrics: and resource_attributes: key switches each
+// source's metrics, and a resource attribute two sources set is switched for both.
+func TestConfigMetricsReachEverySource(t *testing.T) {
+	cfg := loadConfig(t, "metrics")
+	require.NoError(t, confmap.Validate(cfg))
+	byName := map[string]source{}
+	for _, s := range cfg.sources(nil) {
+		byName[s.name] = s
+	}
+	io := byName["iostat"].cfg.(*iostatscraper.Config).MetricsBuilderConfig
+	assert.True(t, io.Metrics.SystemDiskMergedRatio.Enabled)
+	assert.False(t, io.ResourceAttributes.HwModel.Enabled)
+	assert.True(t, io.ResourceAttributes.HwSerialNumber.Enabled)
+	assert.False(t, byName["filesystem"].cfg.(*filesystemscraper.Config).MetricsBuilderConfig.Metrics.SystemFilesystemTimeToFull.Enabled)
+	sm := byName["smart"].cfg.(*smartscraper.Config).MetricsBuilderConfig
+	assert.False(t, sm.Metrics.HwTemperature.Enabled)
+	assert.False(t, sm.ResourceAttributes.HwModel.Enabled)
+	assert.False(t, byName["pressure"].cfg.(*pressurescraper.Config).Metrics.SystemIoLinuxPressure5m.Enabled)
+	assert.False(t, byName["cgroups"].cfg.(*cgroupsscraper.Config).MetricsBuilderConfig.Metrics.ContainerDiskOperations.Enabled)
+	for _, s := range byName {
+		assert.Equal(t, "/", rootOf(s.cfg), s.name)
+	}
+
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub("disk_health/unknown_metric")
+	require.NoError(t, err)
+	err = sub.Unmarshal(NewFactory().CreateDefaultConfig())
+	require.ErrorContains(t, err, "system.disk.no_such_thing")
+}
+
+// rootOf returns the root_path a source's section was handed.
+func rootOf(c any) string {
+	switch s := c.(type) {
+	case *iostatscraper.Config:
+		return s.RootPath
+	case *filesystemscraper.Config:
+		return s.RootPath
+	case *smartscraper.Config:
+		return s.RootPath
+	case *pressurescraper.Config:
+		return s.RootPath
+	case *cgroupsscraper.Config:
+		return s.RootPath
+	}
+	return ""
 }

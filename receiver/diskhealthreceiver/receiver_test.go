@@ -31,3 +31,38 @@ func TestSharedReceiver(t *testing.T) {
 	assert.NotSame(t, mr, again, "a shut-down receiver is not handed out again")
 	require.NoError(t, again.Shutdown(t.Context()))
 }
+
+// TestOnePipelineRule: every source follows the same rule. Metrics-only sources run only with a metrics
+// pipeline (pressure and cgroups once walked the cgroup tree for a logs pipeline alone); the SMART source,
+// which sends events, also runs for a logs pipeline alone; a disabled source never runs.
+func TestOnePipelineRule(t *testing.T) {
+	set := receivertest.NewNopSettings(metadata.Type)
+	for _, tc := range []struct {
+		name          string
+		metrics, logs bool
+		disable       func(*Config)
+		want          int
+	}{
+		{name: "metrics", metrics: true, want: 5},
+		{name: "metrics and logs", metrics: true, logs: true, want: 5},
+		{name: "logs alone", logs: true, want: 1},
+		{name: "logs alone, smart off", logs: true, disable: func(c *Config) { c.SMART.Enabled = false }, want: 0},
+		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			if tc.disable != nil {
+				tc.disable(cfg)
+			}
+			r := &diskHealthReceiver{set: set, cfg: cfg}
+			if tc.metrics {
+				r.metrics = consumertest.NewNop()
+			}
+			if tc.logs {
+				r.logs = consumertest.NewNop()
+			}
+			require.NoError(t, r.build())
+			assert.Len(t, r.controllers, tc.want)
+		})
+	}
+}
