@@ -114,7 +114,7 @@ func formatDiskstats(lines []dsLine) []byte {
 
 func loadFixture(t *testing.T, name string) []dsLine {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "iostat", name))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "iostat", name))
 	require.NoError(t, err)
 	lines, err := parseFixtureDiskstats(data)
 	require.NoError(t, err, name)

@@ -131,7 +131,7 @@ func TestAgree(t *testing.T) {
 
 func TestParseIostatJSON(t *testing.T) {
 	// Captured from sysstat 12.6.1 run over the fixtures with a 5.00 s interval.
-	data, err := os.ReadFile(filepath.Join("testdata", "iostat", "sysstat-12.6.1.json"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "iostat", "sysstat-12.6.1.json"))
 	require.NoError(t, err)
 	reports, err := parseIostatJSON(data)
 	require.NoError(t, err)
@@ -249,7 +249,7 @@ func TestExportTail(t *testing.T) {
 
 func FuzzParseFixtureDiskstats(f *testing.F) {
 	for _, name := range []string{"snapshot-1.diskstats", "snapshot-2.diskstats"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "iostat", name))
+		data, err := os.ReadFile(filepath.Join("..", "testdata", "iostat", name))
 		require.NoError(f, err)
 		f.Add(data)
 	}
