@@ -89,7 +89,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 			require.NoError(t, os.Remove(filepath.Join(root, "hostfs")))
 			out, err = validate()
 			assert.Error(t, err)
-			assert.Contains(t, string(out), `root_path "/hostfs"`)
+			assert.Contains(t, string(out), `root_path: "/hostfs"`)
 		})
 	}
 }
