@@ -188,6 +188,14 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, s.Drops.NoStartTime)
 	require.Empty(t, s.Errors)
+
+	// The device leaves: its series go, the others stay.
+	others := len(s.Series) - len(histsOf(t, p, dev))
+	require.NoError(t, p.Forget(dev))
+	require.Empty(t, histsOf(t, p, dev))
+	s, err = p.Snapshot()
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(s.Series), others)
 }
 
 // quantileLowerBound is the lower bound in seconds of the bucket holding the q-quantile.
