@@ -90,8 +90,10 @@ type ErrorCount struct {
 }
 
 // Drops counts completions that are in no histogram, by reason. NoStartTime is a device with
-// queue/iostats off (it has no await in /proc/diskstats either); NoIssueTime a request issued before
-// the probe attached (or evicted from the in-flight table) when measuring device time.
+// queue/iostats off (it has no await in /proc/diskstats either). NoIssueTime, with device time only,
+// is a request never issued to the driver as itself (an fsync's data-less PREFLUSH write completes
+// through the flush it triggered: one per flush), issued before the probe attached, or evicted from
+// the in-flight table; its total time is still recorded.
 type Drops struct {
 	NoStartTime    uint64
 	HistogramsFull uint64
