@@ -5,6 +5,7 @@
 #               side-by-side benchmarks (bench/, its own module) on a small tree
 #   make bench  the side-by-side suite against hostmetrics, the receiver's own benchmarks and the
 #               collector's footprint (takes minutes); results in bench.out, see BENCHMARKS.md
+#   make bpf    regenerate the committed block-latency BPF object and its Go bindings (clang-14)
 
 SHELL        := /bin/bash
 GO           ?= go
@@ -20,7 +21,7 @@ BENCH_FLAGS  ?= -benchtime=1s -count=1
 SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
 FOOTPRINT    ?= 3m
 
-.PHONY: all run build test unit generate lint bench clean
+.PHONY: all run build test unit generate bpf lint bench clean
 
 all: build
 
@@ -45,6 +46,13 @@ generate:
 		(cd $$d && $(GO_TOOL) mdatagen metadata.yaml); \
 		if [ -f $$d/documentation-extra.md ]; then printf '\n' >> $$d/documentation.md; cat $$d/documentation-extra.md >> $$d/documentation.md; fi; \
 	done
+
+# The object is committed so that nothing else needs clang; Debian's clang-14 makes it byte for byte
+# (TestObjectMatchesSources rebuilds and compares).
+bpf:
+	command -v clang-14 >/dev/null && command -v llvm-strip-14 >/dev/null && test -f /usr/include/bpf/bpf_helpers.h || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang-14 llvm-14 libbpf-dev; }
+	cd $(RECEIVER)/internal/biolat && $(GO) generate ./...
 
 lint:
 	$(GO) vet ./...

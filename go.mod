@@ -3,6 +3,7 @@ module github.com/diskhealth/diskhealth
 go 1.26.0
 
 require (
+	github.com/cilium/ebpf v0.22.0
 	github.com/google/go-cmp v0.7.0
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden v0.165.1

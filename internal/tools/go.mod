@@ -2,10 +2,14 @@ module github.com/diskhealth/diskhealth/internal/tools
 
 go 1.26
 
-tool go.opentelemetry.io/collector/cmd/mdatagen
+tool (
+	github.com/cilium/ebpf/cmd/bpf2go
+	go.opentelemetry.io/collector/cmd/mdatagen
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/cilium/ebpf v0.22.0 // indirect
 	github.com/go-viper/mapstructure/v2 v2.5.0 // indirect
 	github.com/gobwas/glob v0.2.3 // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
@@ -38,6 +42,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.39.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
 )

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The few kernel types biolat.bpf.c reads, instead of a multi-megabyte vmlinux.h.
+ * preserve_access_index makes every field access a CO-RE relocation: the loader
+ * resolves the real offsets from the running kernel's BTF, so only the names and
+ * types here matter, not the layout or the members left out.
+ */
+#ifndef BIOLAT_KERNEL_H
+#define BIOLAT_KERNEL_H
+
+typedef unsigned char __u8;
+typedef unsigned short __u16;
+typedef unsigned int __u32;
+typedef unsigned long long __u64;
+typedef signed char __s8;
+typedef short __s16;
+typedef int __s32;
+typedef long long __s64;
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+/* From include/uapi/linux/bpf.h (stable ABI), as far as biolat uses them. */
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
+};
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+};
+
+struct gendisk {
+	int major;
+	int first_minor;
+} __attribute__((preserve_access_index));
+
+struct request_queue {
+	struct gendisk *disk; /* newer kernels (5.15+) */
+} __attribute__((preserve_access_index));
+
+struct request {
+	struct request_queue *q;
+	struct gendisk *rq_disk; /* older kernels: read when it exists */
+	unsigned int cmd_flags;
+	unsigned int rq_flags;
+	unsigned int __data_len;
+	__u64 start_time_ns;
+} __attribute__((preserve_access_index));
+
+#endif

@@ -1,0 +1,50 @@
+// Package biolat measures block request latency per device with eBPF, as cumulative exponential
+// histograms ready for OTLP, and counts the I/O errors the kernel sees on completion. It is a library:
+// no pdata, no configuration; the latency scraper builds on it.
+//
+// # Use
+//
+//	p, err := biolat.Open(biolat.Options{DeviceTime: false, MaxDevices: 64})
+//	if err != nil {
+//		// An *UnavailableError: log err once (its message names the cause and the fix) and emit
+//		// nothing; errors.As gives Cause and Missing for tests and status.
+//	}
+//	defer p.Close()
+//	s, err := p.Snapshot() // every scrape: cumulative since p.Started()
+//	for _, x := range s.Series { ... }   // {Dev, Direction, Kind, Histogram}
+//	for _, e := range s.Errors { ... }   // {Dev, Direction, Status, Count}
+//	p.Forget(dev)                         // a device left /sys/block: its series restart from zero
+//
+// A Histogram maps one to one onto an OTLP exponential histogram data point: scale Scale (3),
+// zero threshold ZeroThreshold (2^-20 s), ZeroCount, Positive().Offset = Offset,
+// Positive().BucketCounts = Buckets, Count, Sum (seconds); cumulative, with start time
+// p.Started() (or the time of Forget for a device forgotten and back). Min and max are not kept.
+// Bucket i holds (2^(i/8), 2^((i+1)/8)] seconds, upper-inclusive as OTLP defines it; the index is
+// computed with integers only and is exact (see thresholds). Lowering the scale is exact too (bucket
+// i goes to i>>1 per step) where a backend wants fewer buckets.
+//
+// Dev is the whole disk's major:minor; map it to a name and identity (and apply the device filter)
+// from /sys/dev/block/MAJOR:MINOR. Directions are /proc/diskstats' groups: read, write, discard, flush.
+// For Kind Total, each direction's Count and Sum advance exactly as that device's completed operations
+// and time fields in /proc/diskstats (the per-request term of iostat's await); an fsync's data-less
+// PREFLUSH write counts as a write there and here. Kind DeviceTime (Options.DeviceTime) is issue to
+// the driver to completion.
+//
+// ErrorCount.Status names the request's blk_status_t (ioerr, timeout, medium, nospc, ...; see
+// statusTable for the numbers on each kernel), counted once per failed request when the kernel would
+// log it (not passthrough, not RQF_QUIET).
+//
+// # Kernel and privileges
+//
+// Open picks its tracepoint from the kernel's BTF: tp_btf/block_io_done on 6.5+, the final
+// tp_btf/block_rq_complete on 5.5–6.4 (Hook says which). It needs CAP_BPF and CAP_PERFMON (or
+// CAP_SYS_ADMIN before 5.8); no root, no tracefs, no hostPID. Memory is preallocated: about 7.6 KiB per
+// device (MaxDevices), twice that and 1 MiB more for the in-flight table with DeviceTime.
+// Stats returns the programs' run counts and, with kernel.bpf_stats_enabled=1, their run time.
+//
+// # Build
+//
+// bpf/biolat.bpf.c and bpf/kernel.h are the sources; biolat_bpfel.o and biolat_bpfel.go are generated
+// by `make bpf` (bpf2go, Debian's clang-14) and committed, so nothing else needs clang.
+// TestObjectMatchesSources fails when they drift.
+package biolat

@@ -1,0 +1,141 @@
+package biolat
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Cause is why the probe cannot run.
+type Cause int
+
+const (
+	// CauseUnsupportedOS: not Linux, or an architecture the committed object does not serve.
+	CauseUnsupportedOS Cause = iota + 1
+	// CauseNoBTF: the kernel exposes no BTF (/sys/kernel/btf/vmlinux).
+	CauseNoBTF
+	// CauseOldKernel: the kernel has neither block_io_done nor block_rq_complete as BTF tracepoints.
+	CauseOldKernel
+	// CauseMissingCapabilities: bpf() refused and the process lacks the capabilities it needs.
+	CauseMissingCapabilities
+	// CauseDenied: bpf() refused although the capabilities are there: seccomp or kernel lockdown.
+	CauseDenied
+	// CauseRejected: the kernel refused the program or a map for another reason (a bug to report).
+	CauseRejected
+)
+
+// UnavailableError says why block latency cannot be measured here and how to fix it, in one
+// sentence (Error), for one log line; Err keeps the underlying error for a debug log.
+type UnavailableError struct {
+	Cause Cause
+	// Missing lists the capabilities the process lacks (CauseMissingCapabilities).
+	Missing []string
+	// Detail is what the sentence needs besides the cause: the OS, the kernel release, what blocks bpf().
+	Detail string
+	Err    error
+}
+
+func (e *UnavailableError) Error() string {
+	switch e.Cause {
+	case CauseUnsupportedOS:
+		return fmt.Sprintf("block latency needs Linux eBPF on a little-endian CPU and this is %s: run the collector on Linux to get it", e.Detail)
+	case CauseNoBTF:
+		return "block latency needs kernel BTF and /sys/kernel/btf/vmlinux is missing: run a kernel built with CONFIG_DEBUG_INFO_BTF=y (the default of current distribution kernels)"
+	case CauseOldKernel:
+		return fmt.Sprintf("block latency needs the block_io_done (Linux 6.5+) or block_rq_complete (5.5+) BTF tracepoint and kernel %s has neither: upgrade the kernel", e.Detail)
+	case CauseMissingCapabilities:
+		caps := strings.Join(e.Missing, ", ")
+		short := strings.ReplaceAll(caps, "CAP_", "")
+		return fmt.Sprintf("loading the block latency BPF program was refused because the collector lacks %s: grant it (Kubernetes: securityContext.capabilities.add [%s]; Docker: --cap-add %s)",
+			caps, short, strings.ReplaceAll(short, ", ", " --cap-add "))
+	case CauseDenied:
+		return fmt.Sprintf("loading the block latency BPF program was refused although the collector has the capabilities, so %s blocks bpf(): allow the bpf syscall in the seccomp profile (Kubernetes: seccompProfile Unconfined or a profile that allows bpf) or boot without lockdown", e.Detail)
+	}
+	return fmt.Sprintf("the kernel rejected the block latency BPF program (%v): this is a diskhealth bug on kernel %s, please report it", e.Err, e.Detail)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Capability bits of /proc/self/status CapEff.
+const (
+	capSysAdmin = 21
+	capPerfmon  = 38
+	capBPF      = 39
+)
+
+// processState is what classify reads about the process and the kernel.
+type processState struct {
+	kernel   kernelVersion
+	release  string
+	capEff   uint64
+	seccomp  string // /proc/self/status "Seccomp:": 0 off, 1 strict, 2 filter
+	lockdown string // /sys/kernel/security/lockdown, e.g. "none [integrity] confidentiality"
+}
+
+// classify turns an error from loading or attaching into an UnavailableError. EPERM is missing
+// capabilities when CapEff lacks them, seccomp or lockdown otherwise; anything else is a rejection.
+func classify(err error, st processState) *UnavailableError {
+	if !errors.Is(err, syscall.EPERM) {
+		return &UnavailableError{Cause: CauseRejected, Detail: st.release, Err: err}
+	}
+	has := func(bit uint) bool { return st.capEff&(1<<bit) != 0 }
+	var missing []string
+	switch {
+	case !st.kernel.atLeast(kernelVersion{5, 8}):
+		// CAP_BPF and CAP_PERFMON split from CAP_SYS_ADMIN in 5.8.
+		if !has(capSysAdmin) {
+			missing = []string{"CAP_SYS_ADMIN"}
+		}
+	case !has(capSysAdmin):
+		if !has(capBPF) {
+			missing = append(missing, "CAP_BPF")
+		}
+		if !has(capPerfmon) {
+			missing = append(missing, "CAP_PERFMON")
+		}
+	}
+	if len(missing) > 0 {
+		return &UnavailableError{Cause: CauseMissingCapabilities, Missing: missing, Err: err}
+	}
+	var blockers []string
+	if st.seccomp == "2" {
+		blockers = append(blockers, "a seccomp filter")
+	}
+	if mode := activeLockdown(st.lockdown); mode != "" && mode != "none" {
+		blockers = append(blockers, "kernel lockdown ("+mode+")")
+	}
+	if len(blockers) == 0 {
+		blockers = []string{"a seccomp filter or kernel lockdown"}
+	}
+	return &UnavailableError{Cause: CauseDenied, Detail: strings.Join(blockers, " or "), Err: err}
+}
+
+// activeLockdown picks the bracketed mode of /sys/kernel/security/lockdown.
+func activeLockdown(s string) string {
+	for f := range strings.FieldsSeq(s) {
+		if strings.HasPrefix(f, "[") && strings.HasSuffix(f, "]") {
+			return strings.Trim(f, "[]")
+		}
+	}
+	return ""
+}
+
+// parseProcStatus reads CapEff (hex) and Seccomp from /proc/<pid>/status.
+func parseProcStatus(s string) (capEff uint64, seccomp string) {
+	for line := range strings.Lines(s) {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		val = strings.TrimSpace(val)
+		switch key {
+		case "CapEff":
+			capEff, _ = strconv.ParseUint(val, 16, 64)
+		case "Seccomp":
+			seccomp = val
+		}
+	}
+	return capEff, seccomp
+}
