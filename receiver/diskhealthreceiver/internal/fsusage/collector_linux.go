@@ -5,18 +5,6 @@ import (
 	"time"
 )
 
-// Config configures a Collector: the mount table, the statfs prober and
-// the forecaster together.
-type Config struct {
-	RootPath      string
-	Filter        *Filter // nil: DefaultFilterConfig
-	Dedupe        DedupeMode
-	RereadEvery   int
-	OnTableReload func(TableReload)
-	Prober        ProberConfig
-	Forecast      ForecastConfig
-}
-
 // Collector is the whole filesystem-usage source: it lists mounts from the
 // cached mount table, statfs's them with deadlines and forecasts time to
 // full. Scrape is meant to be called by one scraper, not concurrently.

@@ -11,6 +11,9 @@
 //     the kernel signals a change; Prober runs statfs with deadlines and
 //     stuck-mount tracking; Collector ties them together.
 //
+// UsageFromStatfs, MountTable, Prober and Collector are Linux-only;
+// elsewhere NewCollector fails with an error saying so.
+//
 // # root_path
 //
 // In a container with the host's / mounted at root_path (say /hostfs), the

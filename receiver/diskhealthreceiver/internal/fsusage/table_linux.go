@@ -11,10 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultRereadEvery is how many Mounts calls may pass without a change
-// being signalled before the file is read anyway.
-const DefaultRereadEvery = 30
-
 // TableConfig configures a MountTable.
 type TableConfig struct {
 	// RootPath is the host's root as mounted in the collector's container
@@ -35,14 +31,6 @@ type TableConfig struct {
 	// line errors if any, so they are logged once per change rather than
 	// once per scrape.
 	OnReload func(TableReload)
-}
-
-// TableReload describes one parse of the mount table.
-type TableReload struct {
-	File   string // the file read
-	View   View
-	Mounts int   // mounts selected
-	Err    error // a *ParseError, or nil
 }
 
 // MountTable keeps the selected mounts of <root_path>/proc/1/mountinfo
