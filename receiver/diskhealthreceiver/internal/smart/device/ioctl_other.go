@@ -2,12 +2,13 @@
 
 package device
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
-// OpenNode is Linux-only: elsewhere every disk reports unsupported.
+// errNeedsLinux: the SG_IO and NVMe admin ioctls are Linux's. It wraps ErrUnsupported, so every disk
+// reports unsupported rather than failing.
+var errNeedsLinux = fmt.Errorf("%w: SMART ioctls need Linux", ErrUnsupported)
+
+// OpenNode fails off Linux.
 func OpenNode(node string) (Transport, error) {
-	return nil, fmt.Errorf("open %s: %w", node, errors.Join(ErrUnsupported, errors.New("SMART ioctls are implemented for Linux only")))
+	return nil, fmt.Errorf("open %s: %w", node, errNeedsLinux)
 }
