@@ -2,6 +2,7 @@ package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -30,7 +31,7 @@ func createDefaultConfig() component.Config {
 }
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {
-	if err := supported(); err != nil {
+	if err := platformError(runtime.GOOS); err != nil {
 		return nil, err
 	}
 	r := receivers.get(set, cfg.(*Config))
@@ -41,7 +42,7 @@ func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg compone
 // createLogsReceiver: the logs pipeline gets the SMART health events. It shares the receiver (and so
 // the disk reads) with a metrics pipeline of the same configuration.
 func createLogsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Logs) (receiver.Logs, error) {
-	if err := supported(); err != nil {
+	if err := platformError(runtime.GOOS); err != nil {
 		return nil, err
 	}
 	r := receivers.get(set, cfg.(*Config))
