@@ -9,7 +9,10 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
 
 // diskHealthReceiver runs one scraper controller per data source, so a slow source (a hung mount, a
@@ -77,7 +80,7 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(src.factory, src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory), src.cfg))
 		if err != nil {
 			return err
 		}
@@ -122,4 +125,22 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 		errs = append(errs, c.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// reported wraps a source's factory so that its scrape problems are logged once per change
+// (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
+// not, still goes on.
+func reported(f scraper.Factory) scraper.Factory {
+	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
+		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
+			s, err := f.CreateMetrics(ctx, set, cfg)
+			if err != nil {
+				return nil, err
+			}
+			rep := emit.NewReporter(set.Logger)
+			return scraper.NewMetrics(func(ctx context.Context) (pmetric.Metrics, error) {
+				md, err := s.ScrapeMetrics(ctx)
+				return md, rep.Report(err)
+			}, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
+		}, f.MetricsStability()))
 }

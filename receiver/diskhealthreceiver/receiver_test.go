@@ -1,12 +1,20 @@
 package diskhealthreceiver
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 )
@@ -65,4 +73,44 @@ func TestOnePipelineRule(t *testing.T) {
 			assert.Len(t, r.controllers, tc.want)
 		})
 	}
+}
+
+// TestPersistentProblemLoggedOnce runs the receiver on a root whose /proc/diskstats has one bad line:
+// the good devices are delivered every scrape and the bad line is logged once, as a warning, not at
+// ERROR every scrape by the controller.
+func TestPersistentProblemLoggedOnce(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "stat"), []byte("btime 1764396000\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "diskstats"), []byte(
+		"   8       0 sda 10 0 80 5 20 0 160 9 0 14 14\n   8      16 sdb 1x 0 80 5 20 0 160 9 0 14 14\n"), 0o644))
+	cfg := createDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.IOStat.DeviceClasses = []string{"other"} // no sysfs in this root: every device is "other"
+	cfg.Filesystem.Enabled, cfg.SMART.Enabled, cfg.Pressure.Enabled, cfg.Cgroups.Enabled = false, false, false, false
+	cfg.ControllerConfig.CollectionInterval = 10 * time.Millisecond
+	cfg.ControllerConfig.InitialDelay = 0
+
+	core, logs := observer.New(zapcore.DebugLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	sink := &consumertest.MetricsSink{}
+	r, err := NewFactory().CreateMetrics(t.Context(), set, cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, r.Start(t.Context(), componenttest.NewNopHost()))
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 10 }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, r.Shutdown(t.Context()))
+
+	for _, md := range sink.AllMetrics() {
+		require.Positive(t, md.DataPointCount(), "sda is delivered every scrape")
+	}
+	var bad []observer.LoggedEntry
+	for _, e := range logs.FilterMessageSnippet("Scrape problem").All() {
+		if strings.Contains(e.ContextMap()["problem"].(string), "(sdb)") {
+			bad = append(bad, e)
+		}
+	}
+	require.Len(t, bad, 1, "one line for the bad line, however many scrapes")
+	assert.Equal(t, zapcore.WarnLevel, bad[0].Level)
+	assert.Empty(t, logs.FilterLevelExact(zapcore.ErrorLevel).All(), "nothing at ERROR every scrape")
 }
