@@ -46,7 +46,7 @@ var fleetModels = []string{
 type smartctlEntry struct {
 	known  bool
 	family string
-	entry  string // MODEL REGEXP of the matching entry
+	entry  string           // MODEL REGEXP of the matching entry
 	attrs  map[uint8]string // the entry's -v presets: ID → name
 }
 
