@@ -138,6 +138,10 @@ func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAD
 	}
 	if pu, ok := a.Stats.Get(ata.StatPercentageUsed); ok {
 		mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, remaining(pu), metadata.AttributeHwPhysicalDiskStateRemaining)
+	} else if left, _, ok := a.Attributes.LifeLeft(); ok {
+		// No device statistic: the attribute the drive database names as
+		// life left (a Phison SSD's 231, a Crucial's 202), normalized 0-100.
+		mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, float64(left)/100, metadata.AttributeHwPhysicalDiskStateRemaining)
 	}
 	if a.Identity != nil {
 		size := uint64(max(a.Identity.LogicalSectorSize, 512))

@@ -80,8 +80,8 @@ func Evaluate(prev History, snap Snapshot) (Verdict, History) {
 	// The Backblaze counters are observed even while zero, so the first
 	// non-zero value can be reported as a rise from 0.
 	if snap.ATA != nil {
-		for _, id := range backblazeFive {
-			if a, ok := snap.ATA.Attributes.Find(id); ok {
+		for _, m := range backblazeFive {
+			for _, a := range snap.ATA.Attributes.WithMeaning(m) {
 				e.observe("ata/"+a.Label(), count(a.Raw.Value))
 			}
 		}

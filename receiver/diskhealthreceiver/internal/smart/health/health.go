@@ -7,6 +7,17 @@
 // worst firing rule decides the state; every firing rule is listed as a
 // reason. The rules are the table in rules.go; Rules() returns it for
 // documentation.
+//
+// ATA rules read meanings, not attribute IDs. What an attribute holds is what
+// the drive database (package ata, generated from smartmontools' drivedb via
+// github.com/anatol/smart.go) names it on that drive: the Backblaze rule reads
+// the attributes named as reallocated, reported-uncorrectable, command-timeout,
+// pending and offline-uncorrectable counts, and the endurance rule, for an SSD
+// without the device statistic, the one named as life left. On a Phison-based
+// SSD 197 is Not_In_Use, so a non-zero 197 fires nothing, and 231 is
+// SSD_Life_Left, from which endurance is read; on a drive the database does
+// not know, the default names (197 Current_Pending_Sector) apply. The names
+// carrying each meaning are the table in ata/meaning.go.
 package health // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 
 import (

@@ -57,10 +57,16 @@ const (
 	RuleSCSIInformationalExcept RuleID = "scsi_informational_exception"
 )
 
-// backblazeFive are the ATA attributes Backblaze found most predictive of
-// failure: any raw value above zero is "a reason to investigate"
-// (Backblaze, "What SMART Stats Tell Us About Hard Drives", 2016).
-var backblazeFive = [...]uint8{5, 187, 188, 197, 198}
+// backblazeFive are the meanings of the ATA attributes Backblaze found most
+// predictive of failure (5, 187, 188, 197, 198 on the drives they run): any
+// raw value above zero is "a reason to investigate" (Backblaze, "What SMART
+// Stats Tell Us About Hard Drives", 2016). The rule reads meanings, not IDs:
+// an attribute counts when the drive database names it so for this drive,
+// so a Phison SSD's 197 (Not_In_Use) never fires it.
+var backblazeFive = [...]ata.Meaning{
+	ata.MeaningReallocatedSectors, ata.MeaningReportedUncorrectable, ata.MeaningCommandTimeouts,
+	ata.MeaningPendingSectors, ata.MeaningOfflineUncorrectable,
+}
 
 // rules is the health rule table. Each entry documents itself; the order
 // is the order reasons are listed in within one state.
@@ -100,17 +106,18 @@ var rules = []rule{
 
 	// ---- predicted_failure: strong statistical signs ----
 	{RuleInfo{RuleBackblazeCounter, PredictedFailure, "ATA",
-		"One of Backblaze's five attributes has a decoded raw value above 0: 5 reallocated sectors, 187 reported uncorrectable, 188 command timeouts (Seagate: word 0 only), 197 pending sectors, 198 offline uncorrectable."},
+		"One of Backblaze's five attributes has a decoded raw value above 0: reallocated sectors (5), reported uncorrectable (187), command timeouts (188; Seagate: word 0 only), pending sectors (197), offline uncorrectable (198). Attributes are chosen by the meaning the drive database gives them on that drive, not by ID: an ID the drive's family names otherwise (a Phison SSD's 197 Not_In_Use) is not read."},
 		func(e *evaluator, s *Snapshot) {
 			if s.ATA == nil {
 				return
 			}
-			for _, id := range backblazeFive {
-				a, ok := s.ATA.Attributes.Find(id)
-				if !ok || a.Raw.Value <= 0 {
-					continue
+			for _, m := range backblazeFive {
+				for _, a := range s.ATA.Attributes.WithMeaning(m) {
+					if a.Raw.Value <= 0 {
+						continue
+					}
+					e.fireCount(Reason{Subject: a.Label(), Text: fmt.Sprintf("%s is %d", a.Label(), a.Raw.Value)}, "ata/"+a.Label(), count(a.Raw.Value))
 				}
-				e.fireCount(Reason{Subject: a.Label(), Text: fmt.Sprintf("%s is %d", a.Label(), a.Raw.Value)}, "ata/"+a.Label(), count(a.Raw.Value))
 			}
 		}},
 	{RuleInfo{RuleReallocatedRising, PredictedFailure, "ATA",
@@ -145,14 +152,18 @@ var rules = []rule{
 			}
 		}},
 	{RuleInfo{RuleEnduranceExhausted, PredictedFailure, "NVMe, ATA",
-		"The drive's percentage-used endurance estimate is 100 or more (NVMe SMART log; ATA device statistics page 7)."},
+		"The drive's percentage-used endurance estimate is 100 or more (NVMe SMART log; ATA device statistics page 7), or, for an ATA SSD without that statistic, the attribute its drive database names as life left (SSD_Life_Left, Percent_Lifetime_Remain, ...; normalized value) is at 0."},
 		func(e *evaluator, s *Snapshot) {
 			if s.NVMe != nil && s.NVMe.Log.PercentageUsed >= 100 {
 				e.fire(Reason{Subject: "percentage used", Text: fmt.Sprintf("percentage used is %d%%: the rated write endurance is used up", s.NVMe.Log.PercentageUsed)})
 			}
 			if s.ATA != nil {
-				if pu, ok := s.ATA.Stats.Get(ata.StatPercentageUsed); ok && pu >= 100 {
-					e.fire(Reason{Subject: "percentage used", Text: fmt.Sprintf("percentage used is %d%%: the rated write endurance is used up", pu)})
+				if pu, ok := s.ATA.Stats.Get(ata.StatPercentageUsed); ok {
+					if pu >= 100 {
+						e.fire(Reason{Subject: "percentage used", Text: fmt.Sprintf("percentage used is %d%%: the rated write endurance is used up", pu)})
+					}
+				} else if left, a, ok := s.ATA.Attributes.LifeLeft(); ok && left == 0 {
+					e.fire(Reason{Subject: a.Label(), Text: fmt.Sprintf("%s is at 0%%: the rated write endurance is used up", a.Label())})
 				}
 			}
 		}},
