@@ -1,0 +1,152 @@
+// Package parseerr is the one shape of a parse error: a *Line names the file, line, device, field and
+// value a parser skipped, and *Lines collects the bad lines of one parse, keeping the first MaxLines so
+// that a garbage file cannot make a huge error. Count tells a scraper how many failures an error
+// stands for, for the count of a partial scrape.
+package parseerr // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
+
+import (
+	"strconv"
+	"strings"
+)
+
+// MaxValue bounds, in bytes, how much of a bad value (a field, a device or the start of a line) an
+// error keeps and quotes, so one garbage line cannot produce a huge log message.
+const MaxValue = 120
+
+// MaxLines is how many bad lines a *Lines keeps; the others are only counted.
+const MaxLines = 10
+
+// Line describes one line a parser could not read. Only File, Line and Err are always set.
+type Line struct {
+	File   string // "diskstats", "mountinfo", "io.stat", "blkio.throttle.io_serviced_recursive" …
+	Line   int    // 1-based line number in the parsed data
+	Device string // the line's device ("sda", "8:0"), "" when it has none or it is the bad value
+	Field  string // the bad field ("7", "avg10", "rbytes"), "" for the whole line
+	Value  string // the bad text, at most MaxValue bytes (see Clip); "" when not quoted
+	Err    error  // what is wrong: a sentinel of the parser, strconv.ErrSyntax, strconv.ErrRange …
+}
+
+// Error formats the line as
+//
+//	<file> line <n>[ (<device>)][: field <f>][ "<value>"]: <err>
+//
+// for example `diskstats line 2 (sdb): field 7 "x1": invalid syntax`.
+func (e *Line) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	b.WriteString(" line ")
+	b.WriteString(strconv.Itoa(e.Line))
+	if e.Device != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Device)
+		b.WriteString(")")
+	}
+	if e.Field != "" {
+		b.WriteString(": field ")
+		b.WriteString(e.Field)
+	}
+	if e.Value != "" {
+		b.WriteString(" ")
+		b.WriteString(strconv.Quote(clip(e.Value)))
+	}
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+	} else {
+		b.WriteString("malformed")
+	}
+	return b.String()
+}
+
+// Unwrap exposes Err to errors.Is and errors.As.
+func (e *Line) Unwrap() error { return e.Err }
+
+// Clip returns a copy of at most MaxValue bytes of b, for Line.Value: the error then pins no more of
+// the parsed data than that.
+func Clip(b []byte) string { return string(b[:min(len(b), MaxValue)]) }
+
+func clip(s string) string { return s[:min(len(s), MaxValue)] }
+
+// Lines collects the bad lines of one parse. Only the first MaxLines are kept; Count counts them all.
+// The zero value is ready to use; Err returns it as an error once a line was added.
+type Lines struct {
+	Lines []*Line
+	Count int // all bad lines, including those not kept
+}
+
+// Add counts l and keeps it if fewer than MaxLines are kept.
+func (e *Lines) Add(l *Line) {
+	e.Count++
+	if len(e.Lines) < MaxLines {
+		e.Lines = append(e.Lines, l)
+	}
+}
+
+// Err returns e, or nil when no line was added (so that a nil *Lines never becomes a non-nil error).
+func (e *Lines) Err() error {
+	if e == nil || e.Count == 0 {
+		return nil
+	}
+	return e
+}
+
+// Error is the one kept line's message when there was only one bad line, otherwise
+//
+//	<count> bad lines: <line>; <line>; … and <k> more
+func (e *Lines) Error() string {
+	if e.Count == 1 && len(e.Lines) == 1 {
+		return e.Lines[0].Error()
+	}
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(e.Count))
+	b.WriteString(" bad lines")
+	for i, l := range e.Lines {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(l.Error())
+	}
+	if e.Count > len(e.Lines) {
+		b.WriteString("; and ")
+		b.WriteString(strconv.Itoa(e.Count - len(e.Lines)))
+		b.WriteString(" more")
+	}
+	return b.String()
+}
+
+// Unwrap exposes the kept lines to errors.Is and errors.As.
+func (e *Lines) Unwrap() []error {
+	errs := make([]error, len(e.Lines))
+	for i, l := range e.Lines {
+		errs[i] = l
+	}
+	return errs
+}
+
+// Count reports how many failures err stands for, for the count of a partial scrape: a *Lines counts
+// every bad line it saw (kept or not), a *Line one, an errors.Join (or any error with Unwrap() []error)
+// the sum of its items, an error wrapping one of these (fmt.Errorf's %w) what it wraps, and any other
+// error 1. A nil error is 0.
+func Count(err error) int {
+	switch e := err.(type) {
+	case nil:
+		return 0
+	case *Lines:
+		return e.Count
+	case *Line:
+		return 1
+	case interface{ Unwrap() []error }:
+		n := 0
+		for _, item := range e.Unwrap() {
+			n += Count(item)
+		}
+		return max(n, 1)
+	case interface{ Unwrap() error }:
+		if inner := e.Unwrap(); inner != nil {
+			return Count(inner)
+		}
+	}
+	return 1
+}
