@@ -1,12 +1,13 @@
 package diskstats
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // appendLine formats s the way the kernel does (%4d %7d %s %lu ...), with
@@ -55,19 +56,20 @@ func synthetic(n int) []byte {
 	return b
 }
 
-// lineErrors unpacks Parse's error into its per-line errors.
-func lineErrors(t testing.TB, err error) []*LineError {
+// lineErrors unpacks Parse's error into its kept per-line errors, checking
+// that each names the file, and returns the count of all bad lines.
+func lineErrors(t testing.TB, err error) ([]*parseerr.Line, int) {
 	t.Helper()
 	if err == nil {
-		return nil
+		return nil, 0
 	}
-	joined, ok := err.(interface{ Unwrap() []error })
-	require.True(t, ok, "Parse error is not an errors.Join: %T", err)
-	var out []*LineError
-	for _, e := range joined.Unwrap() {
-		var le *LineError
-		require.True(t, errors.As(e, &le), "not a *LineError: %v", e)
-		out = append(out, le)
+	lines, ok := err.(*parseerr.Lines)
+	require.True(t, ok, "Parse error is not a *parseerr.Lines: %T", err)
+	require.NotEmpty(t, lines.Lines)
+	require.LessOrEqual(t, len(lines.Lines), parseerr.MaxLines)
+	require.GreaterOrEqual(t, lines.Count, len(lines.Lines))
+	for _, le := range lines.Lines {
+		require.Equal(t, "diskstats", le.File, "%v", le)
 	}
-	return out
+	return lines.Lines, lines.Count
 }

@@ -2,11 +2,12 @@ package diskstats
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // The kernel has printed 14 fields per line since 2.6.25, 18 since 4.18
@@ -17,10 +18,6 @@ const (
 	fieldsFlush   = 20
 )
 
-// maxValueInError bounds how much of a bad field an error quotes, so one
-// garbage line cannot produce a huge log message.
-const maxValueInError = 40
-
 // Parser parses /proc/diskstats content. It interns device names, so once
 // every device has been seen a parse allocates nothing. A Parser is not safe
 // for concurrent use; its zero value is ready to use.
@@ -28,33 +25,14 @@ type Parser struct {
 	names map[string]string
 }
 
-// LineError describes one /proc/diskstats line that Parse skipped.
-type LineError struct {
-	Line   int    // 1-based line number in the parsed data
-	Device string // device name, "" when the line had no name field
-	Field  int    // 1-based field number of the bad value (major is 1); 0 when the line was too short
-	Value  string // the bad field's text (truncated), "" when Field is 0
-	Fields int    // number of fields on the line when it was too short
-	Err    error  // strconv.ErrSyntax or strconv.ErrRange for a bad value
-}
-
-func (e *LineError) Error() string {
-	dev := ""
-	if e.Device != "" {
-		dev = " (" + e.Device + ")"
-	}
-	if e.Field == 0 {
-		return fmt.Sprintf("diskstats line %d%s: %d fields, want at least %d", e.Line, dev, e.Fields, fieldsBase)
-	}
-	return fmt.Sprintf("diskstats line %d%s: field %d %q: %v", e.Line, dev, e.Field, e.Value, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }
+// file names /proc/diskstats in a parse error.
+const file = "diskstats"
 
 // Parse appends one Stat per valid line of data to dst[:0] and returns it.
 // A malformed line (a non-numeric or overflowing field, fewer than 14 fields)
-// is skipped and reported as a *LineError inside the returned errors.Join
-// error; every other line is still returned. Blank lines are ignored.
+// is skipped and reported in the returned *parseerr.Lines (which keeps the
+// first parseerr.MaxLines, so a garbage file cannot make a huge error); every
+// other line is still returned. Blank lines are ignored.
 //
 // Lines with 15–17 fields are read as 14, 19 as 18 and more than 20 as 20:
 // only complete groups (discard, flush) are trusted. All counters are parsed
@@ -65,7 +43,7 @@ func (p *Parser) Parse(data []byte, dst []Stat) ([]Stat, error) {
 		p.names = make(map[string]string)
 	}
 	dst = dst[:0]
-	var errs []error
+	var bad *parseerr.Lines // allocated on the first bad line: a good parse allocates nothing
 	for lineNo := 1; len(data) > 0; lineNo++ {
 		line := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -80,7 +58,10 @@ func (p *Parser) Parse(data []byte, dst []Stat) ([]Stat, error) {
 		}
 		if lerr != nil {
 			lerr.Line = lineNo
-			errs = append(errs, lerr)
+			if bad == nil {
+				bad = new(parseerr.Lines)
+			}
+			bad.Add(lerr)
 		}
 	}
 	// Devices come and go (loop devices, CSI volumes); forget names that
@@ -92,7 +73,7 @@ func (p *Parser) Parse(data []byte, dst []Stat) ([]Stat, error) {
 			p.names[dst[i].DeviceName] = dst[i].DeviceName
 		}
 	}
-	return dst, errors.Join(errs...)
+	return dst, bad.Err()
 }
 
 // spaces holds the bytes that separate fields: the kernel prints single
@@ -100,13 +81,13 @@ func (p *Parser) Parse(data []byte, dst []Stat) ([]Stat, error) {
 var spaces = [256]bool{' ': true, '\t': true, '\r': true, '\v': true, '\f': true}
 
 // parseLine fills st from one line. It reports blank for a line with no
-// fields, and a *LineError (without line number) for a malformed line.
+// fields, and a *parseerr.Line (without line number) for a malformed line.
 //
 // Numbers are converted while the line is scanned, so each byte is looked at
 // once. Whether a bad field matters depends on the final field count (fields
 // past the last complete group are ignored), so the first failure is
 // remembered, not returned at once.
-func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *LineError) {
+func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *parseerr.Line) {
 	var (
 		v       [fieldsFlush - 3]uint64
 		name    []byte
@@ -159,7 +140,7 @@ func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *LineError) {
 	}
 	switch {
 	case n < fieldsBase:
-		return false, &LineError{Device: string(name), Fields: n}
+		return false, &parseerr.Line{File: file, Device: string(name), Err: fmt.Errorf("%d fields, want at least %d", n, fieldsBase)}
 	case n < fieldsDiscard:
 		n = fieldsBase
 	case n < fieldsFlush:
@@ -189,11 +170,8 @@ func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *LineError) {
 	return false, nil
 }
 
-func badField(name []byte, field int, value []byte, err error) *LineError {
-	if len(value) > maxValueInError {
-		value = value[:maxValueInError]
-	}
-	return &LineError{Device: string(name), Field: field, Value: string(value), Err: err}
+func badField(name []byte, field int, value []byte, err error) *parseerr.Line {
+	return &parseerr.Line{File: file, Device: string(name), Field: strconv.Itoa(field), Value: parseerr.Clip(value), Err: err}
 }
 
 // scanUint converts the ASCII digits of b starting at i, stopping at the

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/procfs/blockdevice"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -126,8 +128,8 @@ func TestParseMalformedLinesAreSkippedAndNamed(t *testing.T) {
 		{"bad field in flush group", "8 16 sdb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 z", `diskstats line 2 (sdb): field 20 "z": invalid syntax`, strconv.ErrSyntax},
 		{"truncated line", "8 16 sdb 1 2 3 4 5 6", `diskstats line 2 (sdb): 9 fields, want at least 14`, nil},
 		{"only major and minor", "8 16", `diskstats line 2: 2 fields, want at least 14`, nil},
-		{"long garbage value is truncated in the message", "8 16 sdb " + strings.Repeat("9", 100) + " 2 3 4 5 6 7 8 9 10 11",
-			`diskstats line 2 (sdb): field 4 "` + strings.Repeat("9", maxValueInError) + `": value out of range`, strconv.ErrRange},
+		{"long garbage value is truncated in the message", "8 16 sdb " + strings.Repeat("9", 3*parseerr.MaxValue) + " 2 3 4 5 6 7 8 9 10 11",
+			`diskstats line 2 (sdb): field 4 "` + strings.Repeat("9", parseerr.MaxValue) + `": value out of range`, strconv.ErrRange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,8 +137,9 @@ func TestParseMalformedLinesAreSkippedAndNamed(t *testing.T) {
 			got, err := p.Parse([]byte(good+tt.line+"\n"+good), nil)
 			require.Len(t, got, 2, "the good lines around the bad one survive")
 			require.EqualError(t, err, tt.wantErr)
-			les := lineErrors(t, err)
+			les, count := lineErrors(t, err)
 			require.Len(t, les, 1)
+			assert.Equal(t, 1, count)
 			assert.Equal(t, 2, les[0].Line)
 			if tt.target != nil {
 				assert.ErrorIs(t, err, tt.target)
@@ -244,7 +247,8 @@ func TestParseGolden(t *testing.T) {
 			var p Parser
 			stats, err := p.Parse(data, nil)
 			got := golden{Stats: stats}
-			for _, le := range lineErrors(t, err) {
+			les, _ := lineErrors(t, err)
+			for _, le := range les {
 				got.Errors = append(got.Errors, le.Error())
 			}
 			gotJSON, err := json.MarshalIndent(got, "", "  ")
@@ -270,7 +274,8 @@ func TestParseMalformedFileKeepsEveryGoodLine(t *testing.T) {
 		names = append(names, s.DeviceName)
 	}
 	assert.Equal(t, []string{"sda", "sde", "sdf", "sdh"}, names)
-	les := lineErrors(t, err)
+	les, count := lineErrors(t, err)
+	assert.Equal(t, 6, count)
 	var lines []int
 	for _, le := range les {
 		lines = append(lines, le.Line)
@@ -278,6 +283,23 @@ func TestParseMalformedFileKeepsEveryGoodLine(t *testing.T) {
 	assert.Equal(t, []int{2, 4, 5, 6, 7, 10}, lines)
 	assert.True(t, errors.Is(err, strconv.ErrSyntax))
 	assert.True(t, errors.Is(err, strconv.ErrRange))
+}
+
+func TestParseGarbageKeepsTheFirstLinesOnly(t *testing.T) {
+	data := "   8       0 sda 1 2 3 4 5 6 7 8 9 10 11\n" + strings.Repeat("8 16 sdb x 2 3 4 5 6 7 8 9 10 11\n", 25)
+	var p Parser
+	stats, err := p.Parse([]byte(data), nil)
+	require.Len(t, stats, 1)
+	les, count := lineErrors(t, err)
+	assert.Equal(t, 25, count)
+	require.Len(t, les, parseerr.MaxLines)
+	assert.Equal(t, 2, les[0].Line)
+	assert.Equal(t, "sdb", les[0].Device)
+	assert.Equal(t, "4", les[0].Field)
+	assert.Equal(t, "x", les[0].Value)
+	assert.Contains(t, err.Error(), "25 bad lines: diskstats line 2 (sdb): field 4 \"x\": invalid syntax; ")
+	assert.Contains(t, err.Error(), "; and 15 more")
+	assert.ErrorIs(t, err, strconv.ErrSyntax)
 }
 
 func TestParseRealProcDiskstats(t *testing.T) {
