@@ -5,9 +5,10 @@ package pressure // import "github.com/diskhealth/diskhealth/receiver/diskhealth
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // Stall is one line of a PSI file: the share of wall time in which tasks were stalled.
@@ -44,21 +45,8 @@ var (
 	errRange     = errors.New("average outside 0–100 %")
 )
 
-// LineError names the line and, when known, the field that made a PSI file unreadable.
-type LineError struct {
-	Line  int    // 1-based
-	Field string // "avg10", "total" … or "" for the whole line
-	Err   error
-}
-
-func (e *LineError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("pressure line %d: %v", e.Line, e.Err)
-	}
-	return fmt.Sprintf("pressure line %d field %s: %v", e.Line, e.Field, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }
+// file names a PSI file in a parse error.
+const file = "pressure"
 
 // Parse reads the content of a PSI file:
 //
@@ -66,7 +54,8 @@ func (e *LineError) Unwrap() error { return e.Err }
 //	full avg10=0.02 avg60=0.19 avg300=0.12 total=5117953
 //
 // Both lines need avg10, avg60, avg300 and total; keys a later kernel may add are ignored. A file
-// whose content cannot be trusted as a whole is an error: half a pressure reading would mislead.
+// whose content cannot be trusted as a whole is an error, a *parseerr.Line for a bad line: half a
+// pressure reading would mislead.
 func Parse(data []byte) (Pressure, error) {
 	var p Pressure
 	var haveSome bool
@@ -82,16 +71,16 @@ func Parse(data []byte) (Pressure, error) {
 		switch string(kind) {
 		case "some":
 			if haveSome {
-				return Pressure{}, &LineError{Line: lineNo, Err: errDuplicate}
+				return Pressure{}, &parseerr.Line{File: file, Line: lineNo, Err: errDuplicate}
 			}
 			haveSome, dst = true, &p.Some
 		case "full":
 			if p.HasFull {
-				return Pressure{}, &LineError{Line: lineNo, Err: errDuplicate}
+				return Pressure{}, &parseerr.Line{File: file, Line: lineNo, Err: errDuplicate}
 			}
 			p.HasFull, dst = true, &p.Full
 		default:
-			return Pressure{}, &LineError{Line: lineNo, Err: errKind}
+			return Pressure{}, &parseerr.Line{File: file, Line: lineNo, Err: errKind}
 		}
 		if err := parseStall(rest, dst); err != nil {
 			err.Line = lineNo
@@ -104,7 +93,7 @@ func Parse(data []byte) (Pressure, error) {
 	return p, nil
 }
 
-func parseStall(fields []byte, s *Stall) *LineError {
+func parseStall(fields []byte, s *Stall) *parseerr.Line {
 	const (
 		seen10 = 1 << iota
 		seen60
@@ -116,7 +105,7 @@ func parseStall(fields []byte, s *Stall) *LineError {
 	for field := range bytes.FieldsSeq(fields) {
 		key, val, ok := bytes.Cut(field, []byte("="))
 		if !ok {
-			return &LineError{Field: clip(field), Err: errField}
+			return &parseerr.Line{File: file, Value: parseerr.Clip(field), Err: errField}
 		}
 		var avg *float64
 		switch string(key) {
@@ -129,7 +118,7 @@ func parseStall(fields []byte, s *Stall) *LineError {
 		case "total":
 			v, err := strconv.ParseUint(string(val), 10, 64)
 			if err != nil {
-				return &LineError{Field: "total", Err: err}
+				return &parseerr.Line{File: file, Field: "total", Value: parseerr.Clip(val), Err: errors.Unwrap(err)}
 			}
 			s.TotalMicros, seen = v, seen|seenTotal
 			continue
@@ -138,10 +127,10 @@ func parseStall(fields []byte, s *Stall) *LineError {
 		}
 		pct, err := strconv.ParseFloat(string(val), 64)
 		if err != nil {
-			return &LineError{Field: string(key), Err: err}
+			return &parseerr.Line{File: file, Field: string(key), Value: parseerr.Clip(val), Err: errors.Unwrap(err)}
 		}
 		if math.IsNaN(pct) || pct < 0 || pct > 100 {
-			return &LineError{Field: string(key), Err: errRange}
+			return &parseerr.Line{File: file, Field: string(key), Value: parseerr.Clip(val), Err: errRange}
 		}
 		*avg = pct / 100
 	}
@@ -155,16 +144,7 @@ func parseStall(fields []byte, s *Stall) *LineError {
 		case seen&seen300 == 0:
 			missing = "avg300"
 		}
-		return &LineError{Field: missing, Err: errMissing}
+		return &parseerr.Line{File: file, Field: missing, Err: errMissing}
 	}
 	return nil
-}
-
-// clip bounds how much of a bad field an error quotes.
-func clip(b []byte) string {
-	const maxQuote = 40
-	if len(b) > maxQuote {
-		b = b[:maxQuote]
-	}
-	return strconv.Quote(string(b))
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 func TestParse(t *testing.T) {
@@ -60,38 +62,41 @@ func TestParse(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	for _, tc := range []struct {
-		name, in string
-		line     int
-		field    string
-		is       error
+		name, in     string
+		line         int
+		field, value string // the bad field and its (quoted) text
+		want         string // the whole message, "" for an error that names no line
+		is           error
 	}{
 		{name: "empty", in: "", is: errNoSome},
 		{name: "only full", in: "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", is: errNoSome},
-		{name: "bad average", in: "some avg10=0.00 avg60=zero avg300=0.00 total=0\n", line: 1, field: "avg60", is: strconv.ErrSyntax},
-		{name: "negative average", in: "some avg10=-1.00 avg60=0.00 avg300=0.00 total=0\n", line: 1, field: "avg10", is: errRange},
-		{name: "above 100 %", in: "some avg10=0.00 avg60=0.00 avg300=100.01 total=0\n", line: 1, field: "avg300", is: errRange},
-		{name: "NaN", in: "some avg10=NaN avg60=0.00 avg300=0.00 total=0\n", line: 1, field: "avg10", is: errRange},
-		{name: "total overflows", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551616\n", line: 1, field: "total", is: strconv.ErrRange},
-		{name: "missing total", in: "some avg10=0.00 avg60=0.00 avg300=0.00\n", line: 1, field: "total", is: errMissing},
-		{name: "missing avg60 on line 2", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg300=0.00 total=0\n", line: 2, field: "avg60", is: errMissing},
-		{name: "bare word", in: "some avg10 avg60=0.00 avg300=0.00 total=1\n", line: 1, field: `"avg10"`, is: errField},
-		{name: "other kind", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\npartial avg10=0.00\n", line: 2, is: errKind},
-		{name: "twice some", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nsome avg10=0.00 avg60=0.00 avg300=0.00 total=1\n", line: 2, is: errDuplicate},
-		{name: "twice full", in: "full avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1\n", line: 2, is: errDuplicate},
+		{name: "bad average", in: "some avg10=0.00 avg60=zero avg300=0.00 total=0\n", line: 1, field: "avg60", value: "zero", want: `pressure line 1: field avg60 "zero": invalid syntax`, is: strconv.ErrSyntax},
+		{name: "negative average", in: "some avg10=-1.00 avg60=0.00 avg300=0.00 total=0\n", line: 1, field: "avg10", value: "-1.00", want: `pressure line 1: field avg10 "-1.00": average outside 0–100 %`, is: errRange},
+		{name: "above 100 %", in: "some avg10=0.00 avg60=0.00 avg300=100.01 total=0\n", line: 1, field: "avg300", value: "100.01", want: `pressure line 1: field avg300 "100.01": average outside 0–100 %`, is: errRange},
+		{name: "NaN", in: "some avg10=NaN avg60=0.00 avg300=0.00 total=0\n", line: 1, field: "avg10", value: "NaN", want: `pressure line 1: field avg10 "NaN": average outside 0–100 %`, is: errRange},
+		{name: "total overflows", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=18446744073709551616\n", line: 1, field: "total", value: "18446744073709551616", want: `pressure line 1: field total "18446744073709551616": value out of range`, is: strconv.ErrRange},
+		{name: "missing total", in: "some avg10=0.00 avg60=0.00 avg300=0.00\n", line: 1, field: "total", want: "pressure line 1: field total: missing field", is: errMissing},
+		{name: "missing avg60 on line 2", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg300=0.00 total=0\n", line: 2, field: "avg60", want: "pressure line 2: field avg60: missing field", is: errMissing},
+		{name: "bare word", in: "some avg10 avg60=0.00 avg300=0.00 total=1\n", line: 1, value: "avg10", want: `pressure line 1 "avg10": field is not key=value`, is: errField},
+		{name: "other kind", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\npartial avg10=0.00\n", line: 2, want: `pressure line 2: line is neither "some" nor "full"`, is: errKind},
+		{name: "twice some", in: "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nsome avg10=0.00 avg60=0.00 avg300=0.00 total=1\n", line: 2, want: "pressure line 2: line appears twice", is: errDuplicate},
+		{name: "twice full", in: "full avg10=0.00 avg60=0.00 avg300=0.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=1\n", line: 2, want: "pressure line 2: line appears twice", is: errDuplicate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
 			require.Error(t, err)
 			require.ErrorIs(t, err, tc.is)
-			var le *LineError
+			var le *parseerr.Line
 			if tc.line == 0 {
 				assert.False(t, errors.As(err, &le), "%v", err)
 				return
 			}
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, tc.line, le.Line)
+			assert.Equal(t, "pressure", le.File)
 			assert.Equal(t, tc.field, le.Field)
-			assert.Contains(t, err.Error(), "line "+strconv.Itoa(tc.line))
+			assert.Equal(t, tc.value, le.Value)
+			assert.EqualError(t, err, tc.want)
 		})
 	}
 }
@@ -116,7 +121,7 @@ func TestReadFixtures(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, Unavailable(err))
 	assert.Contains(t, err.Error(), path)
-	assert.Contains(t, err.Error(), "line 2 field avg60")
+	assert.Contains(t, err.Error(), "line 2: field avg60")
 }
 
 func TestUnavailable(t *testing.T) {

@@ -119,7 +119,7 @@ func TestPressureScraperMalformed(t *testing.T) {
 	assert.Zero(t, logs.Len())
 	md, err := s.scrape(t.Context())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), path+": pressure line 2 field avg60")
+	assert.Contains(t, err.Error(), path+": pressure line 2: field avg60 \"x\": invalid syntax")
 	assert.Zero(t, md.MetricCount())
 
 	// Fixed: the next scrape reports, with the totals in seconds and the averages as ratios.
