@@ -58,10 +58,7 @@ func (p *Parser) Parse(data []byte, dst []Stat) ([]Stat, error) {
 		}
 		if lerr != nil {
 			lerr.Line = lineNo
-			if bad == nil {
-				bad = new(parseerr.Lines)
-			}
-			bad.Add(lerr)
+			bad = bad.Add(lerr)
 		}
 	}
 	// Devices come and go (loop devices, CSI volumes); forget names that

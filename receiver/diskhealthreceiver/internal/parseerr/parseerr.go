@@ -68,21 +68,31 @@ func Clip(b []byte) string { return string(b[:min(len(b), MaxValue)]) }
 func clip(s string) string { return s[:min(len(s), MaxValue)] }
 
 // Lines collects the bad lines of one parse. Only the first MaxLines are kept; Count counts them all.
-// The zero value is ready to use; Err returns it as an error once a line was added.
+// A parser starts from a nil *Lines, so a good parse allocates nothing:
+//
+//	var bad *parseerr.Lines
+//	…
+//	bad = bad.Add(&parseerr.Line{File: "io.stat", Line: n, Err: err})
+//	…
+//	return result, bad.Err()
 type Lines struct {
 	Lines []*Line
 	Count int // all bad lines, including those not kept
 }
 
-// Add counts l and keeps it if fewer than MaxLines are kept.
-func (e *Lines) Add(l *Line) {
+// Add counts l, keeps it if fewer than MaxLines are kept, and returns e, allocated if it was nil.
+func (e *Lines) Add(l *Line) *Lines {
+	if e == nil {
+		e = new(Lines)
+	}
 	e.Count++
 	if len(e.Lines) < MaxLines {
 		e.Lines = append(e.Lines, l)
 	}
+	return e
 }
 
-// Err returns e, or nil when no line was added (so that a nil *Lines never becomes a non-nil error).
+// Err returns e as an error, or nil when no line was added (a nil *Lines never becomes a non-nil error).
 func (e *Lines) Err() error {
 	if e == nil || e.Count == 0 {
 		return nil

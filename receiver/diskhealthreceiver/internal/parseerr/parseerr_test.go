@@ -50,13 +50,12 @@ func TestValueIsClipped(t *testing.T) {
 }
 
 func TestLinesKeepsTheFirstMaxLines(t *testing.T) {
-	var ls Lines
-	require.NoError(t, ls.Err())
-	var nilLines *Lines
-	require.NoError(t, nilLines.Err())
+	var ls *Lines
+	require.NoError(t, ls.Err(), "a nil *Lines is no error")
+	require.NoError(t, new(Lines).Err(), "nor is an empty one")
 
 	for i := 1; i <= MaxLines+15; i++ {
-		ls.Add(&Line{File: "mountinfo", Line: i, Err: strconv.ErrSyntax})
+		ls = ls.Add(&Line{File: "mountinfo", Line: i, Err: strconv.ErrSyntax})
 	}
 	err := ls.Err()
 	require.Error(t, err)
@@ -73,8 +72,8 @@ func TestLinesKeepsTheFirstMaxLines(t *testing.T) {
 }
 
 func TestLinesWithOneLineIsThatLine(t *testing.T) {
-	var ls Lines
-	ls.Add(&Line{File: "diskstats", Line: 2, Device: "sdb", Err: errors.New("9 fields, want at least 14")})
+	var ls *Lines
+	ls = ls.Add(&Line{File: "diskstats", Line: 2, Device: "sdb", Err: errors.New("9 fields, want at least 14")})
 	assert.EqualError(t, ls.Err(), "diskstats line 2 (sdb): 9 fields, want at least 14")
 
 	ls.Add(&Line{File: "diskstats", Line: 5, Err: errors.New("1 fields, want at least 14")})
@@ -84,9 +83,9 @@ func TestLinesWithOneLineIsThatLine(t *testing.T) {
 
 func TestCount(t *testing.T) {
 	a, b := errors.New("a"), errors.New("b")
-	var many Lines
+	var many *Lines
 	for i := range 25 {
-		many.Add(&Line{File: "diskstats", Line: i + 1, Err: strconv.ErrSyntax})
+		many = many.Add(&Line{File: "diskstats", Line: i + 1, Err: strconv.ErrSyntax})
 	}
 	one := &Line{File: "io.stat", Line: 1, Err: strconv.ErrSyntax}
 
@@ -94,9 +93,9 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, 1, Count(a))
 	assert.Equal(t, 2, Count(errors.Join(a, b)))
 	assert.Equal(t, 3, Count(fmt.Errorf("file: %w", errors.Join(a, b, a))))
-	assert.Equal(t, 25, Count(&many), "the lines not kept count too")
-	assert.Equal(t, 25, Count(fmt.Errorf("/proc/diskstats: %w", &many)))
+	assert.Equal(t, 25, Count(many), "the lines not kept count too")
+	assert.Equal(t, 25, Count(fmt.Errorf("/proc/diskstats: %w", many)))
 	assert.Equal(t, 1, Count(fmt.Errorf("cgroup /a: %w", one)))
-	assert.Equal(t, 27, Count(errors.Join(a, fmt.Errorf("cgroup /a: %w", one), &many)))
+	assert.Equal(t, 27, Count(errors.Join(a, fmt.Errorf("cgroup /a: %w", one), many)))
 	assert.Equal(t, 2, Count(errors.Join(one, fmt.Errorf("cgroup /b: %w", errors.Join(one)))))
 }
