@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 )
 
@@ -275,10 +276,10 @@ func (c *Collector) report(n *node) Cgroup {
 		c.res.Reads++
 		switch {
 		case err == nil:
-			var errs []error
-			n.devs = parseBlkio(BlkioOpsFile, data, n.devs, true, &errs)
-			if len(errs) > 0 {
-				c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, errors.Join(errs...)))
+			var bad *parseerr.Lines
+			n.devs, bad = parseBlkio(BlkioOpsFile, data, n.devs, true, nil)
+			if bad != nil {
+				c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, bad))
 			}
 		case !isGone(err):
 			c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, err))

@@ -9,8 +9,9 @@ package cgroupio // import "github.com/diskhealth/diskhealth/receiver/diskhealth
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strconv"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // Counters are one cgroup's cumulative I/O on one device, as the kernel accounts it at bio submission.
@@ -31,24 +32,6 @@ type DeviceStat struct {
 	HasDiscard bool
 }
 
-// LineError describes a line a parser skipped; the other lines are still returned.
-type LineError struct {
-	File   string // "io.stat", "blkio.throttle.io_service_bytes_recursive" …
-	Line   int    // 1-based
-	Device string // "8:0", or "" when the line has none
-	Err    error
-}
-
-func (e *LineError) Error() string {
-	dev := ""
-	if e.Device != "" {
-		dev = " (" + e.Device + ")"
-	}
-	return fmt.Sprintf("%s line %d%s: %v", e.File, e.Line, dev, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }
-
 var (
 	errDevice  = errors.New("device is not major:minor")
 	errField   = errors.New("field is not key=value")
@@ -56,25 +39,16 @@ var (
 	errTwice   = errors.New("device appears twice")
 )
 
-// maxQuote bounds how much of a bad field an error quotes.
-const maxQuote = 40
-
-func quote(b []byte) string {
-	if len(b) > maxQuote {
-		b = b[:maxQuote]
-	}
-	return strconv.Quote(string(b))
-}
-
 // ParseIOStat parses a cgroup v2 io.stat, one line per device:
 //
 //	8:0 rbytes=90112 wbytes=4096 rios=22 wios=1 dbytes=0 dios=0
 //
 // It appends to dst[:0]. Keys other than the six counters (iocost, iolatency) are ignored. A line with
-// a bad device or value is skipped and reported in the returned errors.Join of *LineError.
+// a bad device or value is skipped and reported in the returned *parseerr.Lines.
 func ParseIOStat(data []byte, dst []DeviceStat) ([]DeviceStat, error) {
+	const file = "io.stat"
 	dst = dst[:0]
-	var errs []error
+	var bad *parseerr.Lines
 	lineNo := 0
 	for line := range bytes.Lines(data) {
 		lineNo++
@@ -85,28 +59,31 @@ func ParseIOStat(data []byte, dst []DeviceStat) ([]DeviceStat, error) {
 		devField, rest, _ := bytes.Cut(line, []byte(" "))
 		maj, min, ok := parseDevice(devField)
 		if !ok {
-			errs = append(errs, &LineError{File: "io.stat", Line: lineNo, Err: fmt.Errorf("%w: %s", errDevice, quote(devField))})
+			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Value: parseerr.Clip(devField), Err: errDevice})
 			continue
 		}
 		st := DeviceStat{Major: maj, Minor: min}
-		if err := parseKeyValues(rest, &st); err != nil {
-			errs = append(errs, &LineError{File: "io.stat", Line: lineNo, Device: string(devField), Err: err})
+		if le := parseKeyValues(rest, &st); le != nil {
+			le.File, le.Line, le.Device = file, lineNo, string(devField)
+			bad = bad.Add(le)
 			continue
 		}
 		if indexOf(dst, maj, min) >= 0 {
-			errs = append(errs, &LineError{File: "io.stat", Line: lineNo, Device: string(devField), Err: errTwice})
+			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Device: string(devField), Err: errTwice})
 			continue
 		}
 		dst = append(dst, st)
 	}
-	return dst, errors.Join(errs...)
+	return dst, bad.Err()
 }
 
-func parseKeyValues(fields []byte, st *DeviceStat) error {
+// parseKeyValues fills st from a line's key=value fields. A bad field is a *parseerr.Line without file,
+// line or device.
+func parseKeyValues(fields []byte, st *DeviceStat) *parseerr.Line {
 	for field := range bytes.FieldsSeq(fields) {
 		key, val, ok := bytes.Cut(field, []byte("="))
 		if !ok {
-			return fmt.Errorf("%w: %s", errField, quote(field))
+			return &parseerr.Line{Value: parseerr.Clip(field), Err: errField}
 		}
 		var dst *uint64
 		switch string(key) {
@@ -127,7 +104,7 @@ func parseKeyValues(fields []byte, st *DeviceStat) error {
 		}
 		v, err := strconv.ParseUint(string(val), 10, 64)
 		if err != nil {
-			return fmt.Errorf("%s=%s: %w", key, quote(val), errors.Unwrap(err))
+			return &parseerr.Line{Field: string(key), Value: parseerr.Clip(val), Err: errors.Unwrap(err)}
 		}
 		*dst = v
 	}
@@ -154,18 +131,19 @@ const (
 //
 // Read, Write and Discard are kept (Sync/Async split the same I/O another way; Total is their sum). It
 // appends one DeviceStat per device to dst[:0] in the bytes file's order; a device only in the ops file is
-// appended after. Bad rows are skipped and reported as *LineError.
+// appended after. Bad rows are skipped and reported in the returned *parseerr.Lines (each names its file).
 func ParseBlkio(bytesData, ops []byte, dst []DeviceStat) ([]DeviceStat, error) {
 	dst = dst[:0]
-	var errs []error
-	dst = parseBlkio(BlkioBytesFile, bytesData, dst, false, &errs)
+	var bad *parseerr.Lines
+	dst, bad = parseBlkio(BlkioBytesFile, bytesData, dst, false, bad)
 	if ops != nil {
-		dst = parseBlkio(BlkioOpsFile, ops, dst, true, &errs)
+		dst, bad = parseBlkio(BlkioOpsFile, ops, dst, true, bad)
 	}
-	return dst, errors.Join(errs...)
+	return dst, bad.Err()
 }
 
-func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, errs *[]error) []DeviceStat {
+// parseBlkio adds the rows of one file to dst and its bad rows to bad, returning both.
+func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, bad *parseerr.Lines) ([]DeviceStat, *parseerr.Lines) {
 	lineNo := 0
 	for line := range bytes.Lines(data) {
 		lineNo++
@@ -179,18 +157,18 @@ func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, errs *[]er
 		}
 		opName, val, ok := bytes.Cut(rest, []byte(" "))
 		if !ok || bytes.IndexByte(val, ' ') >= 0 {
-			*errs = append(*errs, &LineError{File: file, Line: lineNo, Err: fmt.Errorf("%w: %s", errColumns, quote(line))})
+			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Value: parseerr.Clip(line), Err: errColumns})
 			continue
 		}
 		maj, min, ok := parseDevice(devField)
 		if !ok {
-			*errs = append(*errs, &LineError{File: file, Line: lineNo, Err: fmt.Errorf("%w: %s", errDevice, quote(devField))})
+			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Value: parseerr.Clip(devField), Err: errDevice})
 			continue
 		}
 		v, err := strconv.ParseUint(string(val), 10, 64)
 		if err != nil {
-			*errs = append(*errs, &LineError{File: file, Line: lineNo, Device: string(devField),
-				Err: fmt.Errorf("%s %s: %w", opName, quote(val), errors.Unwrap(err))})
+			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Device: string(devField),
+				Field: string(opName), Value: parseerr.Clip(val), Err: errors.Unwrap(err)})
 			continue
 		}
 		i := indexOf(dst, maj, min)
@@ -209,7 +187,7 @@ func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, errs *[]er
 			st.HasDiscard = true
 		}
 	}
-	return dst
+	return dst, bad
 }
 
 func setCounter(bytesField, opsField *uint64, ops bool, v uint64) {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 func TestParseIOStat(t *testing.T) {
@@ -32,21 +34,26 @@ func TestParseIOStatErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want string
 		is             error
-		kept           int
+		kept, line     int
+		device, field  string
 	}{
-		{name: "bad device", in: "8-0 rbytes=1\n8:16 rbytes=2\n", want: `io.stat line 1: device is not major:minor: "8-0"`, is: errDevice, kept: 1},
-		{name: "major out of range", in: "4294967296:0 rbytes=1\n", want: "line 1", is: errDevice},
-		{name: "bad value", in: "8:0 rbytes=2\n8:16 rbytes=x wbytes=1\n", want: `io.stat line 2 (8:16): rbytes="x": invalid syntax`, is: strconv.ErrSyntax, kept: 1},
-		{name: "overflow", in: "8:0 wios=18446744073709551616\n", want: "value out of range", is: strconv.ErrRange},
-		{name: "no equals", in: "8:0 rbytes\n", want: `field is not key=value: "rbytes"`, is: errField},
-		{name: "device twice", in: "8:0 rbytes=1\n8:0 rbytes=2\n", want: "line 2 (8:0): device appears twice", is: errTwice, kept: 1},
+		{name: "bad device", in: "8-0 rbytes=1\n8:16 rbytes=2\n", want: `io.stat line 1 "8-0": device is not major:minor`, is: errDevice, kept: 1, line: 1},
+		{name: "major out of range", in: "4294967296:0 rbytes=1\n", want: `io.stat line 1 "4294967296:0": device is not major:minor`, is: errDevice, line: 1},
+		{name: "bad value", in: "8:0 rbytes=2\n8:16 rbytes=x wbytes=1\n", want: `io.stat line 2 (8:16): field rbytes "x": invalid syntax`, is: strconv.ErrSyntax, kept: 1, line: 2, device: "8:16", field: "rbytes"},
+		{name: "overflow", in: "8:0 wios=18446744073709551616\n", want: `io.stat line 1 (8:0): field wios "18446744073709551616": value out of range`, is: strconv.ErrRange, line: 1, device: "8:0", field: "wios"},
+		{name: "no equals", in: "8:0 rbytes\n", want: `io.stat line 1 (8:0) "rbytes": field is not key=value`, is: errField, line: 1, device: "8:0"},
+		{name: "device twice", in: "8:0 rbytes=1\n8:0 rbytes=2\n", want: "io.stat line 2 (8:0): device appears twice", is: errTwice, kept: 1, line: 2, device: "8:0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseIOStat([]byte(tc.in), nil)
 			require.ErrorIs(t, err, tc.is)
-			assert.Contains(t, err.Error(), tc.want)
-			var le *LineError
+			assert.EqualError(t, err, tc.want)
+			var le *parseerr.Line
 			require.ErrorAs(t, err, &le)
+			assert.Equal(t, "io.stat", le.File)
+			assert.Equal(t, tc.line, le.Line)
+			assert.Equal(t, tc.device, le.Device)
+			assert.Equal(t, tc.field, le.Field)
 			assert.Len(t, got, tc.kept)
 		})
 	}
@@ -76,10 +83,10 @@ func TestParseBlkioErrors(t *testing.T) {
 		name, bytesIn, opsIn, want string
 		is                         error
 	}{
-		{name: "two columns", bytesIn: "8:0 Read\n", want: BlkioBytesFile + ` line 1: want 3 columns`, is: errColumns},
+		{name: "two columns", bytesIn: "8:0 Read\n", want: BlkioBytesFile + ` line 1 "8:0 Read": want 3 columns`, is: errColumns},
 		{name: "four columns", bytesIn: "8:0 Read 1 2\n", want: "want 3 columns", is: errColumns},
-		{name: "bad device", bytesIn: "sda Read 1\n", want: `device is not major:minor: "sda"`, is: errDevice},
-		{name: "bad value in ops", bytesIn: "8:0 Read 1\n", opsIn: "8:0 Write -1\n", want: BlkioOpsFile + ` line 1 (8:0): Write "-1": invalid syntax`, is: strconv.ErrSyntax},
+		{name: "bad device", bytesIn: "sda Read 1\n", want: `line 1 "sda": device is not major:minor`, is: errDevice},
+		{name: "bad value in ops", bytesIn: "8:0 Read 1\n", opsIn: "8:0 Write -1\n", want: BlkioOpsFile + ` line 1 (8:0): field Write "-1": invalid syntax`, is: strconv.ErrSyntax},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ops []byte
