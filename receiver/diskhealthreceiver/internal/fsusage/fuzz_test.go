@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // escapeField writes a value the way the kernel mangles it, plus commas
@@ -79,12 +81,12 @@ func FuzzParseMountInfo(f *testing.F) {
 		mounts, err := ParseMountInfo(data)
 		bad := 0
 		if err != nil {
-			perr, ok := err.(*ParseError)
+			perr, ok := err.(*parseerr.Lines)
 			if !ok {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
-			if perr.Count == 0 || len(perr.Lines) == 0 || len(perr.Lines) > maxLineErrors {
-				t.Fatalf("inconsistent ParseError: %+v", perr)
+			if perr.Count == 0 || len(perr.Lines) == 0 || len(perr.Lines) > parseerr.MaxLines {
+				t.Fatalf("inconsistent parseerr.Lines: %+v", perr)
 			}
 			bad = perr.Count
 		}

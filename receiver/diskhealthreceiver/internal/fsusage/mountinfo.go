@@ -3,9 +3,10 @@ package fsusage // import "github.com/diskhealth/diskhealth/receiver/diskhealthr
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // Mount is one line of a mountinfo file, reduced to what filesystem usage
@@ -84,58 +85,6 @@ func (m *Mount) Key() MountKey {
 	return MountKey{MountPoint: m.MountPoint, Major: m.Major, Minor: m.Minor, Root: m.Root}
 }
 
-// LineError is a mountinfo line that could not be parsed. The other lines
-// are still returned.
-type LineError struct {
-	Line int    // 1-based line number
-	Text string // the start of the line, for the log
-	Err  error
-}
-
-func (e *LineError) Error() string {
-	return fmt.Sprintf("mountinfo line %d %q: %v", e.Line, e.Text, e.Err)
-}
-
-func (e *LineError) Unwrap() error { return e.Err }
-
-// ParseError collects the bad lines of one mountinfo file. Only the first
-// maxLineErrors are kept so that a garbage file cannot make a huge error.
-type ParseError struct {
-	Lines []*LineError
-	Count int // all bad lines, including those not kept
-}
-
-const (
-	maxLineErrors = 10
-	maxErrorText  = 120
-)
-
-func (e *ParseError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d bad mountinfo line(s)", e.Count)
-	for i, le := range e.Lines {
-		if i == 0 {
-			b.WriteString(": ")
-		} else {
-			b.WriteString("; ")
-		}
-		b.WriteString(le.Error())
-	}
-	if e.Count > len(e.Lines) {
-		fmt.Fprintf(&b, "; and %d more", e.Count-len(e.Lines))
-	}
-	return b.String()
-}
-
-// Unwrap exposes the kept line errors to errors.Is and errors.As.
-func (e *ParseError) Unwrap() []error {
-	errs := make([]error, len(e.Lines))
-	for i, le := range e.Lines {
-		errs[i] = le
-	}
-	return errs
-}
-
 var (
 	errNoSeparator  = errors.New(`no "-" separator after the optional fields`)
 	errFieldCount   = errors.New("too few fields")
@@ -153,8 +102,9 @@ var (
 //	36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,errors=continue
 //	(1)(2)(3)   (4)   (5)      (6)       (7)   (8) (9)   (10)        (11)
 //
-// A bad line is skipped and reported in the returned *ParseError; it never
-// costs the other mounts. Path is set to the mount point as read.
+// A bad line is skipped and reported in the returned *parseerr.Lines (the
+// first parseerr.MaxLines are kept, each quoting the start of its line); it
+// never costs the other mounts. Path is set to the mount point as read.
 //
 // All strings of the result share one backing allocation, so a parse costs
 // a handful of allocations whatever the number of lines; the table is kept
@@ -166,7 +116,7 @@ func ParseMountInfo(data []byte) ([]Mount, error) {
 	// Unescaped fields are never longer than the input, so one buffer of
 	// its size never grows (growing from a guess cost more in tests).
 	text := make([]byte, 0, len(data))
-	var perr *ParseError
+	var bad *parseerr.Lines
 
 	lineNo := 0
 	for len(data) > 0 {
@@ -187,14 +137,7 @@ func ParseMountInfo(data []byte) ([]Mount, error) {
 		text, err = parseLine(line, &m, text, &sp.root, &sp.mp, &sp.fstype, &sp.source)
 		if err != nil {
 			text = text[:start]
-			if perr == nil {
-				perr = &ParseError{}
-			}
-			perr.Count++
-			if len(perr.Lines) < maxLineErrors {
-				t := line[:min(len(line), maxErrorText)]
-				perr.Lines = append(perr.Lines, &LineError{Line: lineNo, Text: string(t), Err: err})
-			}
+			bad = bad.Add(&parseerr.Line{File: "mountinfo", Line: lineNo, Value: parseerr.Clip(line), Err: err})
 			continue
 		}
 		mounts = append(mounts, m)
@@ -212,10 +155,7 @@ func ParseMountInfo(data []byte) ([]Mount, error) {
 		m.Class = Classify(m.FSType)
 		m.subvolume = m.subvolume && m.FSType == "btrfs"
 	}
-	if perr != nil {
-		return mounts, perr
-	}
-	return mounts, nil
+	return mounts, bad.Err()
 }
 
 // parseLine fills m from one line, appending the unescaped Root, mount

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 func TestParseMountInfoLine(t *testing.T) {
@@ -154,12 +156,13 @@ func TestParseMountInfoBadLines(t *testing.T) {
 			assert.Equal(t, "/", got[0].MountPoint)
 			assert.Equal(t, "/b", got[1].MountPoint)
 
-			var perr *ParseError
+			var perr *parseerr.Lines
 			require.ErrorAs(t, err, &perr)
 			assert.Equal(t, 1, perr.Count)
 			require.Len(t, perr.Lines, 1)
 			assert.Equal(t, 2, perr.Lines[0].Line)
-			assert.Equal(t, tt.line, perr.Lines[0].Text)
+			assert.Equal(t, "mountinfo", perr.Lines[0].File)
+			assert.Equal(t, tt.line, perr.Lines[0].Value)
 			assert.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), "mountinfo line 2 ")
 		})
@@ -170,11 +173,11 @@ func TestParseErrorKeepsFirstLines(t *testing.T) {
 	data := strings.Repeat("garbage\n", 25) + "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n"
 	got, err := ParseMountInfo([]byte(data))
 	require.Len(t, got, 1)
-	var perr *ParseError
+	var perr *parseerr.Lines
 	require.ErrorAs(t, err, &perr)
 	assert.Equal(t, 25, perr.Count)
-	assert.Len(t, perr.Lines, maxLineErrors)
-	assert.Contains(t, err.Error(), "25 bad mountinfo line(s)")
+	assert.Len(t, perr.Lines, parseerr.MaxLines)
+	assert.Contains(t, err.Error(), "25 bad lines: mountinfo line 1 \"garbage\": too few fields; ")
 	assert.Contains(t, err.Error(), "and 15 more")
 	assert.True(t, errors.Is(err, errFieldCount))
 }
@@ -182,9 +185,9 @@ func TestParseErrorKeepsFirstLines(t *testing.T) {
 func TestParseLongLineTruncatedInError(t *testing.T) {
 	line := "1 0 8:1 / /a rw " + strings.Repeat("x", 500)
 	_, err := ParseMountInfo([]byte(line))
-	var perr *ParseError
+	var perr *parseerr.Lines
 	require.ErrorAs(t, err, &perr)
-	assert.Len(t, perr.Lines[0].Text, maxErrorText)
+	assert.Len(t, perr.Lines[0].Value, parseerr.MaxValue)
 }
 
 func TestParseEmpty(t *testing.T) {

@@ -266,7 +266,7 @@ var defaultFilter = sync.OnceValue(func() *Filter {
 // shadowed mounts, translate for root_path, filter, dedupe. Filtering
 // comes before dedupe so that excluding one path of a filesystem does not
 // lose the filesystem when another path of it is still wanted. The error
-// is a *ParseError for bad lines; the good ones are still returned.
+// is a *parseerr.Lines for bad lines; the good ones are still returned.
 func Select(data []byte, opts SelectOptions) ([]Mount, error) {
 	mounts, err := ParseMountInfo(data)
 	mounts = DropShadowed(mounts)

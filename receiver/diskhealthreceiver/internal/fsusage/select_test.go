@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -321,7 +323,7 @@ func TestSelectFilterBeforeDedupe(t *testing.T) {
 func TestSelectReportsBadLines(t *testing.T) {
 	got, err := Select([]byte("1 0 8:1 / / rw - ext4 /dev/sda1 rw\nbroken\n"), SelectOptions{})
 	require.Len(t, got, 1)
-	var perr *ParseError
+	var perr *parseerr.Lines
 	require.ErrorAs(t, err, &perr)
 	assert.Equal(t, 2, perr.Lines[0].Line)
 }

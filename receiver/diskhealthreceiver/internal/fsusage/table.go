@@ -9,5 +9,5 @@ type TableReload struct {
 	File   string // the file read
 	View   View
 	Mounts int   // mounts selected
-	Err    error // a *ParseError, or nil
+	Err    error // a *parseerr.Lines, or nil
 }

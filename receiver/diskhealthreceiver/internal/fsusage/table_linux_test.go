@@ -11,6 +11,8 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 // fakeRoot builds <root>/proc/<pid>/mountinfo files from fixtures.
@@ -100,7 +102,7 @@ func TestMountTableRereadEvery(t *testing.T) {
 	assert.Equal(t, "/new", ms[9].MountPoint)
 	require.Len(t, reloads, 2)
 	assert.Equal(t, 10, reloads[1].Mounts)
-	var perr *ParseError
+	var perr *parseerr.Lines
 	require.ErrorAs(t, reloads[1].Err, &perr, "bad lines are reported once, on reload")
 	assert.Equal(t, 2, tbl.reads)
 
