@@ -2,7 +2,7 @@
 // scrape errors. It is not a source: scrapers import it, it imports no scraper.
 package emit // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 
-import "errors"
+import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 
 // SetIfNotEmpty calls set(v) unless v is empty: an absent attribute is left out, never sent as "".
 func SetIfNotEmpty(set func(string), v string) {
@@ -11,12 +11,7 @@ func SetIfNotEmpty(set func(string), v string) {
 	}
 }
 
-// CountErrors counts the items an errors.Join reports (one per bad line or device), for the count of a
-// partial scrape error.
-func CountErrors(err error) int {
-	var joined interface{ Unwrap() []error }
-	if errors.As(err, &joined) {
-		return len(joined.Unwrap())
-	}
-	return 1
-}
+// CountErrors counts the failures an error reports, for the count of a partial scrape error: every bad
+// line of a parse (also those a *parseerr.Lines counted but did not keep), one per item of an
+// errors.Join (a device, a cgroup's unreadable file), 1 for any other error. See parseerr.Count.
+func CountErrors(err error) int { return parseerr.Count(err) }

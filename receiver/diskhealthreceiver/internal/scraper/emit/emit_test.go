@@ -3,9 +3,12 @@ package emit
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
 
 func TestSetIfNotEmpty(t *testing.T) {
@@ -21,4 +24,11 @@ func TestCountErrors(t *testing.T) {
 	assert.Equal(t, 1, CountErrors(a))
 	assert.Equal(t, 2, CountErrors(errors.Join(a, b)))
 	assert.Equal(t, 3, CountErrors(fmt.Errorf("file: %w", errors.Join(a, b, a))))
+
+	// A cgroup walk joins one error per cgroup; each parse error counts its bad lines, kept or not.
+	var lines *parseerr.Lines
+	for i := range 12 {
+		lines = lines.Add(&parseerr.Line{File: "io.stat", Line: i + 1, Err: strconv.ErrSyntax})
+	}
+	assert.Equal(t, 13, CountErrors(errors.Join(fmt.Errorf("cgroup /a: %w", lines), fmt.Errorf("cgroup /b: %w", a))))
 }
