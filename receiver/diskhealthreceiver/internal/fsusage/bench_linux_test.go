@@ -150,7 +150,7 @@ func BenchmarkMountTableReload(b *testing.B) {
 	}
 }
 
-// BenchmarkScrape is Collector.Scrape with an unchanged table: poll, then
+// BenchmarkScrape is Collector.Collect (one scrape) with an unchanged table: poll, then
 // statfs of every selected mount (n of them, all distinct), with a statfs
 // double and with the real system call on real directories.
 func BenchmarkScrape(b *testing.B) {
@@ -177,7 +177,7 @@ func BenchmarkScrape(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					now = now.Add(10 * time.Second)
-					rs, err := c.Scrape(context.Background(), now)
+					rs, err := c.Collect(context.Background(), now)
 					if err != nil || len(rs) != n || rs[n-1].Status != StatusOK {
 						b.Fatal(len(rs), err)
 					}

@@ -7,7 +7,7 @@ import (
 
 // Collector is the whole filesystem-usage source: it lists mounts from the
 // cached mount table, statfs's them with deadlines and forecasts time to
-// full. Scrape is meant to be called by one scraper, not concurrently.
+// full. Collect is meant to be called by one scraper, not concurrently.
 type Collector struct {
 	table      *MountTable
 	prober     *Prober
@@ -39,11 +39,11 @@ func NewCollector(cfg Config) (*Collector, error) {
 	return &Collector{table: table, prober: prober, forecaster: forecaster}, nil
 }
 
-// Scrape returns one Result per selected mount. A mount that cannot be
+// Collect returns one Result per selected mount. A mount that cannot be
 // measured (hung, gone, forbidden) is a Result with that status, never an
 // error. The error is the mount table's: when it cannot be read the last
 // good table is used, and with none there are no results.
-func (c *Collector) Scrape(ctx context.Context, now time.Time) ([]Result, error) {
+func (c *Collector) Collect(ctx context.Context, now time.Time) ([]Result, error) {
 	mounts, err := c.table.Mounts()
 	results := c.prober.Probe(ctx, mounts)
 	for i := range results {

@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestCollectorScrape(t *testing.T) {
+func TestCollectorCollect(t *testing.T) {
 	root := fakeRoot(t, map[string]string{"1": "docker_host_init.txt"})
 	f := newFakeFS()
 	// Between listing and statfs: one mount forbids, one has vanished, one
@@ -33,7 +33,7 @@ func TestCollectorScrape(t *testing.T) {
 	defer c.Close()
 	require.Len(t, reloads, 1)
 
-	rs, err := c.Scrape(context.Background(), t0)
+	rs, err := c.Collect(context.Background(), t0)
 	require.NoError(t, err, "per-mount failures never fail the scrape")
 	got := map[string]Status{}
 	for _, r := range rs {
@@ -48,7 +48,7 @@ func TestCollectorScrape(t *testing.T) {
 	// Forecasts build up per mount over scrapes: the fake's usage is
 	// constant, so there is never one.
 	for i := 1; i <= 30; i++ {
-		rs, err = c.Scrape(context.Background(), t0.Add(time.Duration(i)*5*time.Minute))
+		rs, err = c.Collect(context.Background(), t0.Add(time.Duration(i)*5*time.Minute))
 		require.NoError(t, err)
 	}
 	for _, r := range rs {
@@ -74,7 +74,7 @@ func TestCollectorRealStatfs(t *testing.T) {
 	c, err := NewCollector(Config{RootPath: root})
 	require.NoError(t, err)
 	defer c.Close()
-	rs, err := c.Scrape(context.Background(), time.Now())
+	rs, err := c.Collect(context.Background(), time.Now())
 	require.NoError(t, err)
 	require.Len(t, rs, 3)
 	assert.Equal(t, []Status{StatusOK, StatusOK, StatusNotFound}, statuses(rs))
@@ -90,7 +90,7 @@ func TestCollectorTableError(t *testing.T) {
 	defer c.Close()
 	require.NoError(t, unix.Close(c.table.fd))
 	require.NoError(t, os.Remove(filepath.Join(root, "proc/1/mountinfo")))
-	rs, err := c.Scrape(context.Background(), t0)
+	rs, err := c.Collect(context.Background(), t0)
 	require.Error(t, err)
 	assert.Len(t, rs, 9, "the last good table is still measured")
 }

@@ -21,8 +21,8 @@ type Collector struct{}
 // NewCollector fails off Linux.
 func NewCollector(Config) (*Collector, error) { return nil, errNeedsLinux }
 
-// Scrape is never reached: NewCollector returns no Collector.
-func (*Collector) Scrape(context.Context, time.Time) ([]Result, error) { return nil, errNeedsLinux }
+// Collect is never reached: NewCollector returns no Collector.
+func (*Collector) Collect(context.Context, time.Time) ([]Result, error) { return nil, errNeedsLinux }
 
 // Close has nothing to close.
 func (*Collector) Close() error { return nil }

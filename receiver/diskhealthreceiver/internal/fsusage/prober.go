@@ -54,6 +54,6 @@ type Result struct {
 	// the host filesystem, typically read-only on purpose, so it is not
 	// used there.
 	ReadOnly bool
-	// Forecast is set by Collector.Scrape.
+	// Forecast is set by Collector.Collect.
 	Forecast Forecast
 }

@@ -102,7 +102,7 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), err
 	}
 	now := s.now()
-	results, err := s.col.Scrape(ctx, now)
+	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
 	for i := range results {
 		s.record(ts, &results[i])

@@ -53,7 +53,7 @@ func (s *smartScraper) shutdown(ctx context.Context) error {
 }
 
 func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
-	results, derr := s.reader.Read(ctx)
+	results, derr := s.reader.Collect(ctx)
 	if msg := errString(derr); msg != s.discoveryErr {
 		s.discoveryErr = msg
 		if derr != nil {

@@ -119,11 +119,11 @@ func NewReader(cfg Config) *Reader {
 	return &Reader{cfg: cfg, disks: map[string]*diskState{}}
 }
 
-// Read discovers the disks and reads each of them concurrently, returning
+// Collect discovers the disks and reads each of them concurrently, returning
 // one Result per disk (sorted by name) within the per-disk timeout. The
 // error reports discovery problems; disks it could list are still read.
 // ctx ends the wait early: unfinished disks then report a timeout.
-func (r *Reader) Read(ctx context.Context) ([]Result, error) {
+func (r *Reader) Collect(ctx context.Context) ([]Result, error) {
 	disks, derr := r.cfg.Discover(r.cfg.Root)
 	var selected []Disk
 	for _, d := range disks {
@@ -148,7 +148,7 @@ func (r *Reader) Read(ctx context.Context) ([]Result, error) {
 		go func() {
 			defer r.inflight.Add(-1)
 			res := r.readDisk(d, st, deadline)
-			// Free the disk before handing over the result, so a Read that
+			// Free the disk before handing over the result, so a Collect that
 			// follows this one at once finds it idle.
 			st.busy.Store(false)
 			ch <- res

@@ -44,7 +44,7 @@ func byName(t *testing.T, results []device.Result) map[string]device.Result {
 
 func TestReadQEMUDisks(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	require.Len(t, results, 4)
 	got := byName(t, results)
@@ -89,14 +89,14 @@ func TestReadQEMUDisks(t *testing.T) {
 func TestIdentityCached(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	r := newReader(t, m, nil)
-	_, err := r.Read(t.Context())
+	_, err := r.Collect(t.Context())
 	require.NoError(t, err)
 	assert.Contains(t, m.Disk("sda").Sent(), devicetest.ATAIdentify)
 	assert.Contains(t, m.Disk("nvme0").Sent(), devicetest.NVMeIDCtrl)
 	for _, n := range []string{"sda", "nvme0", "sdc"} {
 		m.Disk(n).ResetSent()
 	}
-	_, err = r.Read(t.Context())
+	_, err = r.Collect(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, []string{devicetest.ATACheckPowerMode, devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
 		devicetest.ATALog(ata.LogSummaryError), devicetest.ATALog(ata.LogSelfTest)}, m.Disk("sda").Sent(),
@@ -123,7 +123,7 @@ func TestStandby(t *testing.T) {
 		t.Run(tc.policy.String()+"/"+tc.mode.String(), func(t *testing.T) {
 			m := devicetest.QEMU(t, "k6.12")
 			m.Disk("sda").Power = tc.mode
-			results, err := newReader(t, m, func(c *device.Config) { c.Standby = tc.policy }).Read(t.Context())
+			results, err := newReader(t, m, func(c *device.Config) { c.Standby = tc.policy }).Collect(t.Context())
 			require.NoError(t, err)
 			got := byName(t, results)
 			sent := m.Disk("sda").Sent()
@@ -156,7 +156,7 @@ func TestHungDisk(t *testing.T) {
 	r := newReader(t, m, func(c *device.Config) { c.Timeout = timeout })
 
 	start := time.Now()
-	results, err := r.Read(t.Context())
+	results, err := r.Collect(t.Context())
 	took := time.Since(start)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, took, timeout)
@@ -170,7 +170,7 @@ func TestHungDisk(t *testing.T) {
 
 	sent := len(m.Disk("nvme0").Sent())
 	start = time.Now()
-	results, err = r.Read(t.Context())
+	results, err = r.Collect(t.Context())
 	require.NoError(t, err)
 	got = byName(t, results)
 	assert.Equal(t, device.StatusTimeout, got["nvme0"].Status)
@@ -183,7 +183,7 @@ func TestHungDisk(t *testing.T) {
 	defer cancel()
 	require.NoError(t, r.Close(ctx))
 	m.Disk("nvme0").Hang = nil
-	results, err = r.Read(t.Context())
+	results, err = r.Collect(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, device.StatusOK, byName(t, results)["nvme0"].Status, "read again once the ioctl returned")
 }
@@ -198,7 +198,7 @@ func TestReadContextCancel(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	results, err := r.Read(ctx)
+	results, err := r.Collect(ctx)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Equal(t, device.StatusTimeout, byName(t, results)["sdb"].Status)
@@ -214,7 +214,7 @@ func TestPermissionDenied(t *testing.T) {
 	m.Disk("nvme0").Info.HwmonDir = hw
 	m.Disk("sdb").DenyOpen = true
 
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	got := byName(t, results)
 
@@ -241,7 +241,7 @@ func TestPermissionDenied(t *testing.T) {
 func TestPanicCostsOneDisk(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	m.Disk("sdb").Panic = true
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	got := byName(t, results)
 	assert.Equal(t, device.StatusError, got["sdb"].Status)
@@ -263,7 +263,7 @@ func TestUnsupported(t *testing.T) {
 	m.Disk("sdb").Pages[devicetest.ATAIdentify] = id
 	m.Add(&devicetest.Disk{Info: device.Disk{Name: "vda", Protocol: device.ProtocolNone, Node: "/dev/vda"}})
 
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	got := byName(t, results)
 	assert.Equal(t, device.StatusUnsupported, got["sdc"].Status)
@@ -301,7 +301,7 @@ func TestDeviceStatistics(t *testing.T) {
 	binary.LittleEndian.PutUint64(p1[0x18:], 3<<62|1000) // logical sectors written
 	m.Disk("sda").Pages[devicetest.ATALog(ata.LogDeviceStatistics)] = log
 
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	sda := byName(t, results)["sda"]
 	require.Equal(t, device.StatusOK, sda.Status)
@@ -318,7 +318,7 @@ func TestDeviceStatistics(t *testing.T) {
 func TestFailingDrive(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12-critwarn4")
 	m.Disk("sda").Failing = true
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	got := byName(t, results)
 	assert.Equal(t, ata.SMARTStatusFailed, got["sda"].Snapshot.ATA.Status)
@@ -336,7 +336,7 @@ func TestDiscoverErrorStillReads(t *testing.T) {
 		}
 		c.Match = func(name string) bool { return name != "sdc" }
 	})
-	results, err := r.Read(t.Context())
+	results, err := r.Collect(t.Context())
 	require.ErrorIs(t, err, os.ErrPermission)
 	assert.Len(t, results, 3, "sdc is filtered out, the others read")
 }
@@ -363,7 +363,7 @@ func TestBackToBackReads(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	r := newReader(t, m, nil)
 	for i := range 50 {
-		results, err := r.Read(t.Context())
+		results, err := r.Collect(t.Context())
 		require.NoError(t, err)
 		for _, res := range results {
 			require.Equal(t, device.StatusOK, res.Status, "read %d, %s: %v", i, res.Disk.Name, res.Err)
@@ -376,7 +376,7 @@ func TestBackToBackReads(t *testing.T) {
 func TestPowerModeUnknown(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	m.Disk("sda").Reject = []string{devicetest.ATACheckPowerMode}
-	results, err := newReader(t, m, nil).Read(t.Context())
+	results, err := newReader(t, m, nil).Collect(t.Context())
 	require.NoError(t, err)
 	sda := byName(t, results)["sda"]
 	require.Equal(t, device.StatusOK, sda.Status, "%v", sda.Err)
