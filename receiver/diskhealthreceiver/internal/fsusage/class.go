@@ -21,7 +21,7 @@ const (
 	// ClassVirtual: kernel interfaces (proc, sysfs, cgroup, ...), views
 	// over other filesystems (overlay: its statfs repeats the upper
 	// layer's), and read-only images that are always full (squashfs,
-	// erofs, iso9660). Reported only when named in include_fs_types.
+	// erofs, iso9660). Reported only when named in fs_types.include.
 	ClassVirtual
 )
 

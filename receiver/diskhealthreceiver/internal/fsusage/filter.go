@@ -15,8 +15,8 @@ import (
 // Filesystem classes (see Classify) add a default on top of the fs-type
 // lists: local filesystems are kept, memory ones only with IncludeMemory,
 // remote ones only with IncludeRemote, virtual ones never. A non-empty
-// IncludeFSTypes replaces that default: naming a type there opts it in,
-// whatever its class, so include_fs_types: [nfs4] reports NFS.
+// FSTypes.Include replaces that default: naming a type there opts it in,
+// whatever its class, so filesystem.fs_types.include: [nfs4] reports NFS.
 type FilterConfig struct {
 	MountPoints   match.Config // host-view mount points (Mount.MountPoint)
 	FSTypes       match.Config
