@@ -248,7 +248,7 @@ func hwStateAttr(s health.State) metadata.AttributeHwState {
 
 func readStatusAttr(s device.Status) metadata.AttributeSmartReadStatus {
 	switch s {
-	case device.StatusStandby:
+	case device.StatusStandbySkipped:
 		return metadata.AttributeSmartReadStatusStandbySkipped
 	case device.StatusPermissionDenied:
 		return metadata.AttributeSmartReadStatusPermissionDenied

@@ -34,7 +34,7 @@ func (s *smartScraper) logStatus(res *device.Result, tr *diskTrack) {
 		s.logger.Debug("SMART read", fields...)
 	case device.StatusPermissionDenied:
 		s.logger.Warn("SMART read refused: run as root or grant CAP_SYS_RAWIO (ATA) and CAP_SYS_ADMIN (NVMe)", append(fields, zap.Error(res.Err))...)
-	case device.StatusStandby, device.StatusUnsupported:
+	case device.StatusStandbySkipped, device.StatusUnsupported:
 		s.logger.Info("SMART not read", append(fields, zap.Error(res.Err))...)
 	default:
 		s.logger.Warn("SMART read failed", append(fields, zap.Error(res.Err))...)

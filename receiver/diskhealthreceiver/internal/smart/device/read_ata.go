@@ -32,7 +32,7 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
 			res.Power, res.HasPower = mode, true
 		}
 		if res.HasPower && r.cfg.Standby.skip(mode) {
-			res.Status = StatusStandby
+			res.Status = StatusStandbySkipped
 			res.Err = fmt.Errorf("%s is in power mode %s: not read (standby: %s)", d.Name, mode, r.cfg.Standby)
 			return
 		}

@@ -128,7 +128,7 @@ func TestStandby(t *testing.T) {
 			got := byName(t, results)
 			sent := m.Disk("sda").Sent()
 			if tc.skip {
-				assert.Equal(t, device.StatusStandby, got["sda"].Status)
+				assert.Equal(t, device.StatusStandbySkipped, got["sda"].Status)
 				assert.Nil(t, got["sda"].Snapshot)
 				assert.Equal(t, []string{devicetest.ATACheckPowerMode}, sent, "a sleeping disk gets no SMART command")
 				assert.ErrorContains(t, got["sda"].Err, "power mode "+tc.mode.String())

@@ -15,9 +15,9 @@ type Status uint8
 // Read outcomes. Values are the smart.read.status attribute.
 const (
 	StatusOK Status = iota
-	// StatusStandby: the disk was asleep and, per the standby setting, got
+	// StatusStandbySkipped: the disk was asleep and, per the standby setting, got
 	// no SMART command.
-	StatusStandby
+	StatusStandbySkipped
 	StatusPermissionDenied
 	StatusUnsupported
 	// StatusTimeout: the read did not finish by its deadline, or the
@@ -27,13 +27,13 @@ const (
 )
 
 // Statuses lists every Status, for documentation and tests.
-var Statuses = []Status{StatusOK, StatusStandby, StatusPermissionDenied, StatusUnsupported, StatusTimeout, StatusError}
+var Statuses = []Status{StatusOK, StatusStandbySkipped, StatusPermissionDenied, StatusUnsupported, StatusTimeout, StatusError}
 
 func (s Status) String() string {
 	switch s {
 	case StatusOK:
 		return "ok"
-	case StatusStandby:
+	case StatusStandbySkipped:
 		return "standby_skipped"
 	case StatusPermissionDenied:
 		return "permission_denied"
