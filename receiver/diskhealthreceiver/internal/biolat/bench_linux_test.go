@@ -101,7 +101,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				s, err := p.Snapshot()
+				s, err := p.Collect()
 				if err != nil || len(s.Series) < n*int(numDirections) {
 					b.Fatal(err, len(s.Series))
 				}

@@ -27,7 +27,7 @@ func childMain() {
 	if err == nil {
 		r.Hook = p.Hook()
 		var s Snapshot
-		s, err = p.Snapshot()
+		s, err = p.Collect()
 		r.Series = len(s.Series)
 		p.Close()
 	}

@@ -10,7 +10,7 @@
 //		// nothing; errors.As gives Cause and Missing for tests and status.
 //	}
 //	defer p.Close()
-//	s, err := p.Snapshot() // every scrape: cumulative since p.Started()
+//	s, err := p.Collect() // every scrape: cumulative since p.Started()
 //	for _, x := range s.Series { ... }   // {Dev, Direction, Kind, Histogram}
 //	for _, e := range s.Errors { ... }   // {Dev, Direction, Status, Count}
 //	p.Forget(dev)                         // a device left /sys/block: its series restart from zero

@@ -82,7 +82,7 @@ func buckets(h Histogram) map[int32]uint64 {
 
 func histsOf(t *testing.T, p *Probe, d Dev) map[Direction]Histogram {
 	t.Helper()
-	s, err := p.Snapshot()
+	s, err := p.Collect()
 	require.NoError(t, err)
 	out := map[Direction]Histogram{}
 	for _, x := range s.Series {
@@ -184,7 +184,7 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 			t.Logf("  %-7s %d fio percentiles, each at or above our bucket's lower bound", dir, len(lat.Percentile))
 		}
 	}
-	s, err := p.Snapshot()
+	s, err := p.Collect()
 	require.NoError(t, err)
 	require.Zero(t, s.Drops.NoStartTime)
 	require.Empty(t, s.Errors)
@@ -193,7 +193,7 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 	others := len(s.Series) - len(histsOf(t, p, dev))
 	require.NoError(t, p.Forget(dev))
 	require.Empty(t, histsOf(t, p, dev))
-	s, err = p.Snapshot()
+	s, err = p.Collect()
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(s.Series), others)
 }

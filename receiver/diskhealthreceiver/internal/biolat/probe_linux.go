@@ -33,7 +33,7 @@ type Probe struct {
 	statuses map[uint8]string
 	closed   bool
 
-	// Reused by Snapshot: one slot per map entry.
+	// Reused by Collect: one slot per map entry.
 	histKeys []rawKey
 	histVals []rawHist
 	errKeys  []rawKey
@@ -160,8 +160,8 @@ func (p *Probe) Hook() string { return p.hook }
 // series again after Forget, from the moment Forget returned).
 func (p *Probe) Started() time.Time { return p.started }
 
-// Snapshot reads every histogram, error count and drop counter.
-func (p *Probe) Snapshot() (Snapshot, error) {
+// Collect reads every histogram, error count and drop counter: one scrape's Snapshot.
+func (p *Probe) Collect() (Snapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

@@ -17,7 +17,7 @@ func Open(Options) (*Probe, error) {
 
 func (*Probe) Hook() string                   { return "" }
 func (*Probe) Started() time.Time             { return time.Time{} }
-func (*Probe) Snapshot() (Snapshot, error)    { return Snapshot{}, errUnsupported }
+func (*Probe) Collect() (Snapshot, error)     { return Snapshot{}, errUnsupported }
 func (*Probe) Forget(Dev) error               { return errUnsupported }
 func (*Probe) Stats() ([]ProgramStats, error) { return nil, errUnsupported }
 func (*Probe) Close() error                   { return nil }
