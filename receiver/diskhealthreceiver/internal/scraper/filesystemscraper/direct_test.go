@@ -2,17 +2,18 @@ package filesystemscraper
 
 import (
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The direct emitter writes exactly what the generated builder writes: same bytes (start timestamps
@@ -38,13 +39,7 @@ func TestDirectMatchesBuilder(t *testing.T) {
 	for name, edit := range configs {
 		t.Run(name, func(t *testing.T) {
 			root := t.TempDir()
-			f := &fakeStatfs{answers: map[string]unix.Statfs_t{
-				filepath.Join(root, "/"):       ext4Statfs(2_500_000, 1_000_000, 875_000, 655_360, 500_000),
-				filepath.Join(root, "/data"):   {Type: 0x58465342, Bsize: 4096, Frsize: 4096, Blocks: 100_000_000, Bfree: 40_000_000, Bavail: 40_000_000, Files: 200_000_000, Ffree: 199_000_000},
-				filepath.Join(root, "/backup"): ext4Statfs(1_000_000, 0, 0, 65_536, 60_000),
-			}, errs: map[string]error{
-				filepath.Join(root, "/mnt/old"): syscall.EACCES,
-			}}
+			f := hostStatfs(root)
 			clock := t0
 			newTestFSScraper(t, root, hostMountinfo, f, &clock) // writes the mount table
 			mk := func() *fsScraper {
@@ -71,42 +66,21 @@ func TestDirectMatchesBuilder(t *testing.T) {
 				require.NoError(t, err)
 				got, err := direct.scrape(t.Context())
 				require.NoError(t, err)
-				assertSameBytes(t, want, got)
+				dhtest.AssertSameBytes(t, zeroStart(want), zeroStart(got))
 			}
 		})
 	}
 }
 
-func assertSameBytes(t *testing.T, want, got pmetric.Metrics) {
-	t.Helper()
-	zeroStart(want)
-	zeroStart(got)
-	var m pmetric.ProtoMarshaler
-	wb, err := m.MarshalMetrics(want)
-	require.NoError(t, err)
-	gb, err := m.MarshalMetrics(got)
-	require.NoError(t, err)
-	require.Equal(t, want.DataPointCount(), got.DataPointCount())
-	assert.Equal(t, wb, gb)
-}
-
-func zeroStart(md pmetric.Metrics) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
-		for j := range ms.Len() {
-			m := ms.At(j)
-			var dps pmetric.NumberDataPointSlice
-			if m.Type() == pmetric.MetricTypeSum {
-				dps = m.Sum().DataPoints()
-			} else {
-				dps = m.Gauge().DataPoints()
-			}
-			for k := range dps.Len() {
-				dps.At(k).SetStartTimestamp(0)
-			}
+// zeroStart clears every point's start time: each builder takes its own at creation.
+func zeroStart(md pmetric.Metrics) pmetric.Metrics {
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		dps := dhtest.NumberPoints(m)
+		for k := range dps.Len() {
+			dps.At(k).SetStartTimestamp(0)
 		}
-	}
+	})
+	return md
 }
 
 // Where the builder aggregates (an attribute switched off), the scraper uses it.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The direct emitter writes exactly what the generated builder writes: same bytes, for every fixture
@@ -55,22 +55,11 @@ func TestDirectMatchesBuilder(t *testing.T) {
 					require.NoError(t, err)
 					got, err := direct.scrape(t.Context())
 					require.NoError(t, err)
-					assertSameBytes(t, want, got)
+					dhtest.AssertSameBytes(t, want, got)
 				}
 			})
 		}
 	}
-}
-
-func assertSameBytes(t *testing.T, want, got pmetric.Metrics) {
-	t.Helper()
-	var m pmetric.ProtoMarshaler
-	wb, err := m.MarshalMetrics(want)
-	require.NoError(t, err)
-	gb, err := m.MarshalMetrics(got)
-	require.NoError(t, err)
-	require.Equal(t, want.DataPointCount(), got.DataPointCount())
-	assert.Equal(t, wb, gb)
 }
 
 // Where the builder aggregates (an attribute switched off) or filters resources, the scraper uses it.
