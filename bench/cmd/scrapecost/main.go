@@ -170,12 +170,9 @@ func report(w io.Writer, rs []result, devices, mounts int, interval, duration ti
 		devices, mounts, interval, duration)
 	fmt.Fprintln(w, "| collector | CPU/scrape | points/scrape | CPU/point | vs hostmetrics |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
-	var base float64
-	for i := len(rs) - 1; i >= 0; i-- {
-		if i == len(rs)-1 {
-			base = rs[i].cpu.Seconds() / rs[i].scrapes
-		}
-	}
+	// The last collector (hostmetrics) is the reference.
+	last := rs[len(rs)-1]
+	base := last.cpu.Seconds() / last.scrapes
 	for _, r := range rs {
 		per := r.cpu.Seconds() / r.scrapes
 		pps := float64(r.points) / r.scrapes
