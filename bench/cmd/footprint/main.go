@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/diskhealth/diskhealth/bench/internal/procstat"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat; 100 on every Linux ABI Go
@@ -181,35 +183,10 @@ func read(pid int) (sample, error) {
 	}
 	// schedstat counts nanoseconds; stat's 10 ms ticks are too coarse for a process that works a
 	// millisecond every few seconds. Use ticks only where schedstat is missing.
-	if ns, err := schedCPU(pid); err == nil {
+	if ns, err := procstat.SchedCPU(pid); err == nil {
 		return sample{cpu: ns, rss: rss}, nil
 	}
 	return sample{cpu: ticks, rss: rss}, nil
-}
-
-// schedCPU sums the time on CPU of every thread (/proc/<pid>/task/*/schedstat, first field).
-func schedCPU(pid int) (time.Duration, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err != nil || len(tasks) == 0 {
-		return 0, fmt.Errorf("no schedstat for %d", pid)
-	}
-	var sum time.Duration
-	for _, t := range tasks {
-		b, err := os.ReadFile(t)
-		if err != nil {
-			continue // a thread that just exited
-		}
-		f := strings.Fields(string(b))
-		if len(f) == 0 {
-			return 0, fmt.Errorf("%s: empty", t)
-		}
-		ns, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %w", t, err)
-		}
-		sum += time.Duration(ns)
-	}
-	return sum, nil
 }
 
 // statCPU is utime+stime from /proc/<pid>/stat (fields 14 and 15); it also tells a zombie.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/bench/internal/procstat"
 )
 
 // The readers parse this very process's /proc entries: some CPU used, some memory resident, and the
@@ -22,7 +24,7 @@ func TestReadSelf(t *testing.T) {
 	assert.Greater(t, s.rss, int64(1<<20))
 	ticks, err := statCPU(os.Getpid())
 	require.NoError(t, err)
-	ns, err := schedCPU(os.Getpid())
+	ns, err := procstat.SchedCPU(os.Getpid())
 	require.NoError(t, err)
 	assert.InDelta(t, ns.Seconds(), ticks.Seconds(), 0.1)
 }

@@ -23,6 +23,8 @@ type fsScraper struct {
 	mb     *metadata.MetricsBuilder
 	rb     *metadata.ResourceBuilder
 	col    *fsusage.Collector
+	// direct writes the pdata when it can (nil: the generated builder does).
+	direct *direct
 
 	now func() time.Time
 }
@@ -52,6 +54,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
 		OnTableReload: s.logTableReload,
 	}
+	s.direct = newDirect(s, cfg.MetricsBuilderConfig)
 	return s, nil
 }
 
@@ -104,15 +107,35 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
+	if s.direct != nil {
+		md := pmetric.NewMetrics()
+		rms := md.ResourceMetrics()
+		rms.EnsureCapacity(len(results))
+		for i := range results {
+			r := &results[i]
+			c := s.direct.mount(r.Mount, func(string) pcommon.Resource {
+				s.rb.SetDiskMajorMinor(r.Mount.MajorMinor())
+				return s.rb.Emit()
+			})
+			s.direct.result(rms, ts, r, c)
+		}
+		s.direct.endScrape()
+		return md, partial(err, len(results))
+	}
 	for i := range results {
 		s.record(ts, &results[i])
 	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
 	// The last good table is still measured then: a partial error keeps those results.
-	if err != nil && len(results) > 0 {
-		err = scrapererror.NewPartialScrapeError(err, 1)
+	return s.mb.Emit(), partial(err, len(results))
+}
+
+// partial makes err partial when there are results: the last good mount table was still measured.
+func partial(err error, results int) error {
+	if err != nil && results > 0 {
+		return scrapererror.NewPartialScrapeError(err, 1)
 	}
-	return s.mb.Emit(), err
+	return err
 }
 
 var fsStatuses = [...]struct {

@@ -81,15 +81,21 @@ const hostMountinfo = `25 1 253:0 / / rw,relatime shared:1 - ext4 /dev/mapper/vg
 35 25 8:17 / /mnt/old ro,relatime shared:35 - ext4 /dev/sdb1 rw
 `
 
-func TestFSScraperGolden(t *testing.T) {
-	root := t.TempDir()
-	f := &fakeStatfs{answers: map[string]unix.Statfs_t{
+// hostStatfs answers statfs for hostMountinfo under root: ext4 /, xfs /data, a full ext4 /backup,
+// and /mnt/old refusing with EACCES.
+func hostStatfs(root string) *fakeStatfs {
+	return &fakeStatfs{answers: map[string]unix.Statfs_t{
 		filepath.Join(root, "/"):       ext4Statfs(2_500_000, 1_000_000, 875_000, 655_360, 500_000),
 		filepath.Join(root, "/data"):   {Type: 0x58465342, Bsize: 4096, Frsize: 4096, Blocks: 100_000_000, Bfree: 40_000_000, Bavail: 40_000_000, Files: 200_000_000, Ffree: 199_000_000},
 		filepath.Join(root, "/backup"): ext4Statfs(1_000_000, 0, 0, 65_536, 60_000),
 	}, errs: map[string]error{
 		filepath.Join(root, "/mnt/old"): syscall.EACCES,
 	}}
+}
+
+func TestFSScraperGolden(t *testing.T) {
+	root := t.TempDir()
+	f := hostStatfs(root)
 	clock := t0
 	s := newTestFSScraper(t, root, hostMountinfo, f, &clock)
 	md, err := s.scrape(t.Context())

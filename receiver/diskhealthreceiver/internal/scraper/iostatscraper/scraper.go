@@ -34,6 +34,8 @@ type ioScraper struct {
 	devs   []blockdev.Dev
 	ids    blockdev.Cache
 	engine *iostat.Engine
+	// direct writes the pdata when it can (nil: the generated builder does).
+	direct *direct
 
 	now func() time.Time
 }
@@ -49,6 +51,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 		filter:  f,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
 		sysDir:  filepath.Join(cfg.RootPath, "sys"),
+		direct:  newDirect(set, cfg),
 		now:     now,
 	}, nil
 }
@@ -100,6 +103,13 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		// so the error must be partial (the controller drops a scrape that returns a plain error).
 		errs.AddPartial(emit.CountErrors(err), err)
 	}
+	var md pmetric.Metrics
+	var rms pmetric.ResourceMetricsSlice
+	if s.direct != nil {
+		md = pmetric.NewMetrics()
+		rms = md.ResourceMetrics()
+		rms.EnsureCapacity(len(stats))
+	}
 	for i := range stats {
 		st := &stats[i]
 		id, ok := s.ids.Get(st.DeviceName)
@@ -107,9 +117,18 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			continue
 		}
 		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName}, st, now)
+		if s.direct != nil {
+			res := s.direct.resource(st, id, func() pcommon.Resource { return s.resource(st, id) })
+			s.direct.device(rms, ts, st, id, &r, res)
+			continue
+		}
 		s.record(ts, st, id, &r)
 	}
 	s.engine.EndScrape(now)
+	if s.direct != nil {
+		s.direct.endScrape()
+		return md, errs.Combine()
+	}
 	return s.mb.Emit(), errs.Combine()
 }
 

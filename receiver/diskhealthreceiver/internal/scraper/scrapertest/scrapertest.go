@@ -80,3 +80,17 @@ func Devices(md pmetric.Metrics) []string {
 
 // T0 is the fixtures' wall clock at the first scrape.
 var T0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// AssertSameBytes requires want and got to marshal to identical OTLP protobuf bytes: the same
+// resources, metrics, points and attributes in the same order. The direct emitters are held to the
+// generated builder's output with it.
+func AssertSameBytes(t testing.TB, want, got pmetric.Metrics) {
+	t.Helper()
+	var m pmetric.ProtoMarshaler
+	wb, err := m.MarshalMetrics(want)
+	require.NoError(t, err)
+	gb, err := m.MarshalMetrics(got)
+	require.NoError(t, err)
+	require.Equal(t, want.DataPointCount(), got.DataPointCount())
+	require.Equal(t, wb, gb)
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The debug exporter's basic line carries the batch's data point count.
+func TestPointsLine(t *testing.T) {
+	line := `2026-12-01T09:40:00.000Z	info	Metrics	{"resource": {}, "otelcol.component.id": "debug", "resource metrics": 1000, "metrics": 21000, "data points": 40000}`
+	m := points.FindStringSubmatch(line)
+	require.NotNil(t, m)
+	assert.Equal(t, "40000", m[1])
+}
+
+func TestReport(t *testing.T) {
+	var b bytes.Buffer
+	report(&b, []result{
+		{name: "a", cpu: 2 * time.Second, scrapes: 10, points: 1000},
+		{name: "b", cpu: time.Second, scrapes: 10, points: 500},
+	}, 1, 1, time.Second, time.Minute)
+	assert.Contains(t, b.String(), "| a | 200.0 ms | 100 | 2000.00 µs | 2.00× |")
+	assert.Contains(t, b.String(), "| b | 100.0 ms | 50 | 2000.00 µs | 1.00× |")
+}

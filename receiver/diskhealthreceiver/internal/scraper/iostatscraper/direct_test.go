@@ -1,0 +1,73 @@
+package iostatscraper
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+)
+
+// The direct emitter writes exactly what the generated builder writes: same bytes, for every fixture
+// root and for configurations that switch metrics and resource attributes off.
+func TestDirectMatchesBuilder(t *testing.T) {
+	allClasses := []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
+	configs := map[string]func(*Config){
+		"default":     func(*Config) {},
+		"all-classes": func(c *Config) { c.DeviceClasses = allClasses },
+		"no-gauges": func(c *Config) {
+			m := &c.MetricsBuilderConfig.Metrics
+			m.SystemDiskIoRate.Enabled, m.SystemDiskMergedRate.Enabled, m.SystemDiskMergedRatio.Enabled = false, false, false
+			m.SystemDiskOperationAverageSize.Enabled, m.SystemDiskOperationAverageTime.Enabled = false, false
+			m.SystemDiskOperationRate.Enabled, m.SystemDiskQueueLength.Enabled, m.SystemDiskUtilization.Enabled = false, false, false
+		},
+		"some-off": func(c *Config) {
+			m := &c.MetricsBuilderConfig.Metrics
+			m.SystemDiskIo.Enabled, m.SystemDiskDiscardOperations.Enabled, m.SystemDiskFlushOperations.Enabled = false, false, false
+			m.SystemDiskOperationAverageTime.Enabled, m.SystemDiskLimit.Enabled, m.SystemDiskUtilization.Enabled = false, false, false
+			c.MetricsBuilderConfig.ResourceAttributes.DiskMajorMinor.Enabled = false
+			c.MetricsBuilderConfig.ResourceAttributes.HwSerialNumber.Enabled = false
+			c.DeviceClasses = allClasses
+		},
+		"only-discard": func(c *Config) {
+			c.MetricsBuilderConfig.Metrics = metadata.MetricsConfig{}
+			c.MetricsBuilderConfig.Metrics.SystemDiskDiscardIo = metadata.DefaultMetricsConfig().SystemDiskDiscardIo
+			c.DeviceClasses = allClasses
+		},
+	}
+	for _, root := range []string{"k4.15-sata", "k5.4-nvme", "k6.8-nvme-raid"} {
+		for name, edit := range configs {
+			t.Run(root+"/"+name, func(t *testing.T) {
+				f := newFixtureRoot(t, root)
+				cfg := testConfig(f.root)
+				edit(cfg)
+				clock := t0
+				direct, builder := newTestIOScraper(t, cfg, &clock), newTestIOScraper(t, cfg, &clock)
+				require.NotNil(t, direct.direct)
+				builder.direct = nil
+				for i, stats := range []string{"diskstats.1", "diskstats.2", "diskstats.2"} {
+					clock = t0.Add(time.Duration(i) * 10 * time.Second)
+					f.copyProc(stats, "diskstats")
+					want, err := builder.scrape(t.Context())
+					require.NoError(t, err)
+					got, err := direct.scrape(t.Context())
+					require.NoError(t, err)
+					dhtest.AssertSameBytes(t, want, got)
+				}
+			})
+		}
+	}
+}
+
+// Where the builder aggregates (an attribute switched off) or filters resources, the scraper uses it.
+func TestDirectOnlyWhereExact(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.MetricsBuilderConfig.Metrics.SystemDiskIo.EnabledAttributes = []metadata.SystemDiskIoMetricAttributeKey{metadata.SystemDiskIoMetricAttributeKeySystemDevice}
+	clock := t0
+	assert.Nil(t, newTestIOScraper(t, cfg, &clock).direct)
+	cfg.MetricsBuilderConfig.Metrics.SystemDiskIo.Enabled = false
+	assert.NotNil(t, newTestIOScraper(t, cfg, &clock).direct)
+}
