@@ -327,7 +327,9 @@ func TestScanUintMatchesStrconv(t *testing.T) {
 			got, err := parseUint([]byte(in), size)
 			if wantErr != nil {
 				require.Error(t, err, "%q/%d", in, size)
-				assert.ErrorIs(t, err, wantErr.(*strconv.NumError).Err, "%q/%d", in, size)
+				var numErr *strconv.NumError
+				require.ErrorAs(t, wantErr, &numErr)
+				assert.ErrorIs(t, err, numErr.Err, "%q/%d", in, size)
 				continue
 			}
 			require.NoError(t, err, "%q/%d", in, size)
