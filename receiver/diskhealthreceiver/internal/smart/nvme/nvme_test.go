@@ -61,7 +61,8 @@ func TestUint128NearLimits(t *testing.T) {
 
 	assert.Equal(t, 1, two64.Cmp(max64))
 	assert.Equal(t, -1, max64.Cmp(two64))
-	assert.Equal(t, 0, max128.Cmp(max128))
+	same := max128
+	assert.Equal(t, 0, max128.Cmp(same))
 	assert.Equal(t, -1, Uint128{Lo: 1}.Cmp(Uint128{Lo: 2}))
 	assert.True(t, Uint128{}.IsZero())
 	assert.False(t, two64.IsZero())
