@@ -16,15 +16,14 @@ import (
 // fakeFS is a statfs double: per path it can block until released, sleep,
 // or fail, and it records calls and how many run at once.
 type fakeFS struct {
-	mu          sync.Mutex
-	gates       map[string]chan struct{}
-	delays      map[string]time.Duration
-	errs        map[string]error
-	readOnly    map[string]bool
-	calls       map[string]int
-	running     map[string]int
-	maxRunning  map[string]int
-	totalActive int
+	mu         sync.Mutex
+	gates      map[string]chan struct{}
+	delays     map[string]time.Duration
+	errs       map[string]error
+	readOnly   map[string]bool
+	calls      map[string]int
+	running    map[string]int
+	maxRunning map[string]int
 }
 
 func newFakeFS() *fakeFS {
