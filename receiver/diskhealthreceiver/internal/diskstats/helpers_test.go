@@ -1,7 +1,6 @@
 package diskstats
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -66,7 +65,7 @@ func lineErrors(t testing.TB, err error) []*LineError {
 	var out []*LineError
 	for _, e := range joined.Unwrap() {
 		var le *LineError
-		require.True(t, errors.As(e, &le), "not a *LineError: %v", e)
+		require.ErrorAs(t, e, &le, "not a *LineError: %v", e)
 		out = append(out, le)
 	}
 	return out

@@ -276,8 +276,8 @@ func TestParseMalformedFileKeepsEveryGoodLine(t *testing.T) {
 		lines = append(lines, le.Line)
 	}
 	assert.Equal(t, []int{2, 4, 5, 6, 7, 10}, lines)
-	assert.True(t, errors.Is(err, strconv.ErrSyntax))
-	assert.True(t, errors.Is(err, strconv.ErrRange))
+	require.ErrorIs(t, err, strconv.ErrSyntax)
+	assert.ErrorIs(t, err, strconv.ErrRange)
 }
 
 func TestParseRealProcDiskstats(t *testing.T) {
@@ -329,7 +329,7 @@ func TestScanUintMatchesStrconv(t *testing.T) {
 				require.Error(t, err, "%q/%d", in, size)
 				var numErr *strconv.NumError
 				require.ErrorAs(t, wantErr, &numErr)
-				assert.ErrorIs(t, err, numErr.Err, "%q/%d", in, size)
+				require.ErrorIs(t, err, numErr.Err, "%q/%d", in, size)
 				continue
 			}
 			require.NoError(t, err, "%q/%d", in, size)

@@ -1,7 +1,6 @@
 package fsusage
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -160,7 +159,7 @@ func TestParseMountInfoBadLines(t *testing.T) {
 			require.Len(t, perr.Lines, 1)
 			assert.Equal(t, 2, perr.Lines[0].Line)
 			assert.Equal(t, tt.line, perr.Lines[0].Text)
-			assert.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), "mountinfo line 2 ")
 		})
 	}
@@ -176,7 +175,7 @@ func TestParseErrorKeepsFirstLines(t *testing.T) {
 	assert.Len(t, perr.Lines, maxLineErrors)
 	assert.Contains(t, err.Error(), "25 bad mountinfo line(s)")
 	assert.Contains(t, err.Error(), "and 15 more")
-	assert.True(t, errors.Is(err, errFieldCount))
+	assert.ErrorIs(t, err, errFieldCount)
 }
 
 func TestParseLongLineTruncatedInError(t *testing.T) {

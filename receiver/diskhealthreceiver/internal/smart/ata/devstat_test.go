@@ -77,9 +77,9 @@ func TestDeviceStatistics(t *testing.T) {
 	assert.False(t, found)
 
 	_, err = ParseDeviceStatistics(pages[:700])
-	assert.ErrorContains(t, err, "whole number")
+	require.ErrorContains(t, err, "whole number")
 	_, err = ParseDeviceStatistics(nil)
-	assert.Error(t, err)
+	require.Error(t, err)
 	zeroRev := statPage(4)
 	zeroRev[0] = 0
 	_, err = ParseDeviceStatistics(zeroRev)
