@@ -1,6 +1,6 @@
 # diskhealth: the disk_health receiver and the otelcol-diskhealth distribution.
 #   make run    build the collector and run it on this host (config/default.yaml)
-#   make test   everything: generated-code drift, vet/gofmt, unit + golden + fuzz seeds with -race,
+#   make test   everything: generated-code drift, vet/gofmt/golangci-lint, unit + golden + fuzz seeds with -race,
 #               the end-to-end tests against the built collector and real peers, and a smoke run of the
 #               side-by-side benchmarks (bench/, its own module) on a small tree
 #   make bench  the side-by-side suite against hostmetrics, the receiver's own benchmarks and the
@@ -12,6 +12,9 @@ GO           ?= go
 OCB_VERSION  := v0.165.0
 TOOLS_BIN    := $(CURDIR)/.tools
 OCB          := $(TOOLS_BIN)/ocb
+# golangci-lint, built from source through the module proxy like ocb; its config is .golangci.yml.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GO_TOOL      := $(GO) tool -modfile=$(CURDIR)/internal/tools/go.mod
 DIST         := $(CURDIR)/_build/otelcol-diskhealth
 # The whole-process comparison (bench/cmd/scrapecost): a collector with hostmetricsreceiver v0.165.1 only.
@@ -31,6 +34,10 @@ all: build
 $(OCB):
 	GOBIN=$(TOOLS_BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
 	mv $(TOOLS_BIN)/builder $(OCB)
+
+$(GOLANGCI_LINT):
+	GOBIN=$(TOOLS_BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(TOOLS_BIN)/golangci-lint $(GOLANGCI_LINT)
 
 # --skip-strict-versioning: the elasticsearch (v0.157.0) and file (v0.161.0) exporters are the newest
 # versions the module proxy serves; they build into a v0.165.0 collector.
@@ -65,7 +72,7 @@ bpf:
 
 # The receiver runs on Linux only, but the module must build elsewhere: creating it there fails with an
 # error that says so.
-lint:
+lint: $(GOLANGCI_LINT)
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	GOOS=windows $(GO) build ./...
@@ -73,6 +80,9 @@ lint:
 	GOOS=windows $(GO) vet ./receiver/...
 	cd deploy && $(GO) vet ./...
 	cd bench && $(GO) vet ./...
+	$(GOLANGCI_LINT) run ./...
+	cd deploy && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
+	cd bench && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 unit:

@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 	}
 	root = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir)
 	// Every receiver a test or benchmark started has been shut down: none may leave a goroutine behind.
 	if err := goleak.Find(); code == 0 && err != nil {
 		fmt.Fprintln(os.Stderr, "goleak:", err)

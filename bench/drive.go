@@ -24,6 +24,8 @@ import (
 // Source is what a run scrapes.
 type Source string
 
+// The sources: Disk is hostmetrics' disk scraper against disk_health's iostat source, Filesystem the two
+// filesystem scrapers.
 const (
 	Disk       Source = "disk"
 	Filesystem Source = "filesystem"
@@ -32,14 +34,15 @@ const (
 // Receiver names a receiver under test.
 type Receiver string
 
+// The receivers under test, each in one configuration.
 const (
 	HostMetrics Receiver = "hostmetrics"
 	DiskHealth  Receiver = "disk_health"
 	// DiskHealthParity is disk_health emitting only the metrics hostmetrics emits for the source: the
 	// same data, so the difference to HostMetrics is the cost of reading and building it.
 	DiskHealthParity Receiver = "disk_health_parity"
-	// The engine variants emit no metric at all: what is left is reading, parsing, statfs and the
-	// receivers' own bookkeeping, so (full − engine) is the cost of building the pdata.
+	// HostMetricsEngine and DiskHealthEngine emit no metric at all: what is left is reading, parsing,
+	// statfs and the receivers' own bookkeeping, so (full − engine) is the cost of building the pdata.
 	HostMetricsEngine Receiver = "hostmetrics_engine"
 	DiskHealthEngine  Receiver = "disk_health_engine"
 )

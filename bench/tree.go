@@ -151,7 +151,7 @@ func create(p string) (*os.File, error) {
 
 func closeAll(w *bufio.Writer, f *os.File) error {
 	if err := w.Flush(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

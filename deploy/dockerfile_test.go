@@ -179,7 +179,7 @@ func TestParseDockerfile(t *testing.T) {
 
 	for _, bad := range []string{"RUN x\n", "FROM a b\n", "FROM a\nRUN x \\\n"} {
 		_, err := parseDockerfile(bad)
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 	stages, err = parseDockerfile("FROM a AS a\n")
 	require.NoError(t, err)
@@ -252,7 +252,7 @@ func TestDockerfile(t *testing.T) {
 			continue
 		}
 		_, err := os.Stat(filepath.Join("..", src))
-		assert.NoError(t, err, "COPY %s %s", src, dst)
+		require.NoError(t, err, "COPY %s %s", src, dst)
 	}
 	assert.Contains(t, img.fromStages, "/etc/ssl/certs/ca-certificates.crt", "TLS to backends needs CA certificates")
 

@@ -88,7 +88,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 			// And without /hostfs, validate says what is missing.
 			require.NoError(t, os.Remove(filepath.Join(root, "hostfs")))
 			out, err = validate()
-			assert.Error(t, err)
+			require.Error(t, err)
 			assert.Contains(t, string(out), `root_path: "/hostfs"`)
 		})
 	}

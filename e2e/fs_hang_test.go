@@ -270,7 +270,7 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
 				continue
 			}
 			s, err := m.status()
-			assert.NoError(t, err, "export %d %s", k, mp)
+			require.NoError(t, err, "export %d %s", k, mp)
 			assert.Equal(t, "ok", s, "export %d %s", k, mp)
 			_, ok = m.intValue("system.filesystem.usage", "used")
 			assert.True(t, ok, "export %d: %s has no usage", k, mp)

@@ -139,13 +139,13 @@ func TestFilesystems(t *testing.T) {
 	// A state set with two states at 1, or one missing, is not a status.
 	status.Sum().DataPoints().At(1).SetIntValue(1)
 	_, err = filesystems(md)["/m"].status()
-	assert.Error(t, err)
+	require.Error(t, err)
 	status.Sum().DataPoints().RemoveIf(func(dp pmetric.NumberDataPoint) bool {
 		v, _ := dp.Attributes().Get("status")
 		return v.Str() == "timeout"
 	})
 	_, err = filesystems(md)["/m"].status()
-	assert.Error(t, err)
+	require.Error(t, err)
 
 	// The same mount in a second resource is counted.
 	rm.CopyTo(md.ResourceMetrics().AppendEmpty())

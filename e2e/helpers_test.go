@@ -264,7 +264,7 @@ func FuzzParseFixtureDiskstats(f *testing.F) {
 		out := formatDiskstats(lines)
 		again, err := parseFixtureDiskstats(out)
 		require.NoError(t, err, "%q", out)
-		require.Equal(t, len(lines), len(again))
+		require.Len(t, again, len(lines))
 		for i := range lines {
 			require.Equal(t, lines[i].Name, again[i].Name)
 			require.Equal(t, lines[i].C, again[i].C)

@@ -260,9 +260,9 @@ func TestParseDocumentation(t *testing.T) {
 	assert.Equal(t, []docMetric{{Name: "a.b", Unit: "By", Type: "Sum", Monotonic: true}, {Name: "c", Unit: "1", Type: "Gauge"}}, ms)
 
 	_, err = parseDocumentation([]byte("### lonely\n"))
-	assert.ErrorContains(t, err, "lonely has no table")
+	require.ErrorContains(t, err, "lonely has no table")
 	_, err = parseDocumentation([]byte("### x\n| Unit | Metric Type |\n| --- | --- |\n| By |\n"))
-	assert.ErrorContains(t, err, "1 cells under a 2-column header")
+	require.ErrorContains(t, err, "1 cells under a 2-column header")
 
 	// The real file: every metric has a unit Prometheus can translate.
 	real := loadDocumentation(t)

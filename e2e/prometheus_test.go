@@ -319,7 +319,7 @@ scrape_configs:
 		// Every rule expression evaluates (an empty result is fine: nothing is alerting here) ...
 		for name, expr := range exprs {
 			_, err := api.query(expr)
-			assert.NoError(t, err, name)
+			require.NoError(t, err, name)
 		}
 		// ... and the server itself loaded the file and evaluated each rule without error.
 		require.Eventually(t, func() bool {

@@ -82,7 +82,7 @@ func run(otelcol, config string, interval, warmup, duration time.Duration) error
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	ports, err := freePorts(3)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	defer func() {
 		for _, l := range ls {
-			l.Close()
+			_ = l.Close()
 		}
 	}()
 	for range n {

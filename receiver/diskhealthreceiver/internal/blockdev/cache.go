@@ -38,7 +38,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	}
 	open := c.openFS
 	if open == nil {
-		open = func(root string) fs.FS { return os.DirFS(root) }
+		open = os.DirFS
 	}
 	s := sysfs{root: sysRoot, fsys: open(sysRoot)}
 	old := c.ids

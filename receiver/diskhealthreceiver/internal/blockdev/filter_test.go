@@ -11,14 +11,14 @@ import (
 
 func TestNewFilterErrors(t *testing.T) {
 	_, err := NewFilter("iostat", match.Config{Include: []string{"("}}, DefaultClasses)
-	assert.ErrorContains(t, err, `iostat.devices.include[0]: invalid regular expression "("`)
+	require.ErrorContains(t, err, `iostat.devices.include[0]: invalid regular expression "("`)
 	_, err = NewFilter("iostat", match.Config{Exclude: []string{"sda", "["}}, DefaultClasses)
-	assert.ErrorContains(t, err, `iostat.devices.exclude[1]: invalid regular expression "["`)
+	require.ErrorContains(t, err, `iostat.devices.exclude[1]: invalid regular expression "["`)
 	_, err = NewFilter("iostat", match.Config{}, []Class{"disk", "partitions"})
-	assert.ErrorContains(t, err, `iostat.device_classes[1]: unknown device class "partitions"`)
+	require.ErrorContains(t, err, `iostat.device_classes[1]: unknown device class "partitions"`)
 	// Every problem is reported at once, each with its full key.
 	_, err = NewFilter("iostat", match.Config{Include: []string{"("}}, []Class{"floppy"})
-	assert.ErrorContains(t, err, "iostat.devices.include[0]")
+	require.ErrorContains(t, err, "iostat.devices.include[0]")
 	assert.ErrorContains(t, err, "iostat.device_classes[0]")
 }
 

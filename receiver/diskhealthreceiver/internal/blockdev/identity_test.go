@@ -1,7 +1,6 @@
 package blockdev
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -110,7 +109,7 @@ func TestReadIdentityBadAttributes(t *testing.T) {
 	var attrErrs []*AttrError
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var ae *AttrError
-		require.True(t, errors.As(e, &ae), "%v", e)
+		require.ErrorAs(t, e, &ae, "%v", e)
 		attrErrs = append(attrErrs, ae)
 	}
 	paths := map[string]bool{}
@@ -125,7 +124,7 @@ func TestReadIdentityBadAttributes(t *testing.T) {
 		filepath.Join(dev, "device/model"):     true,
 		filepath.Join(dev, "device/vpd_pg80"):  true,
 	}, paths)
-	assert.ErrorContains(t, err, "device sda: "+filepath.Join(dev, "queue/rotational")+`: not a number up to 1: "banana"`)
+	require.ErrorContains(t, err, "device sda: "+filepath.Join(dev, "queue/rotational")+`: not a number up to 1: "banana"`)
 	assert.ErrorContains(t, err, "device sda: "+filepath.Join(dev, "device/model")+": is a directory")
 }
 
@@ -137,8 +136,8 @@ func TestReadIdentityGarbageText(t *testing.T) {
 	s.blockDev(nvmeCtrl+"/nvme0n1", nvmeCtrl, map[string]string{"size": "8\n", "queue/rotational": "0\n"})
 	got, err := ReadIdentity(s.root, "nvme0n1", 259, 0)
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "device/model: not printable text")
-	assert.ErrorContains(t, err, "device/serial: not printable text")
+	require.ErrorContains(t, err, "device/model: not printable text")
+	require.ErrorContains(t, err, "device/serial: not printable text")
 	assert.Equal(t, Identity{Name: "nvme0n1", Major: 259, Class: ClassDisk, Firmware: "1.0", Size: 4096, Rotational: 0}, got)
 }
 
@@ -171,7 +170,7 @@ func TestReadIdentityMissingDevice(t *testing.T) {
 	s := buildHost(t)
 	got, err := ReadIdentity(s.root, "sdz", 8, 400)
 	require.ErrorIs(t, err, fs.ErrNotExist)
-	assert.ErrorContains(t, err, "device sdz: "+filepath.Join(s.root, "class/block/sdz"))
+	require.ErrorContains(t, err, "device sdz: "+filepath.Join(s.root, "class/block/sdz"))
 	assert.Equal(t, Identity{Name: "sdz", Major: 8, Minor: 400, Class: ClassOther, Rotational: -1}, got)
 
 	_, err = ReadIdentity(s.root, "..", 8, 400)

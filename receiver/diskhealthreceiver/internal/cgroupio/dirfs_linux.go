@@ -36,7 +36,7 @@ func (d *DirFS) ReadFile(name string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return buf[:0], err
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	if cap(buf) < 4096 {
 		buf = make([]byte, 0, 4096)
 	}
@@ -77,7 +77,7 @@ func (d *DirFS) SubDirs(name string, dst []string) ([]string, error) {
 	if err != nil {
 		return dst, err
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	if d.dirent == nil {
 		d.dirent = make([]byte, 32<<10)
 	}

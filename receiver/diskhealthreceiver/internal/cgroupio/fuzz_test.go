@@ -23,7 +23,7 @@ func FuzzParseIOStat(f *testing.F) {
 		}
 		again, err := ParseIOStat([]byte(out.String()), nil)
 		require.NoError(t, err)
-		require.Equal(t, len(got), len(again))
+		require.Len(t, again, len(got))
 		for i := range got {
 			require.Equal(t, got[i].Counters, again[i].Counters)
 		}

@@ -63,8 +63,8 @@ func lineErrors(t testing.TB, err error) ([]*parseerr.Line, int) {
 	if err == nil {
 		return nil, 0
 	}
-	lines, ok := err.(*parseerr.Lines)
-	require.True(t, ok, "Parse error is not a *parseerr.Lines: %T", err)
+	var lines *parseerr.Lines
+	require.ErrorAs(t, err, &lines, "Parse error is not a *parseerr.Lines: %T", err)
 	require.NotEmpty(t, lines.Lines)
 	require.LessOrEqual(t, len(lines.Lines), parseerr.MaxLines)
 	require.GreaterOrEqual(t, lines.Count, len(lines.Lines))

@@ -281,8 +281,8 @@ func TestParseMalformedFileKeepsEveryGoodLine(t *testing.T) {
 		lines = append(lines, le.Line)
 	}
 	assert.Equal(t, []int{2, 4, 5, 6, 7, 10}, lines)
-	assert.True(t, errors.Is(err, strconv.ErrSyntax))
-	assert.True(t, errors.Is(err, strconv.ErrRange))
+	require.ErrorIs(t, err, strconv.ErrSyntax)
+	assert.ErrorIs(t, err, strconv.ErrRange)
 }
 
 func TestParseGarbageKeepsTheFirstLinesOnly(t *testing.T) {
@@ -350,7 +350,9 @@ func TestScanUintMatchesStrconv(t *testing.T) {
 			got, err := parseUint([]byte(in), size)
 			if wantErr != nil {
 				require.Error(t, err, "%q/%d", in, size)
-				assert.ErrorIs(t, err, wantErr.(*strconv.NumError).Err, "%q/%d", in, size)
+				var numErr *strconv.NumError
+				require.ErrorAs(t, wantErr, &numErr)
+				require.ErrorIs(t, err, numErr.Err, "%q/%d", in, size)
 				continue
 			}
 			require.NoError(t, err, "%q/%d", in, size)

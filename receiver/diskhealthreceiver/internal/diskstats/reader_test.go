@@ -84,12 +84,12 @@ func TestFileReaderErrorsNameThePath(t *testing.T) {
 	missing := filepath.Join(dir, "proc", "diskstats")
 	_, err := r.Read(missing)
 	require.ErrorIs(t, err, os.ErrNotExist)
-	assert.ErrorContains(t, err, missing)
+	require.ErrorContains(t, err, missing)
 
 	// A directory opens fine but cannot be read.
 	_, err = r.Read(dir)
 	require.Error(t, err)
-	assert.ErrorContains(t, err, dir)
+	require.ErrorContains(t, err, dir)
 	assert.Nil(t, r.f, "the failed file is not kept open")
 
 	// And the reader recovers once the path is good.

@@ -7,18 +7,18 @@ import "strings"
 type FSClass uint8
 
 const (
-	// ClassLocal: backed by a local block device or pool (ext4, xfs, btrfs,
+	// ClassLocal holds filesystems backed by a local block device or pool (ext4, xfs, btrfs,
 	// zfs, vfat, fuseblk, ...). Kept by default. Unknown types are local:
 	// a real filesystem we have not heard of is worth reporting, and a
 	// zero-size one costs only a status line.
 	ClassLocal FSClass = iota
-	// ClassMemory: tmpfs and ramfs. Real usage, but of RAM; opt-in.
+	// ClassMemory holds tmpfs and ramfs. Real usage, but of RAM; opt-in.
 	ClassMemory
-	// ClassRemote: network and FUSE filesystems, whose statfs can block
+	// ClassRemote holds network and FUSE filesystems, whose statfs can block
 	// for as long as a server or daemon is gone. Opt-in, with their own
 	// timeout.
 	ClassRemote
-	// ClassVirtual: kernel interfaces (proc, sysfs, cgroup, ...), views
+	// ClassVirtual holds kernel interfaces (proc, sysfs, cgroup, ...), views
 	// over other filesystems (overlay: its statfs repeats the upper
 	// layer's), and read-only images that are always full (squashfs,
 	// erofs, iso9660). Reported only when named in fs_types.include.

@@ -97,9 +97,9 @@ func TestCollectorTableError(t *testing.T) {
 
 func TestNewCollectorErrors(t *testing.T) {
 	_, err := NewCollector(Config{Forecast: ForecastConfig{MinPoints: 1}})
-	assert.Error(t, err)
+	require.Error(t, err)
 	_, err = NewCollector(Config{Prober: ProberConfig{Concurrency: -1}})
-	assert.Error(t, err)
+	require.Error(t, err)
 	_, err = NewCollector(Config{RootPath: t.TempDir()})
 	assert.ErrorContains(t, err, "mountinfo")
 }

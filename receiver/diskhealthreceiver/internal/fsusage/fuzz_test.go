@@ -2,6 +2,7 @@ package fsusage
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -81,8 +82,8 @@ func FuzzParseMountInfo(f *testing.F) {
 		mounts, err := ParseMountInfo(data)
 		bad := 0
 		if err != nil {
-			perr, ok := err.(*parseerr.Lines)
-			if !ok {
+			var perr *parseerr.Lines
+			if !errors.As(err, &perr) {
 				t.Fatalf("error of type %T: %v", err, err)
 			}
 			if perr.Count == 0 || len(perr.Lines) == 0 || len(perr.Lines) > parseerr.MaxLines {

@@ -1,7 +1,6 @@
 package fsusage
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -163,7 +162,7 @@ func TestParseMountInfoBadLines(t *testing.T) {
 			assert.Equal(t, 2, perr.Lines[0].Line)
 			assert.Equal(t, "mountinfo", perr.Lines[0].File)
 			assert.Equal(t, tt.line, perr.Lines[0].Value)
-			assert.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), "mountinfo line 2 ")
 		})
 	}
@@ -179,7 +178,7 @@ func TestParseErrorKeepsFirstLines(t *testing.T) {
 	assert.Len(t, perr.Lines, parseerr.MaxLines)
 	assert.Contains(t, err.Error(), "25 bad lines: mountinfo line 1 \"garbage\": too few fields; ")
 	assert.Contains(t, err.Error(), "and 15 more")
-	assert.True(t, errors.Is(err, errFieldCount))
+	assert.ErrorIs(t, err, errFieldCount)
 }
 
 func TestParseLongLineTruncatedInError(t *testing.T) {

@@ -15,10 +15,10 @@ import (
 type StatfsFunc func(path string, st *unix.Statfs_t) error
 
 var (
-	// ErrTimeout: this scrape's statfs exceeded the timeout; the mount is
+	// ErrTimeout means this scrape's statfs exceeded the timeout; the mount is
 	// now stuck.
 	ErrTimeout = errors.New("statfs did not return within the timeout")
-	// ErrStuck: this scrape did not call statfs because an earlier call has
+	// ErrStuck means this scrape did not call statfs because an earlier call has
 	// not returned, or timed out and no re-probe has succeeded since.
 	ErrStuck = errors.New("statfs skipped: an earlier call is outstanding or timed out without a successful re-probe since")
 )

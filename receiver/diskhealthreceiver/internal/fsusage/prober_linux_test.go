@@ -2,7 +2,6 @@ package fsusage
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"sync"
 	"testing"
@@ -16,15 +15,14 @@ import (
 // fakeFS is a statfs double: per path it can block until released, sleep,
 // or fail, and it records calls and how many run at once.
 type fakeFS struct {
-	mu          sync.Mutex
-	gates       map[string]chan struct{}
-	delays      map[string]time.Duration
-	errs        map[string]error
-	readOnly    map[string]bool
-	calls       map[string]int
-	running     map[string]int
-	maxRunning  map[string]int
-	totalActive int
+	mu         sync.Mutex
+	gates      map[string]chan struct{}
+	delays     map[string]time.Duration
+	errs       map[string]error
+	readOnly   map[string]bool
+	calls      map[string]int
+	running    map[string]int
+	maxRunning map[string]int
 }
 
 func newFakeFS() *fakeFS {
@@ -225,7 +223,7 @@ func TestProberHungMount(t *testing.T) {
 	assert.Less(t, elapsed, timeout+250*time.Millisecond, "the scrape does not wait for the hung call")
 	assert.GreaterOrEqual(t, elapsed, timeout)
 	assert.Equal(t, []Status{StatusOK, StatusTimeout, StatusOK, StatusOK, StatusOK}, statuses(rs))
-	assert.ErrorIs(t, rs[1].Err, ErrTimeout)
+	require.ErrorIs(t, rs[1].Err, ErrTimeout)
 	assert.Same(t, &ms[1], rs[1].Mount)
 	assert.Equal(t, []string{"/hung: unknown -> timeout"}, log.transitions())
 	assert.Equal(t, StatusTimeout, log.wait(t, time.Second).To)
@@ -236,7 +234,7 @@ func TestProberHungMount(t *testing.T) {
 		rs = p.Probe(context.Background(), ms)
 		assert.Less(t, time.Since(start), timeout, "no waiting for a stuck mount")
 		assert.Equal(t, StatusTimeout, rs[1].Status)
-		assert.ErrorIs(t, rs[1].Err, ErrStuck)
+		require.ErrorIs(t, rs[1].Err, ErrStuck)
 		assert.Equal(t, StatusOK, rs[0].Status)
 	}
 	assert.Equal(t, 1, f.callCount("/hung"))
@@ -294,7 +292,7 @@ func TestProberStuckMountNeedsSuccess(t *testing.T) {
 	require.Eventually(t, func() bool { return f.callCount("/nfs") >= 4 }, 2*time.Second, 5*time.Millisecond)
 	rs := p.Probe(context.Background(), ms)
 	assert.Equal(t, StatusTimeout, rs[0].Status)
-	assert.ErrorIs(t, rs[0].Err, ErrStuck)
+	require.ErrorIs(t, rs[0].Err, ErrStuck)
 
 	// Answers that come, but too slowly, do not count either.
 	f.set("/nfs", nil, 2*timeout)
@@ -367,13 +365,13 @@ func TestProberContextEndsScrape(t *testing.T) {
 	assert.Less(t, time.Since(start), time.Second)
 	for _, r := range rs {
 		assert.Equal(t, StatusTimeout, r.Status)
-		assert.ErrorIs(t, r.Err, context.DeadlineExceeded)
+		require.ErrorIs(t, r.Err, context.DeadlineExceeded)
 	}
 	assert.Zero(t, f.callCount("/never-started"))
 
 	// The mount is not stuck, but its call is still out: no second one.
 	rs = p.Probe(context.Background(), ms)
-	assert.ErrorIs(t, rs[0].Err, ErrStuck)
+	require.ErrorIs(t, rs[0].Err, ErrStuck)
 	assert.Equal(t, StatusOK, rs[1].Status)
 	assert.Equal(t, 1, f.callCount("/slow"))
 
@@ -401,7 +399,7 @@ func TestProberLogsOnlyChanges(t *testing.T) {
 		"/x: permission -> ok",
 	}, log.transitions())
 	require.Len(t, log.changes, 3)
-	assert.ErrorIs(t, log.changes[1].Err, unix.EACCES)
+	require.ErrorIs(t, log.changes[1].Err, unix.EACCES)
 	assert.NoError(t, log.changes[2].Err)
 }
 
@@ -419,7 +417,7 @@ func TestProberForgetsVanishedMounts(t *testing.T) {
 	assert.Len(t, p.states, 2)
 	p.mu.Unlock()
 	rs := p.Probe(context.Background(), mounts("/a", "/hung"))
-	assert.ErrorIs(t, rs[1].Err, ErrStuck)
+	require.ErrorIs(t, rs[1].Err, ErrStuck)
 	p.Probe(context.Background(), mounts("/a"))
 
 	release()
@@ -499,5 +497,5 @@ func TestProberRealStatfs(t *testing.T) {
 	assert.Positive(t, rs[0].Usage.Limit)
 	assert.Equal(t, rs[0].Usage.Limit, rs[0].Usage.Used+rs[0].Usage.Free+rs[0].Usage.Reserved)
 	assert.Equal(t, StatusNotFound, rs[1].Status)
-	assert.True(t, errors.Is(rs[1].Err, unix.ENOENT))
+	assert.ErrorIs(t, rs[1].Err, unix.ENOENT)
 }

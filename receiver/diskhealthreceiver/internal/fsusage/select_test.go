@@ -142,7 +142,7 @@ func TestSelectDockerViewsAgree(t *testing.T) {
 	require.NoError(t, err)
 	self, err := Select(readFixture(t, "docker_host_self.txt"), SelectOptions{RootPath: "/hostfs", View: ViewSelf})
 	require.NoError(t, err)
-	require.Equal(t, len(init), len(self))
+	require.Len(t, self, len(init))
 	for i := range init {
 		a, b := init[i], self[i]
 		assert.Equal(t, a.MountPoint, b.MountPoint)

@@ -5,24 +5,25 @@ package fsusage // import "github.com/diskhealth/diskhealth/receiver/diskhealthr
 type Status uint8
 
 const (
-	// StatusUnknown: not probed yet. Only seen as StateChange.From.
+	// StatusUnknown means not probed yet. Only seen as StateChange.From.
 	StatusUnknown Status = iota
+	// StatusOK means statfs succeeded.
 	StatusOK
-	// StatusTimeout: statfs did not return within the timeout, or an
+	// StatusTimeout means statfs did not return within the timeout, or an
 	// earlier call still has not, or the mount has not yet answered a
 	// background re-probe in time (it is stuck).
 	StatusTimeout
-	// StatusPermission: EACCES, EPERM.
+	// StatusPermission is EACCES, EPERM.
 	StatusPermission
-	// StatusNotFound: ENOENT, ENOTDIR; typically the mount went away
+	// StatusNotFound is ENOENT, ENOTDIR; typically the mount went away
 	// between reading the mount table and statfs, or root_path does not
 	// show it.
 	StatusNotFound
-	// StatusIOError: EIO, ESTALE, ENOTCONN, and the network failures
+	// StatusIOError is EIO, ESTALE, ENOTCONN, and the network failures
 	// ETIMEDOUT, EREMOTEIO, EHOSTDOWN that a remote filesystem returns
 	// when its server is unreachable.
 	StatusIOError
-	// StatusError: any other error.
+	// StatusError is any other error.
 	StatusError
 )
 

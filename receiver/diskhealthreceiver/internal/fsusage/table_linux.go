@@ -205,7 +205,7 @@ func (t *MountTable) load() error {
 
 func (t *MountTable) closeFile() {
 	if t.fd >= 0 {
-		unix.Close(t.fd)
+		_ = unix.Close(t.fd)
 		t.fd = -1
 	}
 	t.buf = nil

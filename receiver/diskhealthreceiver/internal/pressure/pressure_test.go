@@ -1,7 +1,6 @@
 package pressure
 
 import (
-	"errors"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -88,7 +87,7 @@ func TestParseErrors(t *testing.T) {
 			require.ErrorIs(t, err, tc.is)
 			var le *parseerr.Line
 			if tc.line == 0 {
-				assert.False(t, errors.As(err, &le), "%v", err)
+				assert.NotErrorAs(t, err, &le, "%v", err)
 				return
 			}
 			require.ErrorAs(t, err, &le)

@@ -1,7 +1,6 @@
 package smart
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -183,7 +182,7 @@ func assertRefused(t *testing.T, c Command, what string) {
 	t.Helper()
 	err := Allowed(c)
 	require.Error(t, err, what)
-	assert.True(t, errors.Is(err, ErrNotAllowed), "%s: %v", what, err)
+	assert.ErrorIs(t, err, ErrNotAllowed, "%s: %v", what, err)
 }
 
 func TestWritesAreRefused(t *testing.T) {
@@ -251,11 +250,11 @@ func TestAllowedCommandsMisusedAreRefused(t *testing.T) {
 
 func TestRefusalSaysWhat(t *testing.T) {
 	err := Allowed(pioIn(0xD4, 0, 0xB0))
-	assert.EqualError(t, err, "ATA SMART feature 0xd4: not on the read-only command allowlist")
+	require.EqualError(t, err, "ATA SMART feature 0xd4: not on the read-only command allowlist")
 	err = Allowed(NVMeAdmin{Opcode: 0x80})
-	assert.EqualError(t, err, "NVMe admin opcode 0x80: not on the read-only command allowlist")
+	require.EqualError(t, err, "NVMe admin opcode 0x80: not on the read-only command allowlist")
 	err = Allowed(SCSI{CDB: []byte{0x2A, 0, 0, 0, 0, 0, 0, 0, 1, 0}, Dir: DirToDevice})
-	assert.EqualError(t, err, "SCSI opcode 0x2a: not on the read-only command allowlist")
+	require.EqualError(t, err, "SCSI opcode 0x2a: not on the read-only command allowlist")
 	assert.Equal(t, "to-device", DirToDevice.String())
 	assert.Equal(t, "direction(9)", Direction(9).String())
 }

@@ -16,7 +16,9 @@ const section = "filesystem"
 // MetricsConfig and ResourceAttributesConfig are this source's part of the receiver's metrics: and
 // resource_attributes: keys.
 type (
-	MetricsConfig            = metadata.MetricsConfig
+	// MetricsConfig is this source's part of the receiver's metrics: key.
+	MetricsConfig = metadata.MetricsConfig
+	// ResourceAttributesConfig is this source's part of the receiver's resource_attributes: key.
 	ResourceAttributesConfig = metadata.ResourceAttributesConfig
 )
 

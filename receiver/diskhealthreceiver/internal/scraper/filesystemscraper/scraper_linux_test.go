@@ -1,7 +1,6 @@
 package filesystemscraper
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sync"
@@ -225,5 +224,5 @@ func TestFSScraperMissingMountTable(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), filepath.Join(root, "proc/1/mountinfo"))
 	var pe *os.PathError
-	assert.True(t, errors.As(err, &pe))
+	assert.ErrorAs(t, err, &pe)
 }

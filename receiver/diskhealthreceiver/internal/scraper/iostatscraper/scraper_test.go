@@ -144,7 +144,7 @@ func TestIOScraperBadInput(t *testing.T) {
 		lines := strings.Split(strings.TrimSuffix(string(good), "\n"), "\n")
 		// sdb gets a non-number; the file ends in a truncated dm-0 line, as a torn read would.
 		lines[3] = strings.Replace(lines[3], " 1203444 ", " 12x3444 ", 1)
-		require.True(t, strings.Contains(lines[6], " dm-0 "))
+		require.Contains(t, lines[6], " dm-0 ")
 		lines[6] = lines[6][:len(lines[6])/2]
 		f.writeProc("diskstats", strings.Join(lines[:7], "\n"))
 		md, err := s.scrape(t.Context())

@@ -25,9 +25,9 @@ func statPage(num uint8, entries ...statEntry) []byte {
 
 func TestDeviceStatistics(t *testing.T) {
 	const ok = statSupported | statValid
-	list := make([]byte, PageSize) // page 0: supported-pages list, skipped
-	list[0], list[8], list[9] = 1, 3, 1
-	pages := append(list, statPage(5,
+	pages := make([]byte, PageSize) // page 0: supported-pages list, skipped
+	pages[0], pages[8], pages[9] = 1, 3, 1
+	pages = append(pages, statPage(5,
 		statEntry{0x08, 0xD8, ok},         // -40 °C
 		statEntry{0x20, 61, ok},           // highest
 		statEntry{0x28, 0x80, ok},         // 80h: no value
@@ -77,9 +77,9 @@ func TestDeviceStatistics(t *testing.T) {
 	assert.False(t, found)
 
 	_, err = ParseDeviceStatistics(pages[:700])
-	assert.ErrorContains(t, err, "whole number")
+	require.ErrorContains(t, err, "whole number")
 	_, err = ParseDeviceStatistics(nil)
-	assert.Error(t, err)
+	require.Error(t, err)
 	zeroRev := statPage(4)
 	zeroRev[0] = 0
 	_, err = ParseDeviceStatistics(zeroRev)

@@ -119,7 +119,7 @@ func FuzzParseThresholds(f *testing.F) {
 		for _, p := range [][]byte{b, sealed(b)} {
 			th, err := ParseThresholds(p)
 			if err != nil {
-				if p != nil && len(p) == PageSize && byteSum(p) == 0 {
+				if len(p) == PageSize && byteSum(p) == 0 {
 					t.Fatalf("valid page rejected: %v", err)
 				}
 				continue

@@ -31,13 +31,13 @@ func TestIdentifyChecksumSignature(t *testing.T) {
 
 func TestIdentifyRejects(t *testing.T) {
 	_, err := ParseIdentify(make([]byte, 256))
-	assert.ErrorContains(t, err, "256 bytes")
+	require.ErrorContains(t, err, "256 bytes")
 	_, err = ParseIdentify(make([]byte, PageSize))
-	assert.ErrorContains(t, err, "blank")
+	require.ErrorContains(t, err, "blank")
 	b := qemuIdentify(t)
 	putWord(b, 0, 0x85C0) // ATAPI CD-ROM
 	_, err = ParseIdentify(b)
-	assert.ErrorContains(t, err, "ATAPI")
+	require.ErrorContains(t, err, "ATAPI")
 	putWord(b, 0, 0x848A) // CFA: bit 15 set, still ATA
 	_, err = ParseIdentify(b)
 	assert.NoError(t, err)

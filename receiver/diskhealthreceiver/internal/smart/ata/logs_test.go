@@ -69,7 +69,7 @@ func TestSelfTestLogOrderAndFailures(t *testing.T) {
 	assert.False(t, l.Entries[0].Status.Failed())
 
 	_, err = ParseSelfTestLog(selfTestPage(22))
-	assert.ErrorContains(t, err, "index 22")
+	require.ErrorContains(t, err, "index 22")
 	bad := selfTestPage(1, short(1, SelfTestCompleted))
 	bad[5]++
 	_, err = ParseSelfTestLog(bad)
@@ -105,7 +105,7 @@ func TestErrorLogSummary(t *testing.T) {
 
 	b[1] = 6
 	_, err = ParseErrorLogSummary(sealPage(b))
-	assert.ErrorContains(t, err, "index 6")
+	require.ErrorContains(t, err, "index 6")
 	b[1] = 2
 	b[100]++
 	_, err = ParseErrorLogSummary(b)

@@ -110,7 +110,7 @@ func TestFormatNames(t *testing.T) {
 		assert.Equal(t, f, got)
 	}
 	_, err := ParseFormat("raw42")
-	assert.Error(t, err)
+	require.Error(t, err)
 	assert.Equal(t, "format(200)", Format(200).String())
 	// An out-of-range format decodes as raw48 rather than panicking.
 	assert.Equal(t, FormatRaw48, DecodeRaw(attr(0, 0, 0, 0, 0, 0, 3), Format(200), "").Format)

@@ -26,7 +26,7 @@ func TestSMARTDataChecksum(t *testing.T) {
 
 	_, err = ParseSMARTData(good[:511])
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, ErrChecksum)
+	require.NotErrorIs(t, err, ErrChecksum)
 	_, err = ParseThresholds(append(th, 0))
 	require.Error(t, err)
 }

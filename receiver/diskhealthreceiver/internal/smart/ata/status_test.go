@@ -4,18 +4,19 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseReturnStatus(t *testing.T) {
 	s, err := ParseReturnStatus(0x4F, 0xC2)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, SMARTStatusPassed, s)
 	s, err = ParseReturnStatus(0xF4, 0x2C)
-	assert.NoError(t, err)
+	require.NoError(t, err)
 	assert.Equal(t, SMARTStatusFailed, s)
 	assert.Equal(t, "failed", s.String())
 	s, err = ParseReturnStatus(0, 0)
-	assert.ErrorContains(t, err, "0x00/0x00")
+	require.ErrorContains(t, err, "0x00/0x00")
 	assert.Equal(t, SMARTStatusUnknown, s)
 	assert.Equal(t, "unknown", s.String())
 }

@@ -1,7 +1,6 @@
 package device
 
 import (
-	"errors"
 	"slices"
 	"syscall"
 	"testing"
@@ -103,7 +102,7 @@ func TestNonDataCommands(t *testing.T) {
 
 	// GOOD without sense: the bridge returned no registers.
 	_, err = conn(&recorder{}).CheckPowerMode()
-	assert.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorIs(t, err, ErrUnsupported)
 	// Registers with ERR set: the drive aborted the command.
 	r.sense[21] = 0x51
 	_, err = c.CheckPowerMode()
@@ -129,14 +128,14 @@ func TestAllowlistInFront(t *testing.T) {
 	c := conn(r)
 	write10 := []byte{0x2a, 0, 0, 0, 0, 0, 0, 0, 1, 0}
 	_, err := c.sendSCSI("WRITE(10)", write10, smart.DirToDevice, nil)
-	assert.ErrorIs(t, err, smart.ErrNotAllowed)
+	require.ErrorIs(t, err, smart.ErrNotAllowed)
 	smartEnable := smartTask(0xD8, 0, 0).cdb(ataProtoNonData, ataCkCond)
 	_, err = c.sendSCSI("SMART ENABLE", smartEnable, smart.DirNone, nil)
-	assert.ErrorIs(t, err, smart.ErrNotAllowed)
+	require.ErrorIs(t, err, smart.ErrNotAllowed)
 	err = c.nvmeAdmin("Format NVM", smart.NVMeAdmin{Opcode: 0x80}, nil)
-	assert.ErrorIs(t, err, smart.ErrNotAllowed)
+	require.ErrorIs(t, err, smart.ErrNotAllowed)
 	_, err = c.NVMeGetLog(0x07, 0xFFFFFFFF, 512) // telemetry: creates a snapshot
-	assert.ErrorIs(t, err, smart.ErrNotAllowed)
+	require.ErrorIs(t, err, smart.ErrNotAllowed)
 	assert.Empty(t, r.cdbs)
 	assert.Empty(t, r.nvme)
 }
@@ -158,7 +157,7 @@ func TestErrorClasses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := conn(&tc.r).SMARTReadData()
 			require.Error(t, err)
-			assert.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, tc.want)
 			assert.ErrorContains(t, err, "SMART READ DATA")
 		})
 	}
@@ -180,14 +179,14 @@ func TestErrorClasses(t *testing.T) {
 	t.Run("deadline passed: nothing sent", func(t *testing.T) {
 		r := &recorder{}
 		_, err := NewConn(r, time.Now().Add(-time.Second)).SMARTReadData()
-		assert.ErrorIs(t, err, ErrTimeout)
+		require.ErrorIs(t, err, ErrTimeout)
 		assert.Empty(t, r.cdbs)
 	})
 	t.Run("unreadable sense", func(t *testing.T) {
 		_, err := conn(&recorder{status: SCSIStatus{Status: statusCheckCondition, SenseLen: 1}, sense: []byte{0x70}}).SMARTReadData()
 		assert.ErrorContains(t, err, "unreadable sense")
 	})
-	assert.True(t, errors.Is(classifyErrno(syscall.ENOTTY), ErrUnsupported))
+	assert.ErrorIs(t, classifyErrno(syscall.ENOTTY), ErrUnsupported)
 }
 
 func TestParseSupportedStatPages(t *testing.T) {
@@ -201,7 +200,7 @@ func TestParseSupportedStatPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []uint8{1, 3, 4, 7}, got, "sorted, unique, vendor pages left out")
 	_, err = parseSupportedStatPages(page(2, 1))
-	assert.ErrorContains(t, err, "header names page 2")
+	require.ErrorContains(t, err, "header names page 2")
 	_, err = parseSupportedStatPages(make([]byte, 100))
 	assert.ErrorContains(t, err, "100 bytes")
 }

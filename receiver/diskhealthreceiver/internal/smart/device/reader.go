@@ -252,7 +252,7 @@ func (r *Reader) readDisk(d Disk, st *diskState, deadline time.Time) (res Result
 		}
 		return res
 	}
-	defer t.Close()
+	defer func() { _ = t.Close() }()
 	c := NewConn(t, deadline)
 	switch d.Protocol {
 	case ProtocolATA:

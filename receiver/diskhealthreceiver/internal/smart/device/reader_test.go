@@ -131,7 +131,7 @@ func TestStandby(t *testing.T) {
 				assert.Equal(t, device.StatusStandbySkipped, got["sda"].Status)
 				assert.Nil(t, got["sda"].Snapshot)
 				assert.Equal(t, []string{devicetest.ATACheckPowerMode}, sent, "a sleeping disk gets no SMART command")
-				assert.ErrorContains(t, got["sda"].Err, "power mode "+tc.mode.String())
+				require.ErrorContains(t, got["sda"].Err, "power mode "+tc.mode.String())
 			} else {
 				assert.Equal(t, device.StatusOK, got["sda"].Status)
 				assert.Contains(t, sent, devicetest.ATASMARTData)
@@ -163,18 +163,17 @@ func TestHungDisk(t *testing.T) {
 	assert.Less(t, took, timeout+time.Second, "the read must end at its deadline")
 	got := byName(t, results)
 	assert.Equal(t, device.StatusTimeout, got["nvme0"].Status)
-	assert.ErrorIs(t, got["nvme0"].Err, device.ErrTimeout)
+	require.ErrorIs(t, got["nvme0"].Err, device.ErrTimeout)
 	for _, n := range []string{"sda", "sdb", "sdc"} {
 		assert.Equal(t, device.StatusOK, got[n].Status, n)
 	}
 
 	sent := len(m.Disk("nvme0").Sent())
-	start = time.Now()
 	results, err = r.Collect(t.Context())
 	require.NoError(t, err)
 	got = byName(t, results)
 	assert.Equal(t, device.StatusTimeout, got["nvme0"].Status)
-	assert.ErrorContains(t, got["nvme0"].Err, "still in flight")
+	require.ErrorContains(t, got["nvme0"].Err, "still in flight")
 	assert.Len(t, m.Disk("nvme0").Sent(), sent, "never two reads of one disk at once")
 	assert.Equal(t, device.StatusOK, got["sda"].Status)
 
@@ -220,7 +219,7 @@ func TestPermissionDenied(t *testing.T) {
 
 	sda := got["sda"]
 	assert.Equal(t, device.StatusPermissionDenied, sda.Status)
-	assert.ErrorIs(t, sda.Err, device.ErrPermission)
+	require.ErrorIs(t, sda.Err, device.ErrPermission)
 	assert.Equal(t, device.ProtocolATA, sda.Disk.Protocol, "a SATA disk stays ATA when pass-through is refused")
 	assert.Nil(t, sda.Snapshot)
 	assert.Equal(t, []string{devicetest.ATACheckPowerMode}, m.Disk("sda").Sent())
@@ -234,7 +233,7 @@ func TestPermissionDenied(t *testing.T) {
 	assert.False(t, nv.Snapshot.Hwmon.HasMax)
 
 	assert.Equal(t, device.StatusPermissionDenied, got["sdb"].Status)
-	assert.ErrorContains(t, got["sdb"].Err, "permission denied")
+	require.ErrorContains(t, got["sdb"].Err, "permission denied")
 	assert.Equal(t, device.StatusOK, got["sdc"].Status, "SCSI log pages need no privilege")
 }
 
@@ -245,7 +244,7 @@ func TestPanicCostsOneDisk(t *testing.T) {
 	require.NoError(t, err)
 	got := byName(t, results)
 	assert.Equal(t, device.StatusError, got["sdb"].Status)
-	assert.ErrorContains(t, got["sdb"].Err, "panic while reading sdb")
+	require.ErrorContains(t, got["sdb"].Err, "panic while reading sdb")
 	for _, n := range []string{"sda", "nvme0", "sdc"} {
 		assert.Equal(t, device.StatusOK, got[n].Status, n)
 	}
@@ -270,7 +269,7 @@ func TestUnsupported(t *testing.T) {
 	require.NotNil(t, got["sdc"].Snapshot, "identity is still reported")
 	assert.NotNil(t, got["sdc"].Snapshot.SCSI.Capacity)
 	assert.Equal(t, device.StatusUnsupported, got["sdb"].Status)
-	assert.ErrorContains(t, got["sdb"].Err, "SMART is disabled")
+	require.ErrorContains(t, got["sdb"].Err, "SMART is disabled")
 	assert.NotContains(t, m.Disk("sdb").Sent(), devicetest.ATASMARTData)
 	assert.Equal(t, device.StatusUnsupported, got["vda"].Status)
 	assert.Empty(t, m.Disk("vda").Sent(), "nothing is opened for a disk without SMART")
@@ -382,6 +381,6 @@ func TestPowerModeUnknown(t *testing.T) {
 	require.Equal(t, device.StatusOK, sda.Status, "%v", sda.Err)
 	assert.False(t, sda.HasPower)
 	require.NotEmpty(t, sda.Snapshot.Problems)
-	assert.ErrorContains(t, sda.Snapshot.Problems[0], "power mode unknown, read anyway")
+	require.ErrorContains(t, sda.Snapshot.Problems[0], "power mode unknown, read anyway")
 	assert.Contains(t, m.Disk("sda").Sent(), devicetest.ATASMARTData)
 }

@@ -110,10 +110,10 @@ func (r Reason) key() string { return string(r.Rule) + "|" + r.Subject }
 type EventKind uint8
 
 const (
-	// StateChanged: the disk's health state differs from the previous
+	// StateChanged means the disk's health state differs from the previous
 	// evaluation's.
 	StateChanged EventKind = iota + 1
-	// NewSign: a rule started firing, or the count it watches rose.
+	// NewSign means a rule started firing, or the count it watches rose.
 	NewSign
 )
 

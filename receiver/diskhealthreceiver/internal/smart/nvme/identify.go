@@ -132,6 +132,7 @@ func (n *Namespace) SizeBytes() uint64 {
 // HasNGUID and HasEUI64 report whether the identifier was given.
 func (n *Namespace) HasNGUID() bool { return n.NGUID != [16]byte{} }
 
+// HasEUI64 reports whether the EUI64 was given.
 func (n *Namespace) HasEUI64() bool { return n.EUI64 != [8]byte{} }
 
 // ParseIdentifyNamespace decodes the 4096-byte Identify Namespace data. An

@@ -61,7 +61,8 @@ func TestUint128NearLimits(t *testing.T) {
 
 	assert.Equal(t, 1, two64.Cmp(max64))
 	assert.Equal(t, -1, max64.Cmp(two64))
-	assert.Equal(t, 0, max128.Cmp(max128))
+	same := max128
+	assert.Equal(t, 0, max128.Cmp(same))
 	assert.Equal(t, -1, Uint128{Lo: 1}.Cmp(Uint128{Lo: 2}))
 	assert.True(t, Uint128{}.IsZero())
 	assert.False(t, two64.IsZero())
@@ -138,12 +139,12 @@ func TestIdentifyNamespaceFormats(t *testing.T) {
 	b[25] = 0
 	b[26] = 0x01
 	_, err = ParseIdentifyNamespace(b)
-	assert.ErrorContains(t, err, "format 1 beyond the 1 formats")
+	require.ErrorContains(t, err, "format 1 beyond the 1 formats")
 
 	b[26] = 0
 	b[128+2] = 3
 	_, err = ParseIdentifyNamespace(b)
-	assert.ErrorContains(t, err, "2^3")
+	require.ErrorContains(t, err, "2^3")
 
 	// Size saturates rather than wrapping.
 	b[128+2] = 31
@@ -162,9 +163,9 @@ func TestIdentifyNamespaceFormats(t *testing.T) {
 
 func TestIdentifyControllerRejects(t *testing.T) {
 	_, err := ParseIdentifyController(make([]byte, IdentifySize))
-	assert.ErrorContains(t, err, "blank")
+	require.ErrorContains(t, err, "blank")
 	_, err = ParseIdentifyController(make([]byte, 100))
-	assert.ErrorContains(t, err, "100 bytes")
+	require.ErrorContains(t, err, "100 bytes")
 
 	b := append([]byte(nil), fixture.Read(t, "qemu", "k6.12", "nvme0.identify_ctrl.bin")...)
 	binary.LittleEndian.PutUint32(b[80:], 0x00020001) // NVMe 2.0.1

@@ -172,20 +172,20 @@ func TestLogPageWalkingChecksLengths(t *testing.T) {
 	bad := append([]byte(nil), good...)
 	bad[7] = 9 // first parameter claims 9 bytes
 	_, err = ParseLogPage(bad)
-	assert.ErrorContains(t, err, "past the page end")
+	require.ErrorContains(t, err, "past the page end")
 
 	bad = append([]byte(nil), good...)
 	bad[3] += 2 // page length beyond the data
 	_, err = ParseLogPage(bad)
-	assert.ErrorContains(t, err, "truncated")
+	require.ErrorContains(t, err, "truncated")
 
 	bad = append([]byte(nil), good[:len(good)-3]...)
 	bad[3] = byte(len(bad) - 4) // page ends inside a parameter header
 	_, err = ParseLogPage(bad)
-	assert.ErrorContains(t, err, "cut off")
+	require.ErrorContains(t, err, "cut off")
 
 	_, err = ParseLogPage([]byte{0x0D, 0})
-	assert.ErrorContains(t, err, "header")
+	require.ErrorContains(t, err, "header")
 
 	sub := page(PageTemperature, 0x01, param(0x0000, 0, 40))
 	p, err = ParseLogPage(sub)
@@ -201,7 +201,7 @@ func TestSupportedSubpages(t *testing.T) {
 	assert.Equal(t, []PageRef{{0, 0}, {0x0D, 0}, {0x0D, 1}}, refs)
 	b[3] = 5
 	_, err = ParseSupportedPages(b[:9])
-	assert.ErrorContains(t, err, "odd")
+	require.ErrorContains(t, err, "odd")
 	_, err = ParseSupportedPages(debugIE)
 	assert.ErrorContains(t, err, "got page 0x2f")
 }
@@ -274,11 +274,11 @@ func TestInquiryAndCapacityMatchSmartctl(t *testing.T) {
 
 func TestInquiryRejectsAndATA(t *testing.T) {
 	_, err := ParseInquiry(make([]byte, 35))
-	assert.ErrorContains(t, err, "35 bytes")
+	require.ErrorContains(t, err, "35 bytes")
 	b := inquiryData("ATA", "ST4000DM004-2CV1", "0001")
 	b[4] = 20
 	_, err = ParseInquiry(b)
-	assert.ErrorContains(t, err, "additional length")
+	require.ErrorContains(t, err, "additional length")
 	b[4] = 31
 	b[0], b[1] = 0x05, 0x80 // CD-ROM, removable
 	inq, err := ParseInquiry(b)
@@ -292,16 +292,16 @@ func TestInquiryRejectsAndATA(t *testing.T) {
 func TestVPDLengthChecks(t *testing.T) {
 	// smart.go issue #17: a serial page claiming more bytes than returned.
 	_, err := ParseUnitSerialNumber([]byte{0, 0x80, 0, 0xFF, 'A', 'B'})
-	assert.ErrorContains(t, err, "truncated")
+	require.ErrorContains(t, err, "truncated")
 	_, err = ParseUnitSerialNumber([]byte{0, 0x83, 0, 0})
-	assert.ErrorContains(t, err, "got page 0x83")
+	require.ErrorContains(t, err, "got page 0x83")
 	_, err = ParseUnitSerialNumber([]byte{0, 0x80})
-	assert.ErrorContains(t, err, "header")
+	require.ErrorContains(t, err, "header")
 
 	_, err = ParseDeviceIdentification([]byte{0, 0x83, 0, 6, 0x01, 0x03, 0, 8, 1, 2})
-	assert.ErrorContains(t, err, "past the page end")
+	require.ErrorContains(t, err, "past the page end")
 	_, err = ParseDeviceIdentification([]byte{0, 0x83, 0, 2, 0x01, 0x03})
-	assert.ErrorContains(t, err, "cut off")
+	require.ErrorContains(t, err, "cut off")
 
 	// Preference: NAA over EUI-64 over a name string; target-port
 	// designators never name the logical unit.
@@ -360,21 +360,21 @@ func TestReadCapacity16(t *testing.T) {
 
 	binary.BigEndian.PutUint32(b[8:], 0)
 	_, err = ParseReadCapacity16(b)
-	assert.ErrorContains(t, err, "block length 0")
+	require.ErrorContains(t, err, "block length 0")
 	_, err = ParseReadCapacity16(b[:11])
 	assert.ErrorContains(t, err, "11 bytes")
 }
 
 func TestSenseErrors(t *testing.T) {
 	_, err := ParseSense([]byte{0x70})
-	assert.Error(t, err)
+	require.Error(t, err)
 	_, err = ParseSense([]byte{0x7F, 0, 0, 0, 0, 0, 0, 0})
-	assert.ErrorContains(t, err, "response code 0x7f")
+	require.ErrorContains(t, err, "response code 0x7f")
 	_, err = ParseSense([]byte{0x72, 0x05, 0x24, 0x00})
-	assert.ErrorContains(t, err, "descriptor sense")
+	require.ErrorContains(t, err, "descriptor sense")
 	// A descriptor that claims more than the data holds.
 	_, err = ParseSense([]byte{0x72, 0x01, 0, 0x1d, 0, 0, 0, 6, 0x09, 0x0c, 0, 0, 0, 0})
-	assert.ErrorContains(t, err, "runs past")
+	require.ErrorContains(t, err, "runs past")
 	s, err := ParseSense([]byte{0x72, 0x05, 0x24, 0x00, 0, 0, 0, 0})
 	require.NoError(t, err)
 	_, ok := s.ATA()

@@ -58,10 +58,14 @@ type ATARegisters struct {
 	LBA    uint64
 }
 
-// LBALow, LBAMid and LBAHigh are the 8-bit registers of the 28-bit view
-// (SMART RETURN STATUS answers in LBAMid/LBAHigh).
-func (r ATARegisters) LBALow() uint8  { return uint8(r.LBA) }
-func (r ATARegisters) LBAMid() uint8  { return uint8(r.LBA >> 8) }
+// LBALow is the low 8-bit register of the 28-bit view.
+func (r ATARegisters) LBALow() uint8 { return uint8(r.LBA) }
+
+// LBAMid is the middle 8-bit register of the 28-bit view (SMART RETURN STATUS
+// answers in LBAMid/LBAHigh).
+func (r ATARegisters) LBAMid() uint8 { return uint8(r.LBA >> 8) }
+
+// LBAHigh is the high 8-bit register of the 28-bit view.
 func (r ATARegisters) LBAHigh() uint8 { return uint8(r.LBA >> 16) }
 
 // ATA returns the ATA registers of a response to ATA PASS-THROUGH: from the

@@ -81,7 +81,9 @@ type Disk struct {
 }
 
 // Lock and Unlock guard changes to a disk a read may be using.
-func (d *Disk) Lock()   { d.mu.Lock() }
+func (d *Disk) Lock() { d.mu.Lock() }
+
+// Unlock releases what Lock took.
 func (d *Disk) Unlock() { d.mu.Unlock() }
 
 // Sent returns the names of the commands the disk received, in order.
