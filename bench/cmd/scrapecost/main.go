@@ -92,7 +92,7 @@ func run(diskhealth, hostmetrics string, devices, mounts int, interval, warmup, 
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	if _, err := bench.Generate(dir, devices, mounts); err != nil {
 		return err
 	}

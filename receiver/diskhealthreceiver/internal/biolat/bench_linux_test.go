@@ -42,7 +42,7 @@ func benchRunTime(b *testing.B, opts Options) {
 	defer unix.Close(fd)
 	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE) // page-aligned for O_DIRECT
 	require.NoError(b, err)
-	defer unix.Munmap(buf)
+	defer func() { _ = unix.Munmap(buf) }()
 
 	before := runTotals(b, p)
 	b.ResetTimer()

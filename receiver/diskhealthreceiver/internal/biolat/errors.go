@@ -12,17 +12,17 @@ import (
 type Cause int
 
 const (
-	// CauseUnsupportedOS: not Linux, or an architecture the committed object does not serve.
+	// CauseUnsupportedOS is not Linux,, or an architecture the committed object does not serve.
 	CauseUnsupportedOS Cause = iota + 1
-	// CauseNoBTF: the kernel exposes no BTF (/sys/kernel/btf/vmlinux).
+	// CauseNoBTF means the kernel exposes no BTF (/sys/kernel/btf/vmlinux).
 	CauseNoBTF
-	// CauseOldKernel: the kernel has neither block_io_done nor block_rq_complete as BTF tracepoints.
+	// CauseOldKernel means the kernel has neither block_io_done nor block_rq_complete as BTF tracepoints.
 	CauseOldKernel
-	// CauseMissingCapabilities: bpf() refused and the process lacks the capabilities it needs.
+	// CauseMissingCapabilities means bpf() refused and the process lacks the capabilities it needs.
 	CauseMissingCapabilities
-	// CauseDenied: bpf() refused although the capabilities are there: seccomp or kernel lockdown.
+	// CauseDenied means bpf() refused although the capabilities are there: seccomp or kernel lockdown.
 	CauseDenied
-	// CauseRejected: the kernel refused the program or a map for another reason (a bug to report).
+	// CauseRejected means the kernel refused the program or a map for another reason (a bug to report).
 	CauseRejected
 )
 

@@ -67,7 +67,7 @@ func TestParseProcStatus(t *testing.T) {
 	require.Equal(t, uint64(1)<<capBPF|1<<capPerfmon, caps)
 	require.Equal(t, "2", seccomp)
 	require.Equal(t, "integrity", activeLockdown("none [integrity] confidentiality"))
-	require.Equal(t, "", activeLockdown(""))
+	require.Empty(t, activeLockdown(""))
 }
 
 func FuzzParseProcStatus(f *testing.F) {

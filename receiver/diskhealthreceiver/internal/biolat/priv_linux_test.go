@@ -21,7 +21,7 @@ func openAs(t *testing.T, caps ...string) childReport {
 	// The go test build directory is root's alone: nobody needs a copy it can execute.
 	dir, err := os.MkdirTemp("", "biolat-priv-")
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
 	self, err := os.Executable()
 	require.NoError(t, err)

@@ -86,7 +86,7 @@ func Open(opts Options) (*Probe, error) {
 	for _, name := range progs {
 		l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[name], AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
-			p.Close()
+			_ = p.Close() // the attach error is the one to report
 			return nil, classify(fmt.Errorf("attach %s: %w", name, err), st)
 		}
 		p.links = append(p.links, l)

@@ -19,6 +19,7 @@ func (d Dev) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
 // operation by its data direction.
 type Direction uint8
 
+// The directions, in /proc/diskstats' order.
 const (
 	Read Direction = iota
 	Write

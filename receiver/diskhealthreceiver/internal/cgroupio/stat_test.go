@@ -47,7 +47,7 @@ func TestParseIOStatErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseIOStat([]byte(tc.in), nil)
 			require.ErrorIs(t, err, tc.is)
-			assert.EqualError(t, err, tc.want)
+			require.EqualError(t, err, tc.want)
 			var le *parseerr.Line
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, "io.stat", le.File)

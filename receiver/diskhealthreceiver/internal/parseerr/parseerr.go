@@ -140,7 +140,7 @@ func (e *Lines) Unwrap() []error {
 // the sum of its items, an error wrapping one of these (fmt.Errorf's %w) what it wraps, and any other
 // error 1. A nil error is 0.
 func Count(err error) int {
-	switch e := err.(type) {
+	switch e := err.(type) { //nolint:errorlint // walks the wrapping itself, one level at a time
 	case nil:
 		return 0
 	case *Lines:

@@ -65,7 +65,7 @@ func TestLinesKeepsTheFirstMaxLines(t *testing.T) {
 	msg := err.Error()
 	assert.True(t, strings.HasPrefix(msg, "25 bad lines: mountinfo line 1: invalid syntax; mountinfo line 2: "), msg)
 	assert.True(t, strings.HasSuffix(msg, "; mountinfo line 10: invalid syntax; and 15 more"), msg)
-	assert.ErrorIs(t, err, strconv.ErrSyntax)
+	require.ErrorIs(t, err, strconv.ErrSyntax)
 	var l *Line
 	require.ErrorAs(t, err, &l)
 	assert.Equal(t, 1, l.Line)
@@ -74,9 +74,9 @@ func TestLinesKeepsTheFirstMaxLines(t *testing.T) {
 func TestLinesWithOneLineIsThatLine(t *testing.T) {
 	var ls *Lines
 	ls = ls.Add(&Line{File: "diskstats", Line: 2, Device: "sdb", Err: errors.New("9 fields, want at least 14")})
-	assert.EqualError(t, ls.Err(), "diskstats line 2 (sdb): 9 fields, want at least 14")
+	require.EqualError(t, ls.Err(), "diskstats line 2 (sdb): 9 fields, want at least 14")
 
-	ls.Add(&Line{File: "diskstats", Line: 5, Err: errors.New("1 fields, want at least 14")})
+	ls = ls.Add(&Line{File: "diskstats", Line: 5, Err: errors.New("1 fields, want at least 14")})
 	assert.EqualError(t, ls.Err(),
 		"2 bad lines: diskstats line 2 (sdb): 9 fields, want at least 14; diskstats line 5: 1 fields, want at least 14")
 }

@@ -45,7 +45,7 @@ func TestFormatsMatchSmartGo(t *testing.T) {
 	} {
 		assert.Equal(t, s, smartGoType(f), f.String())
 	}
-	assert.Equal(t, int(numFormats), smart.AtaDeviceAttributeTypeTemp10X, "smart.go has a format we do not decode")
+	assert.Equal(t, smart.AtaDeviceAttributeTypeTemp10X, int(numFormats), "smart.go has a format we do not decode")
 }
 
 // smartGoType is smart.go's number for a format: ours start at raw48 = 0.
