@@ -20,7 +20,7 @@ func TestDoReturnsTheResult(t *testing.T) {
 	assert.Equal(t, 7, v)
 	boom := errors.New("boom")
 	_, err = Do(context.Background(), &g, "a", 0, func() (int, error) { return 0, boom })
-	assert.ErrorIs(t, err, boom)
+	require.ErrorIs(t, err, boom)
 	assert.False(t, g.Busy("a"))
 }
 

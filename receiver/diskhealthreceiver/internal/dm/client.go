@@ -10,7 +10,7 @@ import (
 var (
 	// ErrPermission is matched by every *PermissionError.
 	ErrPermission = errors.New("device-mapper ioctls need CAP_SYS_ADMIN")
-	// ErrUnsupported: not on Linux, or no device-mapper in the kernel.
+	// ErrUnsupported means not on Linux, or no device-mapper in the kernel.
 	ErrUnsupported = errors.New("device-mapper is not available")
 )
 
@@ -25,7 +25,10 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("%s: %v (device-mapper status needs CAP_SYS_ADMIN)", e.Op, e.Err)
 }
-func (e *PermissionError) Unwrap() error        { return e.Err }
+// Unwrap returns the errno the kernel answered.
+func (e *PermissionError) Unwrap() error { return e.Err }
+
+// Is makes every *PermissionError match ErrPermission.
 func (e *PermissionError) Is(target error) bool { return target == ErrPermission }
 
 // wrapErrno turns a permission errno into a *PermissionError.

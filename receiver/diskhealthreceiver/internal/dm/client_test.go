@@ -3,7 +3,6 @@ package dm
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"syscall"
 	"testing"
 	"time"
@@ -29,8 +28,8 @@ func TestAllowlist(t *testing.T) {
 	require.NoError(t, Allowed(IoctlListDevices, 0))
 	require.NoError(t, Allowed(IoctlTableStatus, flagNoFlush))
 	require.NoError(t, Allowed(IoctlTableStatus, flagNoFlush|flagStatusTable))
-	assert.ErrorIs(t, Allowed(IoctlTableStatus, 0), ErrNotAllowed, "status without noflush commits thin-pool metadata")
-	assert.ErrorIs(t, Allowed(IoctlTableStatus, flagNoFlush|1<<12), ErrNotAllowed)
+	require.ErrorIs(t, Allowed(IoctlTableStatus, 0), ErrNotAllowed, "status without noflush commits thin-pool metadata")
+	require.ErrorIs(t, Allowed(IoctlTableStatus, flagNoFlush|1<<12), ErrNotAllowed)
 	assert.ErrorIs(t, Allowed(IoctlVersion, flagReadOnly), ErrNotAllowed)
 	for cmd := uint32(0); cmd < 20; cmd++ {
 		n := uint32(ioctlBase) | cmd
@@ -209,9 +208,9 @@ func TestPermissionIsTyped(t *testing.T) {
 		_, err := r.Read(context.Background())
 		require.ErrorIs(t, err, ErrPermission)
 		var pe *PermissionError
-		require.True(t, errors.As(err, &pe))
+		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "DM_VERSION", pe.Op)
-		assert.ErrorIs(t, err, errno)
+		require.ErrorIs(t, err, errno)
 		assert.Contains(t, err.Error(), "CAP_SYS_ADMIN")
 	}
 }

@@ -71,7 +71,7 @@ func (r *Reader) read() ([]Device, error) {
 	r.mu.Lock()
 	defer func() {
 		if r.closing.Load() {
-			r.closeLocked()
+			_ = r.closeLocked() // Close asked while the read ran; the read's own result is what matters here
 		}
 		r.mu.Unlock()
 	}()

@@ -25,7 +25,7 @@ type BtrfsStats struct {
 	Generation uint64 // generation_errs: stale blocks (lost writes)
 }
 
-// ErrStatsInvalid: the kernel has no valid statistics for the device
+// ErrStatsInvalid means the kernel has no valid statistics for the device
 // (error_stats reads "invalid", e.g. a missing device).
 var ErrStatsInvalid = errors.New("device statistics are not valid")
 
@@ -261,7 +261,7 @@ func readSuperblock(dev fs.FS, name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened read-only: closing cannot lose data
 	buf := make([]byte, superblockRead)
 	if ra, ok := f.(io.ReaderAt); ok {
 		n, err := ra.ReadAt(buf, SuperblockOffset)

@@ -3,7 +3,6 @@ package mdraid
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -63,6 +62,6 @@ func FuzzAttributes(f *testing.F) {
 		require.True(t, a.Sync.Ratio >= 0 && a.Sync.Ratio <= 1)
 		require.GreaterOrEqual(t, a.Sync.ETA, time.Duration(0))
 		require.GreaterOrEqual(t, a.Redundancy(), 0)
-		require.False(t, strings.Contains(a.Name, "/"))
+		require.NotContains(t, a.Name, "/")
 	})
 }

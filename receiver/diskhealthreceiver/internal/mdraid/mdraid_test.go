@@ -174,9 +174,9 @@ func TestBadAttributeIsReportedAndTheRestFilled(t *testing.T) {
 	}
 	a, err := ReadArray(sys, "md0")
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "raid_disks")
-	assert.ErrorContains(t, err, "sync_completed")
-	assert.ErrorContains(t, err, "dev-sda/errors")
+	require.ErrorContains(t, err, "raid_disks")
+	require.ErrorContains(t, err, "sync_completed")
+	require.ErrorContains(t, err, "dev-sda/errors")
 	assert.Equal(t, "clean", a.State)
 	assert.Equal(t, uint64(2048*512), a.SizeBytes)
 	require.Len(t, a.Members, 1)
