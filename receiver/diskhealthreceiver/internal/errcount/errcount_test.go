@@ -131,7 +131,7 @@ func TestBtrfsTwoDevicesPairedBySuperblock(t *testing.T) {
 
 	// Without a device directory the devids stay unpaired, with an error.
 	devs, err = NewBtrfsReader(os.DirFS(root+"/sys"), nil, time.Second).Read(context.Background())
-	assert.Error(t, err)
+	require.Error(t, err)
 	assert.Empty(t, devs[0].Device)
 
 	// A superblock of another filesystem is refused.
@@ -146,14 +146,14 @@ func TestParsers(t *testing.T) {
 	assert.Equal(t, uint64(31), v)
 	for _, bad := range []string{"31", "0x", "0xzz", ""} {
 		_, err := ParseHexCounter([]byte(bad))
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 	_, err = ParseBtrfsErrorStats([]byte("invalid\n"))
-	assert.ErrorIs(t, err, ErrStatsInvalid)
+	require.ErrorIs(t, err, ErrStatsInvalid)
 	_, err = ParseBtrfsErrorStats([]byte("write_errs 0\n"))
-	assert.Error(t, err)
+	require.Error(t, err)
 	ms, err := ParseMountStates([]byte("garbage\n40 22 8:1 / /x rw - ext4 /dev/sda1 rw,emergency_ro\n"))
-	assert.Error(t, err)
+	require.Error(t, err)
 	require.Len(t, ms, 1)
 	assert.True(t, ms[0].ReadOnlyAfterErrors(0))
 }

@@ -185,7 +185,7 @@ func TestBadAttributeIsReportedAndTheRestFilled(t *testing.T) {
 	assert.Equal(t, []string{"future_state"}, a.Members[0].UnknownFlags)
 
 	_, err = ReadArray(sys, "../md0")
-	assert.Error(t, err)
+	require.Error(t, err)
 	_, err = ReadArray(sys, "md9")
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
@@ -215,12 +215,12 @@ func TestStuckArrayTimesOutAlone(t *testing.T) {
 	require.Len(t, res, 2)
 	require.NoError(t, res[0].Err)
 	assert.Equal(t, "raid1", res[0].Array.Level)
-	assert.ErrorIs(t, res[1].Err, bounded.ErrTimeout)
+	require.ErrorIs(t, res[1].Err, bounded.ErrTimeout)
 	assert.Equal(t, "md1", res[1].Array.Name)
 
 	res, err = r.Read(context.Background())
 	require.NoError(t, err)
-	assert.ErrorIs(t, res[1].Err, bounded.ErrInFlight, "no second goroutine piles up")
+	require.ErrorIs(t, res[1].Err, bounded.ErrInFlight, "no second goroutine piles up")
 
 	close(release)
 	r.Wait()
@@ -234,14 +234,14 @@ func TestParsers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Progress{Running: true, DoneSectors: 10, TotalSectors: 40}, p)
 	_, err = ParseSyncCompleted([]byte("10 / x"))
-	assert.Error(t, err)
+	require.Error(t, err)
 
 	n, before, err := ParseRaidDisks([]byte("5 (4)\n"))
 	require.NoError(t, err)
 	assert.Equal(t, [2]int{5, 4}, [2]int{n, before})
 	for _, bad := range []string{"x", "5 4", "5 (x)", "-1"} {
 		_, _, err := ParseRaidDisks([]byte(bad))
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 	v, err := ParseSyncSpeed([]byte("none\n"))
 	require.NoError(t, err)
@@ -281,7 +281,7 @@ unused devices: <none>
 	assert.Equal(t, "U_", as[1].Status)
 
 	_, err = ParseMdstat(bytes.NewReader([]byte("md0 : exploded raid1\n")))
-	assert.ErrorContains(t, err, "line 1")
+	require.ErrorContains(t, err, "line 1")
 	_, err = ParseMdstat(bytes.NewReader([]byte("md0 : active raid1 sda\n")))
 	assert.Error(t, err)
 }
