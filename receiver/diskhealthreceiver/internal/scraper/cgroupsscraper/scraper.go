@@ -167,13 +167,13 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 			continue
 		}
 		kept = true
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.ReadBytes), dev, rd)
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.WriteBytes), dev, wr)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.ReadOps), dev, rd)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.WriteOps), dev, wr)
+		mb.RecordContainerDiskIoDataPoint(ts, int64(d.ReadBytes), cg.Path, dev, rd)
+		mb.RecordContainerDiskIoDataPoint(ts, int64(d.WriteBytes), cg.Path, dev, wr)
+		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.ReadOps), cg.Path, dev, rd)
+		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.WriteOps), cg.Path, dev, wr)
 		if d.HasDiscard {
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, int64(d.DiscardBytes), dev)
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, int64(d.DiscardOps), dev)
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, int64(d.DiscardBytes), cg.Path, dev)
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, int64(d.DiscardOps), cg.Path, dev)
 		}
 	}
 	if !kept {
@@ -182,10 +182,10 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 	if cg.HasPressure {
 		some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
 		record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
-			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), kind)
-			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, kind)
-			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, kind)
-			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, kind)
+			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
+			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
+			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
+			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)
 		}
 		record(cg.Pressure.Some, some)
 		if cg.Pressure.HasFull {

@@ -8,30 +8,42 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device" // recordValues records everything a snapshot holds; verdict, when set, adds hw.status.
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
-func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *device.Snapshot, verdict *health.Verdict) {
+// recorder records one disk's points at one time, each carrying the disk's identity (hw.id, hw.name,
+// hw.type) as the semantic conventions for hardware metrics require: a backend that drops resource
+// attributes (Datadog's OTLP ingest by default) still keeps every disk's series apart.
+type recorder struct {
+	mb       *metadata.MetricsBuilder
+	ts       pcommon.Timestamp
+	id, name string
+}
+
+const physicalDisk = metadata.AttributeHwTypePhysicalDisk
+
+// recordValues records everything a snapshot holds; verdict, when set, adds hw.status.
+func recordValues(r *recorder, snap *device.Snapshot, verdict *health.Verdict) {
 	if verdict != nil {
 		for _, st := range []health.State{health.OK, health.Degraded, health.PredictedFailure, health.Failed} {
-			mb.RecordHwStatusDataPoint(ts, boolInt(verdict.State == st), hwStateAttr(st))
+			r.mb.RecordHwStatusDataPoint(r.ts, boolInt(verdict.State == st), r.id, r.name, physicalDisk, hwStateAttr(st))
 		}
 	}
-	temp := &tempRecorder{mb: mb, ts: ts}
+	temp := &tempRecorder{recorder: r}
 	if a := snap.ATA; a != nil {
 		if a.Identity != nil && a.Identity.Capacity() > 0 {
-			mb.RecordHwPhysicalDiskSizeDataPoint(ts, clampInt(a.Identity.Capacity()))
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(a.Identity.Capacity()), r.id, r.name, physicalDisk)
 		}
-		recordATA(mb, ts, a, temp)
+		recordATA(r, a, temp)
 	}
 	if n := snap.NVMe; n != nil {
-		recordNVMe(mb, ts, n, temp)
+		recordNVMe(r, n, temp)
 	}
 	if sc := snap.SCSI; sc != nil {
 		if sc.Capacity != nil {
-			mb.RecordHwPhysicalDiskSizeDataPoint(ts, clampInt(sc.Capacity.Bytes()))
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, clampInt(sc.Capacity.Bytes()), r.id, r.name, physicalDisk)
 		}
 		if t := sc.Temperature; t != nil {
 			if t.HasCurrent {
@@ -46,7 +58,7 @@ func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *devic
 				continue
 			}
 			if et, ok := scsiErrorType[c.Page]; ok {
-				mb.RecordHwErrorsDataPoint(ts, clampInt(c.TotalUncorrected.Value), et)
+				r.mb.RecordHwErrorsDataPoint(r.ts, clampInt(c.TotalUncorrected.Value), r.id, r.name, physicalDisk, et)
 			}
 		}
 	}
@@ -64,15 +76,14 @@ func recordValues(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, snap *devic
 
 // tempRecorder records a disk's temperature and each limit once, from the first source that has it.
 type tempRecorder struct {
-	mb      *metadata.MetricsBuilder
-	ts      pcommon.Timestamp
+	*recorder
 	hasTemp bool
 	limits  [2]bool // high.degraded, high.critical
 }
 
 func (r *tempRecorder) current(c float64) {
 	if !r.hasTemp {
-		r.mb.RecordHwTemperatureDataPoint(r.ts, c)
+		r.mb.RecordHwTemperatureDataPoint(r.ts, c, r.id, r.name, physicalDisk)
 		r.hasTemp = true
 	}
 }
@@ -83,7 +94,7 @@ func (r *tempRecorder) limit(c float64, t metadata.AttributeHwLimitType) {
 		i = 1
 	}
 	if !r.limits[i] {
-		r.mb.RecordHwTemperatureLimitDataPoint(r.ts, c, t)
+		r.mb.RecordHwTemperatureLimitDataPoint(r.ts, c, r.id, r.name, physicalDisk, t)
 		r.limits[i] = true
 	}
 }
@@ -101,29 +112,29 @@ var ataErrorAttrs = map[uint8]metadata.AttributeErrorType{
 	199: metadata.AttributeErrorTypeCrc,
 }
 
-func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAData, temp *tempRecorder) {
+func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 	for i := range a.Attributes {
 		at := &a.Attributes[i]
 		name, id := at.Name, int64(at.ID)
-		mb.RecordHwPhysicalDiskSmartDataPoint(ts, at.Raw.Value, name, id)
-		mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, int64(at.Value), name, id)
-		mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, int64(at.Worst), name, id)
+		r.mb.RecordHwPhysicalDiskSmartDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, name, id)
+		r.mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(r.ts, int64(at.Value), r.id, r.name, physicalDisk, name, id)
+		r.mb.RecordHwPhysicalDiskSmartWorstDataPoint(r.ts, int64(at.Worst), r.id, r.name, physicalDisk, name, id)
 		if at.HasThreshold {
-			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, int64(at.Threshold), name, id)
+			r.mb.RecordHwPhysicalDiskSmartThresholdDataPoint(r.ts, int64(at.Threshold), r.id, r.name, physicalDisk, name, id)
 		}
 		if et, ok := ataErrorAttrs[at.ID]; ok {
-			mb.RecordHwErrorsDataPoint(ts, at.Raw.Value, et)
+			r.mb.RecordHwErrorsDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, et)
 		}
 	}
 	if d, ok := a.Attributes.PowerOn(); ok {
-		mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, int64(d/time.Second))
+		r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, int64(d/time.Second), r.id, r.name, physicalDisk)
 	} else if h, ok := a.Stats.Get(ata.StatPowerOnHours); ok {
-		mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, clampInt(h)*3600)
+		r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, clampInt(h)*3600, r.id, r.name, physicalDisk)
 	}
 	if n, ok := a.Attributes.PowerCycles(); ok {
-		mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, n)
+		r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, n, r.id, r.name, physicalDisk)
 	} else if n, ok := a.Stats.Get(ata.StatLifetimePowerOnResets); ok {
-		mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, clampInt(n))
+		r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, clampInt(n), r.id, r.name, physicalDisk)
 	}
 	if t, ok := a.Attributes.Temperature(); ok {
 		temp.current(float64(t))
@@ -134,22 +145,22 @@ func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAD
 		temp.limit(float64(t), metadata.AttributeHwLimitTypeHighDegraded)
 	}
 	if a.ErrorLog != nil {
-		mb.RecordHwErrorsDataPoint(ts, int64(a.ErrorLog.ErrorCount), metadata.AttributeErrorTypeErrorLogEntry)
+		r.mb.RecordHwErrorsDataPoint(r.ts, int64(a.ErrorLog.ErrorCount), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeErrorLogEntry)
 	}
 	if pu, ok := a.Stats.Get(ata.StatPercentageUsed); ok {
-		mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, remaining(pu), metadata.AttributeHwPhysicalDiskStateRemaining)
+		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(pu), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
 	} else if left, _, ok := a.Attributes.LifeLeft(); ok {
 		// No device statistic: the attribute the drive database names as
 		// life left (a Phison SSD's 231, a Crucial's 202), normalized 0-100.
-		mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, float64(left)/100, metadata.AttributeHwPhysicalDiskStateRemaining)
+		r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, float64(left)/100, r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
 	}
 	if a.Identity != nil {
 		size := uint64(max(a.Identity.LogicalSectorSize, 512))
 		if n, ok := a.Stats.Get(ata.StatLogicalSectorsRead); ok {
-			mb.RecordHwPhysicalDiskIoDataPoint(ts, clampInt(sat(n, size)), metadata.AttributeDiskIoDirectionRead)
+			r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
 		}
 		if n, ok := a.Stats.Get(ata.StatLogicalSectorsWritten); ok {
-			mb.RecordHwPhysicalDiskIoDataPoint(ts, clampInt(sat(n, size)), metadata.AttributeDiskIoDirectionWrite)
+			r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, clampInt(sat(n, size)), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
 		}
 	}
 }
@@ -167,7 +178,7 @@ var nvmeWarnings = []struct {
 	{nvme.WarnPMRReadOnly, metadata.AttributeNvmeCriticalWarningPmrUnreliable},
 }
 
-func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVMeData, temp *tempRecorder) {
+func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 	if c := n.Controller; c != nil {
 		size := u128(c.TotalCapacity)
 		if size == 0 {
@@ -178,7 +189,7 @@ func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVM
 			}
 		}
 		if size > 0 {
-			mb.RecordHwPhysicalDiskSizeDataPoint(ts, size)
+			r.mb.RecordHwPhysicalDiskSizeDataPoint(r.ts, size, r.id, r.name, physicalDisk)
 		}
 		if w, ok := c.WarningTemp.Celsius(); ok {
 			temp.limit(float64(w), metadata.AttributeHwLimitTypeHighDegraded)
@@ -192,21 +203,21 @@ func recordNVMe(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, n *device.NVM
 		return
 	}
 	for _, w := range nvmeWarnings {
-		mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, boolInt(l.CriticalWarning.Has(w.bit)), w.attr)
+		r.mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(r.ts, boolInt(l.CriticalWarning.Has(w.bit)), r.id, r.name, physicalDisk, w.attr)
 	}
 	if t, ok := l.Temperature.Celsius(); ok {
 		temp.current(float64(t))
 	}
-	mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, float64(l.AvailableSpare)/100)
-	mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, float64(l.SpareThreshold)/100)
-	mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, remaining(uint64(l.PercentageUsed)), metadata.AttributeHwPhysicalDiskStateRemaining)
-	mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, min(u128(l.PowerOnHours), math.MaxInt64/3600)*3600)
-	mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, u128(l.PowerCycles))
-	mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, u128(l.UnsafeShutdowns))
-	mb.RecordHwPhysicalDiskIoDataPoint(ts, u128(l.BytesRead()), metadata.AttributeDiskIoDirectionRead)
-	mb.RecordHwPhysicalDiskIoDataPoint(ts, u128(l.BytesWritten()), metadata.AttributeDiskIoDirectionWrite)
-	mb.RecordHwErrorsDataPoint(ts, u128(l.MediaErrors), metadata.AttributeErrorTypeMedia)
-	mb.RecordHwErrorsDataPoint(ts, u128(l.ErrorLogEntries), metadata.AttributeErrorTypeErrorLogEntry)
+	r.mb.RecordHwPhysicalDiskSpareAvailableDataPoint(r.ts, float64(l.AvailableSpare)/100, r.id, r.name, physicalDisk)
+	r.mb.RecordHwPhysicalDiskSpareThresholdDataPoint(r.ts, float64(l.SpareThreshold)/100, r.id, r.name, physicalDisk)
+	r.mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(r.ts, remaining(uint64(l.PercentageUsed)), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskStateRemaining)
+	r.mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(r.ts, min(u128(l.PowerOnHours), math.MaxInt64/3600)*3600, r.id, r.name, physicalDisk)
+	r.mb.RecordHwPhysicalDiskPowerCyclesDataPoint(r.ts, u128(l.PowerCycles), r.id, r.name, physicalDisk)
+	r.mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(r.ts, u128(l.UnsafeShutdowns), r.id, r.name, physicalDisk)
+	r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, u128(l.BytesRead()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
+	r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, u128(l.BytesWritten()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
+	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.MediaErrors), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeMedia)
+	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.ErrorLogEntries), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeErrorLogEntry)
 }
 
 // remaining is the endurance left for a percentage-used value, 0-1.

@@ -83,19 +83,19 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
 				events = s.appendEvents(events, res, res1, v)
 			}
-			recordValues(s.mb, ts, snap, verdict)
+			recordValues(&recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, snap, verdict)
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
 			// flagged "no recorded value", which backends take as the end of the series.
-			recordValues(s.stale, ts, tr.last.Snapshot, &health.Verdict{State: tr.history.State()})
+			recordValues(&recorder{mb: s.stale, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, tr.last.Snapshot, &health.Verdict{State: tr.history.State()})
 			s.stale.EmitForResource(metadata.WithResource(res1))
 			tr.staleSent = true
 		}
 		for _, st := range device.Statuses {
-			s.mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), readStatusAttr(st))
+			s.mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, boolInt(st == res.Status), res.Disk.ID, res.Disk.Name, physicalDisk, readStatusAttr(st))
 		}
 		if !tr.lastOK.IsZero() {
-			s.mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix())
+			s.mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, tr.lastOK.Unix(), res.Disk.ID, res.Disk.Name, physicalDisk)
 		}
 		s.mb.EmitForResource(metadata.WithResource(res1))
 	}

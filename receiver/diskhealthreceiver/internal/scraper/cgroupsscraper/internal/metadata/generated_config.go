@@ -13,6 +13,7 @@ import (
 type ContainerDiskDiscardIoMetricAttributeKey string
 
 const (
+	ContainerDiskDiscardIoMetricAttributeKeyCgroupPath   ContainerDiskDiscardIoMetricAttributeKey = "cgroup.path"
 	ContainerDiskDiscardIoMetricAttributeKeySystemDevice ContainerDiskDiscardIoMetricAttributeKey = "system.device"
 )
 
@@ -42,9 +43,9 @@ func (ms *ContainerDiskDiscardIoMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
+		case ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric container.disk.discard.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
 		}
 	}
 
@@ -61,6 +62,7 @@ func (ms *ContainerDiskDiscardIoMetricConfig) Validate() error {
 type ContainerDiskDiscardOperationsMetricAttributeKey string
 
 const (
+	ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath   ContainerDiskDiscardOperationsMetricAttributeKey = "cgroup.path"
 	ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice ContainerDiskDiscardOperationsMetricAttributeKey = "system.device"
 )
 
@@ -90,9 +92,9 @@ func (ms *ContainerDiskDiscardOperationsMetricConfig) Unmarshal(parser *confmap.
 func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
+		case ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice:
 		default:
-			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [system.device]", val)
+			return fmt.Errorf("metric container.disk.discard.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device]", val)
 		}
 	}
 
@@ -109,6 +111,7 @@ func (ms *ContainerDiskDiscardOperationsMetricConfig) Validate() error {
 type ContainerDiskIoMetricAttributeKey string
 
 const (
+	ContainerDiskIoMetricAttributeKeyCgroupPath      ContainerDiskIoMetricAttributeKey = "cgroup.path"
 	ContainerDiskIoMetricAttributeKeySystemDevice    ContainerDiskIoMetricAttributeKey = "system.device"
 	ContainerDiskIoMetricAttributeKeyDiskIoDirection ContainerDiskIoMetricAttributeKey = "disk.io.direction"
 )
@@ -139,9 +142,9 @@ func (ms *ContainerDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ContainerDiskIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection:
+		case ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric container.disk.io doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+			return fmt.Errorf("metric container.disk.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -158,6 +161,7 @@ func (ms *ContainerDiskIoMetricConfig) Validate() error {
 type ContainerDiskOperationsMetricAttributeKey string
 
 const (
+	ContainerDiskOperationsMetricAttributeKeyCgroupPath      ContainerDiskOperationsMetricAttributeKey = "cgroup.path"
 	ContainerDiskOperationsMetricAttributeKeySystemDevice    ContainerDiskOperationsMetricAttributeKey = "system.device"
 	ContainerDiskOperationsMetricAttributeKeyDiskIoDirection ContainerDiskOperationsMetricAttributeKey = "disk.io.direction"
 )
@@ -188,9 +192,9 @@ func (ms *ContainerDiskOperationsMetricConfig) Unmarshal(parser *confmap.Conf) e
 func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
+		case ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [system.device, disk.io.direction]", val)
+			return fmt.Errorf("metric container.disk.operations doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction]", val)
 		}
 	}
 
@@ -207,6 +211,7 @@ func (ms *ContainerDiskOperationsMetricConfig) Validate() error {
 type ContainerIoLinuxPressure10sMetricAttributeKey string
 
 const (
+	ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure10sMetricAttributeKey = "cgroup.path"
 	ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure10sMetricAttributeKey = "system.linux.pressure.stall_type"
 )
 
@@ -236,9 +241,9 @@ func (ms *ContainerIoLinuxPressure10sMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
+		case ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric container.io.linux.pressure.10s doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -255,6 +260,7 @@ func (ms *ContainerIoLinuxPressure10sMetricConfig) Validate() error {
 type ContainerIoLinuxPressure1mMetricAttributeKey string
 
 const (
+	ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure1mMetricAttributeKey = "cgroup.path"
 	ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure1mMetricAttributeKey = "system.linux.pressure.stall_type"
 )
 
@@ -284,9 +290,9 @@ func (ms *ContainerIoLinuxPressure1mMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
+		case ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric container.io.linux.pressure.1m doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -303,6 +309,7 @@ func (ms *ContainerIoLinuxPressure1mMetricConfig) Validate() error {
 type ContainerIoLinuxPressure5mMetricAttributeKey string
 
 const (
+	ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressure5mMetricAttributeKey = "cgroup.path"
 	ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressure5mMetricAttributeKey = "system.linux.pressure.stall_type"
 )
 
@@ -332,9 +339,9 @@ func (ms *ContainerIoLinuxPressure5mMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
+		case ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric container.io.linux.pressure.5m doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -351,6 +358,7 @@ func (ms *ContainerIoLinuxPressure5mMetricConfig) Validate() error {
 type ContainerIoLinuxPressureTotalMetricAttributeKey string
 
 const (
+	ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath                   ContainerIoLinuxPressureTotalMetricAttributeKey = "cgroup.path"
 	ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType ContainerIoLinuxPressureTotalMetricAttributeKey = "system.linux.pressure.stall_type"
 )
 
@@ -380,9 +388,9 @@ func (ms *ContainerIoLinuxPressureTotalMetricConfig) Unmarshal(parser *confmap.C
 func (ms *ContainerIoLinuxPressureTotalMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
+		case ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType:
 		default:
-			return fmt.Errorf("metric container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [system.linux.pressure.stall_type]", val)
+			return fmt.Errorf("metric container.io.linux.pressure.total doesn't have an attribute %v, valid attributes: [cgroup.path, system.linux.pressure.stall_type]", val)
 		}
 	}
 
@@ -412,42 +420,42 @@ func DefaultMetricsConfig() MetricsConfig {
 		ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 		},
 		ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+			EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
 		},
 		ContainerDiskIo: ContainerDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+			EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 		},
 		ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+			EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 		},
 		ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
 		},
 		ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
 		},
 		ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
 		},
 		ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+			EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
 		},
 	}
 }

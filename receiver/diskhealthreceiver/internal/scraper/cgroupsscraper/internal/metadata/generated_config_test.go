@@ -29,42 +29,42 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
 					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 					},
 					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
 					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -84,42 +84,42 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ContainerDiskDiscardIo: ContainerDiskDiscardIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []ContainerDiskDiscardIoMetricAttributeKey{ContainerDiskDiscardIoMetricAttributeKeyCgroupPath, ContainerDiskDiscardIoMetricAttributeKeySystemDevice},
 					},
 					ContainerDiskDiscardOperations: ContainerDiskDiscardOperationsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
+						EnabledAttributes:   []ContainerDiskDiscardOperationsMetricAttributeKey{ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice},
 					},
 					ContainerDiskIo: ContainerDiskIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []ContainerDiskIoMetricAttributeKey{ContainerDiskIoMetricAttributeKeyCgroupPath, ContainerDiskIoMetricAttributeKeySystemDevice, ContainerDiskIoMetricAttributeKeyDiskIoDirection},
 					},
 					ContainerDiskOperations: ContainerDiskOperationsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []ContainerDiskOperationsMetricAttributeKey{ContainerDiskOperationsMetricAttributeKeyCgroupPath, ContainerDiskOperationsMetricAttributeKeySystemDevice, ContainerDiskOperationsMetricAttributeKeyDiskIoDirection},
 					},
 					ContainerIoLinuxPressure10s: ContainerIoLinuxPressure10sMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure10sMetricAttributeKey{ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressure1m: ContainerIoLinuxPressure1mMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure1mMetricAttributeKey{ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressure5m: ContainerIoLinuxPressure5mMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressure5mMetricAttributeKey{ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType},
 					},
 					ContainerIoLinuxPressureTotal: ContainerIoLinuxPressureTotalMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
+						EnabledAttributes:   []ContainerIoLinuxPressureTotalMetricAttributeKey{ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -146,7 +146,7 @@ func TestContainerDiskDiscardIoMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerDiskDiscardIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.io doesn't have an attribute invalid, valid attributes: [system.device]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
 
 	cfg = DefaultMetricsConfig().ContainerDiskDiscardIo
 	cfg.AggregationStrategy = "invalid"
@@ -158,7 +158,7 @@ func TestContainerDiskDiscardOperationsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerDiskDiscardOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [system.device]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.discard.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device]")
 
 	cfg = DefaultMetricsConfig().ContainerDiskDiscardOperations
 	cfg.AggregationStrategy = "invalid"
@@ -170,7 +170,7 @@ func TestContainerDiskIoMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerDiskIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.io doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().ContainerDiskIo
 	cfg.AggregationStrategy = "invalid"
@@ -182,7 +182,7 @@ func TestContainerDiskOperationsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerDiskOperationsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [system.device, disk.io.direction]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operations doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().ContainerDiskOperations
 	cfg.AggregationStrategy = "invalid"
@@ -194,7 +194,7 @@ func TestContainerIoLinuxPressure10sMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerIoLinuxPressure10sMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.10s doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
 
 	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure10s
 	cfg.AggregationStrategy = "invalid"
@@ -206,7 +206,7 @@ func TestContainerIoLinuxPressure1mMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerIoLinuxPressure1mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.1m doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
 
 	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure1m
 	cfg.AggregationStrategy = "invalid"
@@ -218,7 +218,7 @@ func TestContainerIoLinuxPressure5mMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerIoLinuxPressure5mMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.5m doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
 
 	cfg = DefaultMetricsConfig().ContainerIoLinuxPressure5m
 	cfg.AggregationStrategy = "invalid"
@@ -230,7 +230,7 @@ func TestContainerIoLinuxPressureTotalMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ContainerIoLinuxPressureTotalMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [system.linux.pressure.stall_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric container.io.linux.pressure.total doesn't have an attribute invalid, valid attributes: [cgroup.path, system.linux.pressure.stall_type]")
 
 	cfg = DefaultMetricsConfig().ContainerIoLinuxPressureTotal
 	cfg.AggregationStrategy = "invalid"

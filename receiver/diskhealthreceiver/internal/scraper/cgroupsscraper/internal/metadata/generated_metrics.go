@@ -75,35 +75,35 @@ var MapAttributeSystemLinuxPressureStallType = map[string]AttributeSystemLinuxPr
 var MetricsInfo = metricsInfo{
 	ContainerDiskDiscardIo: metricInfo{
 		Name:       "container.disk.discard.io",
-		Attributes: []string{"system.device"},
+		Attributes: []string{"cgroup.path", "system.device"},
 	},
 	ContainerDiskDiscardOperations: metricInfo{
 		Name:       "container.disk.discard.operations",
-		Attributes: []string{"system.device"},
+		Attributes: []string{"cgroup.path", "system.device"},
 	},
 	ContainerDiskIo: metricInfo{
 		Name:       "container.disk.io",
-		Attributes: []string{"system.device", "disk.io.direction"},
+		Attributes: []string{"cgroup.path", "system.device", "disk.io.direction"},
 	},
 	ContainerDiskOperations: metricInfo{
 		Name:       "container.disk.operations",
-		Attributes: []string{"system.device", "disk.io.direction"},
+		Attributes: []string{"cgroup.path", "system.device", "disk.io.direction"},
 	},
 	ContainerIoLinuxPressure10s: metricInfo{
 		Name:       "container.io.linux.pressure.10s",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
 	},
 	ContainerIoLinuxPressure1m: metricInfo{
 		Name:       "container.io.linux.pressure.1m",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
 	},
 	ContainerIoLinuxPressure5m: metricInfo{
 		Name:       "container.io.linux.pressure.5m",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
 	},
 	ContainerIoLinuxPressureTotal: metricInfo{
 		Name:       "container.io.linux.pressure.total",
-		Attributes: []string{"system.linux.pressure.stall_type"},
+		Attributes: []string{"cgroup.path", "system.linux.pressure.stall_type"},
 	},
 }
 
@@ -142,7 +142,7 @@ func (m *metricContainerDiskDiscardIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -150,6 +150,9 @@ func (m *metricContainerDiskDiscardIo) recordDataPoint(start pcommon.Timestamp, 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardIoMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
@@ -233,7 +236,7 @@ func (m *metricContainerDiskDiscardOperations) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
+func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -241,6 +244,9 @@ func (m *metricContainerDiskDiscardOperations) recordDataPoint(start pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerDiskDiscardOperationsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
@@ -324,7 +330,7 @@ func (m *metricContainerDiskIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -332,6 +338,9 @@ func (m *metricContainerDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcom
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerDiskIoMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
@@ -418,7 +427,7 @@ func (m *metricContainerDiskOperations) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
+func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -426,6 +435,9 @@ func (m *metricContainerDiskOperations) recordDataPoint(start pcommon.Timestamp,
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationsMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
 	}
@@ -510,7 +522,7 @@ func (m *metricContainerIoLinuxPressure10s) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -518,6 +530,9 @@ func (m *metricContainerIoLinuxPressure10s) recordDataPoint(start pcommon.Timest
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure10sMetricAttributeKeySystemLinuxPressureStallType) {
 		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
 	}
@@ -599,7 +614,7 @@ func (m *metricContainerIoLinuxPressure1m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -607,6 +622,9 @@ func (m *metricContainerIoLinuxPressure1m) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure1mMetricAttributeKeySystemLinuxPressureStallType) {
 		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
 	}
@@ -688,7 +706,7 @@ func (m *metricContainerIoLinuxPressure5m) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -696,6 +714,9 @@ func (m *metricContainerIoLinuxPressure5m) recordDataPoint(start pcommon.Timesta
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressure5mMetricAttributeKeySystemLinuxPressureStallType) {
 		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
 	}
@@ -779,7 +800,7 @@ func (m *metricContainerIoLinuxPressureTotal) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue string) {
+func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -787,6 +808,9 @@ func (m *metricContainerIoLinuxPressureTotal) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, ContainerIoLinuxPressureTotalMetricAttributeKeySystemLinuxPressureStallType) {
 		dp.Attributes().PutStr("system.linux.pressure.stall_type", systemLinuxPressureStallTypeAttributeValue)
 	}
@@ -1051,43 +1075,43 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordContainerDiskDiscardIoDataPoint adds a data point to container.disk.discard.io metric.
-func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+func (mb *MetricsBuilder) RecordContainerDiskDiscardIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
 }
 
 // RecordContainerDiskDiscardOperationsDataPoint adds a data point to container.disk.discard.operations metric.
-func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string) {
-	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue)
+func (mb *MetricsBuilder) RecordContainerDiskDiscardOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string) {
+	mb.metricContainerDiskDiscardOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue)
 }
 
 // RecordContainerDiskIoDataPoint adds a data point to container.disk.io metric.
-func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerDiskIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordContainerDiskOperationsDataPoint adds a data point to container.disk.operations metric.
-func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerDiskOperationsDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricContainerDiskOperations.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, diskIoDirectionAttributeValue.String())
 }
 
 // RecordContainerIoLinuxPressure10sDataPoint adds a data point to container.io.linux.pressure.10s metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure10sDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure10s.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // RecordContainerIoLinuxPressure1mDataPoint adds a data point to container.io.linux.pressure.1m metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure1mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure1m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // RecordContainerIoLinuxPressure5mDataPoint adds a data point to container.io.linux.pressure.5m metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressure5mDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressure5m.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // RecordContainerIoLinuxPressureTotalDataPoint adds a data point to container.io.linux.pressure.total metric.
-func (mb *MetricsBuilder) RecordContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
-	mb.metricContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, systemLinuxPressureStallTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordContainerIoLinuxPressureTotalDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemLinuxPressureStallTypeAttributeValue AttributeSystemLinuxPressureStallType) {
+	mb.metricContainerIoLinuxPressureTotal.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemLinuxPressureStallTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

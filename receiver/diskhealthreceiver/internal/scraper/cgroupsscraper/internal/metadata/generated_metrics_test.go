@@ -85,51 +85,51 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "system.device-val")
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordContainerDiskDiscardIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "system.device-val")
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "system.device-val-2")
+				mb.RecordContainerDiskDiscardOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskIoDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			mb.RecordContainerDiskIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskIoDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+				mb.RecordContainerDiskIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "system.device-val", AttributeDiskIoDirectionRead)
+			mb.RecordContainerDiskOperationsDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "system.device-val-2", AttributeDiskIoDirectionWrite)
+				mb.RecordContainerDiskOperationsDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeDiskIoDirectionWrite)
 			}
 
 			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordContainerIoLinuxPressure10sDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
 			}
 
 			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordContainerIoLinuxPressure1mDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
 			}
 
 			allMetricsCount++
-			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordContainerIoLinuxPressure5mDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1, AttributeSystemLinuxPressureStallTypeSome)
+			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 1, "cgroup.path-val", AttributeSystemLinuxPressureStallTypeSome)
 			if tt.name == "reaggregate_set" {
-				mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 3, AttributeSystemLinuxPressureStallTypeFull)
+				mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, 3, "cgroup.path-val-2", AttributeSystemLinuxPressureStallTypeFull)
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -192,6 +192,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
@@ -218,7 +221,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("system.device")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
 				case "container.disk.discard.operations":
@@ -236,6 +241,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
@@ -262,7 +270,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("system.device")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 					}
 				case "container.disk.io":
@@ -280,6 +290,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
@@ -309,7 +322,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("system.device")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
@@ -329,6 +344,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
@@ -358,7 +376,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("system.device")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
@@ -376,6 +396,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.True(t, ok)
 						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
@@ -400,7 +423,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				case "container.io.linux.pressure.1m":
@@ -416,6 +441,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.True(t, ok)
 						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
@@ -440,7 +468,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				case "container.io.linux.pressure.5m":
@@ -456,6 +486,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.True(t, ok)
 						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
@@ -480,7 +513,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				case "container.io.linux.pressure.total":
@@ -498,6 +533,9 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
 						systemLinuxPressureStallTypeAttrVal, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.True(t, ok)
 						assert.Equal(t, "some", systemLinuxPressureStallTypeAttrVal.Str())
@@ -524,7 +562,9 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("system.linux.pressure.stall_type")
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.linux.pressure.stall_type")
 						assert.False(t, ok)
 					}
 				}

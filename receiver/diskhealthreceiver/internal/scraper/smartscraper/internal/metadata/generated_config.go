@@ -13,6 +13,9 @@ import (
 type HwErrorsMetricAttributeKey string
 
 const (
+	HwErrorsMetricAttributeKeyHwID      HwErrorsMetricAttributeKey = "hw.id"
+	HwErrorsMetricAttributeKeyHwName    HwErrorsMetricAttributeKey = "hw.name"
+	HwErrorsMetricAttributeKeyHwType    HwErrorsMetricAttributeKey = "hw.type"
 	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
 )
 
@@ -42,9 +45,9 @@ func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwErrorsMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwErrorsMetricAttributeKeyErrorType:
+		case HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType:
 		default:
-			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [error.type]", val)
+			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, error.type]", val)
 		}
 	}
 
@@ -61,6 +64,9 @@ func (ms *HwErrorsMetricConfig) Validate() error {
 type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
 
 const (
+	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID                HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.id"
+	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName              HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.name"
+	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType              HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.type"
 	HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState HwPhysicalDiskEnduranceUtilizationMetricAttributeKey = "hw.physical_disk.state"
 )
 
@@ -90,9 +96,9 @@ func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Unmarshal(parser *conf
 func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
+		case HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.physical_disk.state]", val)
+			return fmt.Errorf("metric hw.physical_disk.endurance_utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]", val)
 		}
 	}
 
@@ -109,6 +115,9 @@ func (ms *HwPhysicalDiskEnduranceUtilizationMetricConfig) Validate() error {
 type HwPhysicalDiskIoMetricAttributeKey string
 
 const (
+	HwPhysicalDiskIoMetricAttributeKeyHwID            HwPhysicalDiskIoMetricAttributeKey = "hw.id"
+	HwPhysicalDiskIoMetricAttributeKeyHwName          HwPhysicalDiskIoMetricAttributeKey = "hw.name"
+	HwPhysicalDiskIoMetricAttributeKeyHwType          HwPhysicalDiskIoMetricAttributeKey = "hw.type"
 	HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskIoMetricAttributeKey = "disk.io.direction"
 )
 
@@ -138,9 +147,9 @@ func (ms *HwPhysicalDiskIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
+		case HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.io doesn't have an attribute %v, valid attributes: [disk.io.direction]", val)
+			return fmt.Errorf("metric hw.physical_disk.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
 		}
 	}
 
@@ -157,6 +166,9 @@ func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
 type HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
 
 const (
+	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID                HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.id"
+	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName              HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.name"
+	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType              HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "hw.type"
 	HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey = "nvme.critical_warning"
 )
 
@@ -186,9 +198,9 @@ func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Unmarshal(parser *confm
 func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
+		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [nvme.critical_warning]", val)
+			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]", val)
 		}
 	}
 
@@ -201,10 +213,22 @@ func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskPowerCyclesMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.power_cycles metric.
+type HwPhysicalDiskPowerCyclesMetricAttributeKey string
+
+const (
+	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID   HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.id"
+	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.name"
+	HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType HwPhysicalDiskPowerCyclesMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskPowerCyclesMetricConfig provides config for the hw.physical_disk.power_cycles metric.
 type HwPhysicalDiskPowerCyclesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskPowerCyclesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -221,10 +245,40 @@ func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
+func (ms *HwPhysicalDiskPowerCyclesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.power_cycles doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskPowerOnTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.power_on_time metric.
+type HwPhysicalDiskPowerOnTimeMetricAttributeKey string
+
+const (
+	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID   HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.id"
+	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.name"
+	HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType HwPhysicalDiskPowerOnTimeMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskPowerOnTimeMetricConfig provides config for the hw.physical_disk.power_on_time metric.
 type HwPhysicalDiskPowerOnTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskPowerOnTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -241,10 +295,40 @@ func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
+func (ms *HwPhysicalDiskPowerOnTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.power_on_time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSizeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.size metric.
+type HwPhysicalDiskSizeMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSizeMetricAttributeKeyHwID   HwPhysicalDiskSizeMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSizeMetricAttributeKeyHwName HwPhysicalDiskSizeMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSizeMetricAttributeKeyHwType HwPhysicalDiskSizeMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskSizeMetricConfig provides config for the hw.physical_disk.size metric.
 type HwPhysicalDiskSizeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSizeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -261,10 +345,31 @@ func (ms *HwPhysicalDiskSizeMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
+func (ms *HwPhysicalDiskSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.size doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskSmartMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart metric.
 type HwPhysicalDiskSmartMetricAttributeKey string
 
 const (
+	HwPhysicalDiskSmartMetricAttributeKeyHwID                         HwPhysicalDiskSmartMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartMetricAttributeKeyHwName                       HwPhysicalDiskSmartMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartMetricAttributeKeyHwType                       HwPhysicalDiskSmartMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartMetricAttributeKey = "hw.physical_disk.smart_attribute"
 	HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartMetricAttributeKey = "smart.attribute.id"
 )
@@ -295,9 +400,9 @@ func (ms *HwPhysicalDiskSmartMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
+		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
 		}
 	}
 
@@ -314,6 +419,9 @@ func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
 type HwPhysicalDiskSmartNormalizedMetricAttributeKey string
 
 const (
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID                         HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName                       HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType                       HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartNormalizedMetricAttributeKey = "hw.physical_disk.smart_attribute"
 	HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartNormalizedMetricAttributeKey = "smart.attribute.id"
 )
@@ -344,9 +452,9 @@ func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Unmarshal(parser *confmap.C
 func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID:
+		case HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart.normalized doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
 		}
 	}
 
@@ -363,6 +471,9 @@ func (ms *HwPhysicalDiskSmartNormalizedMetricConfig) Validate() error {
 type HwPhysicalDiskSmartReadStatusMetricAttributeKey string
 
 const (
+	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID            HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName          HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType          HwPhysicalDiskSmartReadStatusMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartReadStatusMetricAttributeKey = "smart.read.status"
 )
 
@@ -392,9 +503,9 @@ func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Unmarshal(parser *confmap.C
 func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
+		case HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [smart.read.status]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]", val)
 		}
 	}
 
@@ -407,10 +518,22 @@ func (ms *HwPhysicalDiskSmartReadStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskSmartReadTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.read.time metric.
+type HwPhysicalDiskSmartReadTimeMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID   HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType HwPhysicalDiskSmartReadTimeMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskSmartReadTimeMetricConfig provides config for the hw.physical_disk.smart.read.time metric.
 type HwPhysicalDiskSmartReadTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartReadTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -427,10 +550,31 @@ func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
+func (ms *HwPhysicalDiskSmartReadTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.read.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskSmartThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.threshold metric.
 type HwPhysicalDiskSmartThresholdMetricAttributeKey string
 
 const (
+	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID                         HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName                       HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType                       HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartThresholdMetricAttributeKey = "hw.physical_disk.smart_attribute"
 	HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartThresholdMetricAttributeKey = "smart.attribute.id"
 )
@@ -461,9 +605,9 @@ func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Unmarshal(parser *confmap.Co
 func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID:
+		case HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
 		}
 	}
 
@@ -480,6 +624,9 @@ func (ms *HwPhysicalDiskSmartThresholdMetricConfig) Validate() error {
 type HwPhysicalDiskSmartWorstMetricAttributeKey string
 
 const (
+	HwPhysicalDiskSmartWorstMetricAttributeKeyHwID                         HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartWorstMetricAttributeKeyHwName                       HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartWorstMetricAttributeKeyHwType                       HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.type"
 	HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute HwPhysicalDiskSmartWorstMetricAttributeKey = "hw.physical_disk.smart_attribute"
 	HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID             HwPhysicalDiskSmartWorstMetricAttributeKey = "smart.attribute.id"
 )
@@ -510,9 +657,9 @@ func (ms *HwPhysicalDiskSmartWorstMetricConfig) Unmarshal(parser *confmap.Conf) 
 func (ms *HwPhysicalDiskSmartWorstMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID:
+		case HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID:
 		default:
-			return fmt.Errorf("metric hw.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+			return fmt.Errorf("metric hw.physical_disk.smart.worst doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
 		}
 	}
 
@@ -525,10 +672,22 @@ func (ms *HwPhysicalDiskSmartWorstMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskSpareAvailableMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.spare.available metric.
+type HwPhysicalDiskSpareAvailableMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID   HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType HwPhysicalDiskSpareAvailableMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskSpareAvailableMetricConfig provides config for the hw.physical_disk.spare.available metric.
 type HwPhysicalDiskSpareAvailableMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSpareAvailableMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -545,10 +704,40 @@ func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
+func (ms *HwPhysicalDiskSpareAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.spare.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSpareThresholdMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.spare.threshold metric.
+type HwPhysicalDiskSpareThresholdMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID   HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType HwPhysicalDiskSpareThresholdMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskSpareThresholdMetricConfig provides config for the hw.physical_disk.spare.threshold metric.
 type HwPhysicalDiskSpareThresholdMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSpareThresholdMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -565,10 +754,40 @@ func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
+func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.spare.threshold doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskUnsafeShutdownsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.unsafe_shutdowns metric.
+type HwPhysicalDiskUnsafeShutdownsMetricAttributeKey string
+
+const (
+	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID   HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.id"
+	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.name"
+	HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType HwPhysicalDiskUnsafeShutdownsMetricAttributeKey = "hw.type"
+)
+
 // HwPhysicalDiskUnsafeShutdownsMetricConfig provides config for the hw.physical_disk.unsafe_shutdowns metric.
 type HwPhysicalDiskUnsafeShutdownsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -585,10 +804,31 @@ func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Unmarshal(parser *confmap.C
 	return nil
 }
 
+func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwStatusMetricAttributeKey specifies the key of an attribute for the hw.status metric.
 type HwStatusMetricAttributeKey string
 
 const (
+	HwStatusMetricAttributeKeyHwID    HwStatusMetricAttributeKey = "hw.id"
+	HwStatusMetricAttributeKeyHwName  HwStatusMetricAttributeKey = "hw.name"
+	HwStatusMetricAttributeKeyHwType  HwStatusMetricAttributeKey = "hw.type"
 	HwStatusMetricAttributeKeyHwState HwStatusMetricAttributeKey = "hw.state"
 )
 
@@ -618,9 +858,9 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwStatusMetricAttributeKeyHwState:
+		case HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState:
 		default:
-			return fmt.Errorf("metric hw.status doesn't have an attribute %v, valid attributes: [hw.state]", val)
+			return fmt.Errorf("metric hw.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.state]", val)
 		}
 	}
 
@@ -633,10 +873,22 @@ func (ms *HwStatusMetricConfig) Validate() error {
 	return nil
 }
 
+// HwTemperatureMetricAttributeKey specifies the key of an attribute for the hw.temperature metric.
+type HwTemperatureMetricAttributeKey string
+
+const (
+	HwTemperatureMetricAttributeKeyHwID   HwTemperatureMetricAttributeKey = "hw.id"
+	HwTemperatureMetricAttributeKeyHwName HwTemperatureMetricAttributeKey = "hw.name"
+	HwTemperatureMetricAttributeKeyHwType HwTemperatureMetricAttributeKey = "hw.type"
+)
+
 // HwTemperatureMetricConfig provides config for the hw.temperature metric.
 type HwTemperatureMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
+
+	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwTemperatureMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -653,10 +905,31 @@ func (ms *HwTemperatureMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+func (ms *HwTemperatureMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.temperature doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwTemperatureLimitMetricAttributeKey specifies the key of an attribute for the hw.temperature.limit metric.
 type HwTemperatureLimitMetricAttributeKey string
 
 const (
+	HwTemperatureLimitMetricAttributeKeyHwID        HwTemperatureLimitMetricAttributeKey = "hw.id"
+	HwTemperatureLimitMetricAttributeKeyHwName      HwTemperatureLimitMetricAttributeKey = "hw.name"
+	HwTemperatureLimitMetricAttributeKeyHwType      HwTemperatureLimitMetricAttributeKey = "hw.type"
 	HwTemperatureLimitMetricAttributeKeyHwLimitType HwTemperatureLimitMetricAttributeKey = "hw.limit_type"
 )
 
@@ -686,9 +959,9 @@ func (ms *HwTemperatureLimitMetricConfig) Unmarshal(parser *confmap.Conf) error 
 func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwTemperatureLimitMetricAttributeKeyHwLimitType:
+		case HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType:
 		default:
-			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.limit_type]", val)
+			return fmt.Errorf("metric hw.temperature.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.limit_type]", val)
 		}
 	}
 
@@ -729,81 +1002,97 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwErrors: HwErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 		},
 		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+			EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 		},
 		HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 		},
 		HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
 		},
 		HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
 		},
 		HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+			EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
 		},
 		HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+			EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
 		},
 		HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+			EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
 		},
 		HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+			EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
 		},
 		HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
 		},
 		HwStatus: HwStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+			EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
 		},
 		HwTemperature: HwTemperatureMetricConfig{
-			Enabled: true,
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
 		},
 		HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+			EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 		},
 	}
 }

@@ -29,81 +29,97 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwErrors: HwErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 					},
 					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 					},
 					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
 					},
 					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
 					},
 					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: true,
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
 					},
 					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -127,81 +143,97 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwErrors: HwErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyErrorType},
+						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
+						EnabledAttributes:   []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState},
 					},
 					HwPhysicalDiskIo: HwPhysicalDiskIoMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
+						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 					},
 					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
 					},
 					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskPowerCyclesMetricAttributeKey{HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskPowerOnTime: HwPhysicalDiskPowerOnTimeMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskPowerOnTimeMetricAttributeKey{HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSize: HwPhysicalDiskSizeMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSizeMetricAttributeKey{HwPhysicalDiskSizeMetricAttributeKeyHwID, HwPhysicalDiskSizeMetricAttributeKeyHwName, HwPhysicalDiskSizeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSmart: HwPhysicalDiskSmartMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartNormalizedMetricAttributeKey{HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartNormalizedMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartReadStatus: HwPhysicalDiskSmartReadStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
+						EnabledAttributes:   []HwPhysicalDiskSmartReadStatusMetricAttributeKey{HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus},
 					},
 					HwPhysicalDiskSmartReadTime: HwPhysicalDiskSmartReadTimeMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSmartReadTimeMetricAttributeKey{HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSmartThreshold: HwPhysicalDiskSmartThresholdMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartThresholdMetricAttributeKey{HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartThresholdMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSmartWorst: HwPhysicalDiskSmartWorstMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
+						EnabledAttributes:   []HwPhysicalDiskSmartWorstMetricAttributeKey{HwPhysicalDiskSmartWorstMetricAttributeKeyHwID, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartWorstMetricAttributeKeySmartAttributeID},
 					},
 					HwPhysicalDiskSpareAvailable: HwPhysicalDiskSpareAvailableMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSpareAvailableMetricAttributeKey{HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskSpareThreshold: HwPhysicalDiskSpareThresholdMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 					},
 					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwState},
+						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
 					},
 					HwTemperature: HwTemperatureMetricConfig{
-						Enabled: false,
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwTemperatureMetricAttributeKey{HwTemperatureMetricAttributeKeyHwID, HwTemperatureMetricAttributeKeyHwName, HwTemperatureMetricAttributeKeyHwType},
 					},
 					HwTemperatureLimit: HwTemperatureLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwLimitType},
+						EnabledAttributes:   []HwTemperatureLimitMetricAttributeKey{HwTemperatureLimitMetricAttributeKeyHwID, HwTemperatureLimitMetricAttributeKeyHwName, HwTemperatureLimitMetricAttributeKeyHwType, HwTemperatureLimitMetricAttributeKeyHwLimitType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -232,7 +264,7 @@ func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [error.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, error.type]")
 
 	cfg = DefaultMetricsConfig().HwErrors
 	cfg.AggregationStrategy = "invalid"
@@ -244,7 +276,7 @@ func TestHwPhysicalDiskEnduranceUtilizationMetricsConfig_Validate(t *testing.T) 
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskEnduranceUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.physical_disk.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.endurance_utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.state]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskEnduranceUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -256,7 +288,7 @@ func TestHwPhysicalDiskIoMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskIoMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.io doesn't have an attribute invalid, valid attributes: [disk.io.direction]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskIo
 	cfg.AggregationStrategy = "invalid"
@@ -268,9 +300,45 @@ func TestHwPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [nvme.critical_warning]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskPowerCyclesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskPowerCycles
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskPowerCyclesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.power_cycles doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskPowerCycles
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskPowerOnTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskPowerOnTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskPowerOnTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.power_on_time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskPowerOnTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.size doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSize
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -280,7 +348,7 @@ func TestHwPhysicalDiskSmartMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmart
 	cfg.AggregationStrategy = "invalid"
@@ -292,7 +360,7 @@ func TestHwPhysicalDiskSmartNormalizedMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartNormalizedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.normalized doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.normalized doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartNormalized
 	cfg.AggregationStrategy = "invalid"
@@ -304,9 +372,21 @@ func TestHwPhysicalDiskSmartReadStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartReadStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.status doesn't have an attribute invalid, valid attributes: [smart.read.status]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, smart.read.status]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartReadStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartReadTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartReadTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartReadTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.read.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartReadTime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -316,7 +396,7 @@ func TestHwPhysicalDiskSmartThresholdMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartThresholdMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.threshold doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartThreshold
 	cfg.AggregationStrategy = "invalid"
@@ -328,9 +408,45 @@ func TestHwPhysicalDiskSmartWorstMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwPhysicalDiskSmartWorstMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.worst doesn't have an attribute invalid, valid attributes: [hw.physical_disk.smart_attribute, smart.attribute.id]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.worst doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartWorst
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSpareAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSpareAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSpareAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.spare.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSpareAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSpareThresholdMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSpareThreshold
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSpareThresholdMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.spare.threshold doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSpareThreshold
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskUnsafeShutdownsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -340,9 +456,21 @@ func TestHwStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.status doesn't have an attribute invalid, valid attributes: [hw.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.state]")
 
 	cfg = DefaultMetricsConfig().HwStatus
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwTemperatureMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwTemperature
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwTemperatureMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwTemperature
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -352,7 +480,7 @@ func TestHwTemperatureLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwTemperatureLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.limit_type]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.temperature.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.limit_type]")
 
 	cfg = DefaultMetricsConfig().HwTemperatureLimit
 	cfg.AggregationStrategy = "invalid"

@@ -178,6 +178,28 @@ var MapAttributeHwState = map[string]AttributeHwState{
 	"failed":            AttributeHwStateFailed,
 }
 
+// AttributeHwType specifies the value hw.type attribute.
+type AttributeHwType int
+
+const (
+	_ AttributeHwType = iota
+	AttributeHwTypePhysicalDisk
+)
+
+// String returns the string representation of the AttributeHwType.
+func (av AttributeHwType) String() string {
+	switch av {
+	case AttributeHwTypePhysicalDisk:
+		return "physical_disk"
+	}
+	return ""
+}
+
+// MapAttributeHwType is a helper map of string to AttributeHwType attribute value.
+var MapAttributeHwType = map[string]AttributeHwType{
+	"physical_disk": AttributeHwTypePhysicalDisk,
+}
+
 // AttributeNvmeCriticalWarning specifies the value nvme.critical_warning attribute.
 type AttributeNvmeCriticalWarning int
 
@@ -265,71 +287,79 @@ var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
 var MetricsInfo = metricsInfo{
 	HwErrors: metricInfo{
 		Name:       "hw.errors",
-		Attributes: []string{"error.type"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type"},
 	},
 	HwPhysicalDiskEnduranceUtilization: metricInfo{
 		Name:       "hw.physical_disk.endurance_utilization",
-		Attributes: []string{"hw.physical_disk.state"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.state"},
 	},
 	HwPhysicalDiskIo: metricInfo{
 		Name:       "hw.physical_disk.io",
-		Attributes: []string{"disk.io.direction"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
 	},
 	HwPhysicalDiskNvmeCriticalWarning: metricInfo{
 		Name:       "hw.physical_disk.nvme.critical_warning",
-		Attributes: []string{"nvme.critical_warning"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.critical_warning"},
 	},
 	HwPhysicalDiskPowerCycles: metricInfo{
-		Name: "hw.physical_disk.power_cycles",
+		Name:       "hw.physical_disk.power_cycles",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskPowerOnTime: metricInfo{
-		Name: "hw.physical_disk.power_on_time",
+		Name:       "hw.physical_disk.power_on_time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskSize: metricInfo{
-		Name: "hw.physical_disk.size",
+		Name:       "hw.physical_disk.size",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskSmart: metricInfo{
 		Name:       "hw.physical_disk.smart",
-		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
 	},
 	HwPhysicalDiskSmartNormalized: metricInfo{
 		Name:       "hw.physical_disk.smart.normalized",
-		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
 	},
 	HwPhysicalDiskSmartReadStatus: metricInfo{
 		Name:       "hw.physical_disk.smart.read.status",
-		Attributes: []string{"smart.read.status"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "smart.read.status"},
 	},
 	HwPhysicalDiskSmartReadTime: metricInfo{
-		Name: "hw.physical_disk.smart.read.time",
+		Name:       "hw.physical_disk.smart.read.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskSmartThreshold: metricInfo{
 		Name:       "hw.physical_disk.smart.threshold",
-		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
 	},
 	HwPhysicalDiskSmartWorst: metricInfo{
 		Name:       "hw.physical_disk.smart.worst",
-		Attributes: []string{"hw.physical_disk.smart_attribute", "smart.attribute.id"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
 	},
 	HwPhysicalDiskSpareAvailable: metricInfo{
-		Name: "hw.physical_disk.spare.available",
+		Name:       "hw.physical_disk.spare.available",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskSpareThreshold: metricInfo{
-		Name: "hw.physical_disk.spare.threshold",
+		Name:       "hw.physical_disk.spare.threshold",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwPhysicalDiskUnsafeShutdowns: metricInfo{
-		Name: "hw.physical_disk.unsafe_shutdowns",
+		Name:       "hw.physical_disk.unsafe_shutdowns",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwStatus: metricInfo{
 		Name:       "hw.status",
-		Attributes: []string{"hw.state"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.state"},
 	},
 	HwTemperature: metricInfo{
-		Name: "hw.temperature",
+		Name:       "hw.temperature",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwTemperatureLimit: metricInfo{
 		Name:       "hw.temperature.limit",
-		Attributes: []string{"hw.limit_type"},
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.limit_type"},
 	},
 }
 
@@ -379,7 +409,7 @@ func (m *metricHwErrors) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, errorTypeAttributeValue string) {
+func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, errorTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -387,6 +417,15 @@ func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
 		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
 	}
@@ -468,7 +507,7 @@ func (m *metricHwPhysicalDiskEnduranceUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwPhysicalDiskStateAttributeValue string) {
+func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -476,6 +515,15 @@ func (m *metricHwPhysicalDiskEnduranceUtilization) recordDataPoint(start pcommon
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskEnduranceUtilizationMetricAttributeKeyHwPhysicalDiskState) {
 		dp.Attributes().PutStr("hw.physical_disk.state", hwPhysicalDiskStateAttributeValue)
 	}
@@ -559,7 +607,7 @@ func (m *metricHwPhysicalDiskIo) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskIoDirectionAttributeValue string) {
+func (m *metricHwPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -567,6 +615,15 @@ func (m *metricHwPhysicalDiskIo) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection) {
 		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
 	}
@@ -648,7 +705,7 @@ func (m *metricHwPhysicalDiskNvmeCriticalWarning) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, nvmeCriticalWarningAttributeValue string) {
+func (m *metricHwPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeCriticalWarningAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -656,6 +713,15 @@ func (m *metricHwPhysicalDiskNvmeCriticalWarning) recordDataPoint(start pcommon.
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning) {
 		dp.Attributes().PutStr("nvme.critical_warning", nvmeCriticalWarningAttributeValue)
 	}
@@ -721,9 +787,10 @@ func newMetricHwPhysicalDiskNvmeCriticalWarning(cfg HwPhysicalDiskNvmeCriticalWa
 }
 
 type metricHwPhysicalDiskPowerCycles struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwPhysicalDiskPowerCyclesMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        HwPhysicalDiskPowerCyclesMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.power_cycles metric with initial data.
@@ -734,16 +801,55 @@ func (m *metricHwPhysicalDiskPowerCycles) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskPowerCycles) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwPhysicalDiskPowerCycles) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerCyclesMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -756,6 +862,11 @@ func (m *metricHwPhysicalDiskPowerCycles) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskPowerCycles) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -773,9 +884,10 @@ func newMetricHwPhysicalDiskPowerCycles(cfg HwPhysicalDiskPowerCyclesMetricConfi
 }
 
 type metricHwPhysicalDiskPowerOnTime struct {
-	data     pmetric.Metric                        // data buffer for generated metric.
-	config   HwPhysicalDiskPowerOnTimeMetricConfig // metric config provided by user.
-	capacity int                                   // max observed number of data points added to the metric.
+	data          pmetric.Metric                        // data buffer for generated metric.
+	config        HwPhysicalDiskPowerOnTimeMetricConfig // metric config provided by user.
+	capacity      int                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.power_on_time metric with initial data.
@@ -786,16 +898,55 @@ func (m *metricHwPhysicalDiskPowerOnTime) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskPowerOnTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwPhysicalDiskPowerOnTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskPowerOnTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -808,6 +959,11 @@ func (m *metricHwPhysicalDiskPowerOnTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskPowerOnTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -825,9 +981,10 @@ func newMetricHwPhysicalDiskPowerOnTime(cfg HwPhysicalDiskPowerOnTimeMetricConfi
 }
 
 type metricHwPhysicalDiskSize struct {
-	data     pmetric.Metric                 // data buffer for generated metric.
-	config   HwPhysicalDiskSizeMetricConfig // metric config provided by user.
-	capacity int                            // max observed number of data points added to the metric.
+	data          pmetric.Metric                 // data buffer for generated metric.
+	config        HwPhysicalDiskSizeMetricConfig // metric config provided by user.
+	capacity      int                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.size metric with initial data.
@@ -838,16 +995,55 @@ func (m *metricHwPhysicalDiskSize) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwPhysicalDiskSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSizeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSizeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSizeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -860,6 +1056,11 @@ func (m *metricHwPhysicalDiskSize) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskSize) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -893,7 +1094,7 @@ func (m *metricHwPhysicalDiskSmart) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -901,6 +1102,15 @@ func (m *metricHwPhysicalDiskSmart) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
 	}
@@ -985,7 +1195,7 @@ func (m *metricHwPhysicalDiskSmartNormalized) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -993,6 +1203,15 @@ func (m *metricHwPhysicalDiskSmartNormalized) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartNormalizedMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
 	}
@@ -1079,7 +1298,7 @@ func (m *metricHwPhysicalDiskSmartReadStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, smartReadStatusAttributeValue string) {
+func (m *metricHwPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, smartReadStatusAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1087,6 +1306,15 @@ func (m *metricHwPhysicalDiskSmartReadStatus) recordDataPoint(start pcommon.Time
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadStatusMetricAttributeKeySmartReadStatus) {
 		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
 	}
@@ -1152,9 +1380,10 @@ func newMetricHwPhysicalDiskSmartReadStatus(cfg HwPhysicalDiskSmartReadStatusMet
 }
 
 type metricHwPhysicalDiskSmartReadTime struct {
-	data     pmetric.Metric                          // data buffer for generated metric.
-	config   HwPhysicalDiskSmartReadTimeMetricConfig // metric config provided by user.
-	capacity int                                     // max observed number of data points added to the metric.
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        HwPhysicalDiskSmartReadTimeMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.smart.read.time metric with initial data.
@@ -1163,16 +1392,55 @@ func (m *metricHwPhysicalDiskSmartReadTime) init() {
 	m.data.SetDescription("Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmartReadTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwPhysicalDiskSmartReadTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartReadTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1185,6 +1453,11 @@ func (m *metricHwPhysicalDiskSmartReadTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskSmartReadTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1218,7 +1491,7 @@ func (m *metricHwPhysicalDiskSmartThreshold) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1226,6 +1499,15 @@ func (m *metricHwPhysicalDiskSmartThreshold) recordDataPoint(start pcommon.Times
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartThresholdMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
 	}
@@ -1310,7 +1592,7 @@ func (m *metricHwPhysicalDiskSmartWorst) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+func (m *metricHwPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1318,6 +1600,15 @@ func (m *metricHwPhysicalDiskSmartWorst) recordDataPoint(start pcommon.Timestamp
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartWorstMetricAttributeKeyHwPhysicalDiskSmartAttribute) {
 		dp.Attributes().PutStr("hw.physical_disk.smart_attribute", hwPhysicalDiskSmartAttributeAttributeValue)
 	}
@@ -1386,9 +1677,10 @@ func newMetricHwPhysicalDiskSmartWorst(cfg HwPhysicalDiskSmartWorstMetricConfig)
 }
 
 type metricHwPhysicalDiskSpareAvailable struct {
-	data     pmetric.Metric                           // data buffer for generated metric.
-	config   HwPhysicalDiskSpareAvailableMetricConfig // metric config provided by user.
-	capacity int                                      // max observed number of data points added to the metric.
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        HwPhysicalDiskSpareAvailableMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.spare.available metric with initial data.
@@ -1397,16 +1689,55 @@ func (m *metricHwPhysicalDiskSpareAvailable) init() {
 	m.data.SetDescription("NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSpareAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwPhysicalDiskSpareAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareAvailableMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1419,6 +1750,11 @@ func (m *metricHwPhysicalDiskSpareAvailable) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskSpareAvailable) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1436,9 +1772,10 @@ func newMetricHwPhysicalDiskSpareAvailable(cfg HwPhysicalDiskSpareAvailableMetri
 }
 
 type metricHwPhysicalDiskSpareThreshold struct {
-	data     pmetric.Metric                           // data buffer for generated metric.
-	config   HwPhysicalDiskSpareThresholdMetricConfig // metric config provided by user.
-	capacity int                                      // max observed number of data points added to the metric.
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        HwPhysicalDiskSpareThresholdMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []float64                                // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.spare.threshold metric with initial data.
@@ -1447,16 +1784,55 @@ func (m *metricHwPhysicalDiskSpareThreshold) init() {
 	m.data.SetDescription("NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskSpareThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwPhysicalDiskSpareThreshold) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1469,6 +1845,11 @@ func (m *metricHwPhysicalDiskSpareThreshold) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskSpareThreshold) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1486,9 +1867,10 @@ func newMetricHwPhysicalDiskSpareThreshold(cfg HwPhysicalDiskSpareThresholdMetri
 }
 
 type metricHwPhysicalDiskUnsafeShutdowns struct {
-	data     pmetric.Metric                            // data buffer for generated metric.
-	config   HwPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
-	capacity int                                       // max observed number of data points added to the metric.
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        HwPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.physical_disk.unsafe_shutdowns metric with initial data.
@@ -1499,16 +1881,55 @@ func (m *metricHwPhysicalDiskUnsafeShutdowns) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwPhysicalDiskUnsafeShutdowns) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwPhysicalDiskUnsafeShutdowns) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Sum().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1521,6 +1942,11 @@ func (m *metricHwPhysicalDiskUnsafeShutdowns) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskUnsafeShutdowns) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1556,7 +1982,7 @@ func (m *metricHwStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwStateAttributeValue string) {
+func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1564,6 +1990,15 @@ func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Tim
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwState) {
 		dp.Attributes().PutStr("hw.state", hwStateAttributeValue)
 	}
@@ -1629,9 +2064,10 @@ func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
 }
 
 type metricHwTemperature struct {
-	data     pmetric.Metric            // data buffer for generated metric.
-	config   HwTemperatureMetricConfig // metric config provided by user.
-	capacity int                       // max observed number of data points added to the metric.
+	data          pmetric.Metric            // data buffer for generated metric.
+	config        HwTemperatureMetricConfig // metric config provided by user.
+	capacity      int                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
 }
 
 // init fills hw.temperature metric with initial data.
@@ -1640,16 +2076,55 @@ func (m *metricHwTemperature) init() {
 	m.data.SetDescription("Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
+func (m *metricHwTemperature) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
+
+	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
 	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1662,6 +2137,11 @@ func (m *metricHwTemperature) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwTemperature) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1695,7 +2175,7 @@ func (m *metricHwTemperatureLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwLimitTypeAttributeValue string) {
+func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLimitTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1703,6 +2183,15 @@ func (m *metricHwTemperatureLimit) recordDataPoint(start pcommon.Timestamp, ts p
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
 	if slices.Contains(m.config.EnabledAttributes, HwTemperatureLimitMetricAttributeKeyHwLimitType) {
 		dp.Attributes().PutStr("hw.limit_type", hwLimitTypeAttributeValue)
 	}
@@ -2024,98 +2513,98 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordHwErrorsDataPoint adds a data point to hw.errors metric.
-func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, errorTypeAttributeValue AttributeErrorType) {
-	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, errorTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, errorTypeAttributeValue AttributeErrorType) {
+	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), errorTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskEnduranceUtilizationDataPoint adds a data point to hw.physical_disk.endurance_utilization metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
-	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
+	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskStateAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskIoDataPoint adds a data point to hw.physical_disk.io metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskIoDataPoint(ts pcommon.Timestamp, val int64, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
-	mb.metricHwPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, diskIoDirectionAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskNvmeCriticalWarningDataPoint adds a data point to hw.physical_disk.nvme.critical_warning metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
-	mb.metricHwPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, nvmeCriticalWarningAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
+	mb.metricHwPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeCriticalWarningAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskPowerCyclesDataPoint adds a data point to hw.physical_disk.power_cycles metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerCyclesDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwPhysicalDiskPowerCycles.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerCyclesDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskPowerCycles.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskPowerOnTimeDataPoint adds a data point to hw.physical_disk.power_on_time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerOnTimeDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwPhysicalDiskPowerOnTime.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskPowerOnTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskPowerOnTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSizeDataPoint adds a data point to hw.physical_disk.size metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwPhysicalDiskSize.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskSize.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSmartDataPoint adds a data point to hw.physical_disk.smart metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
 }
 
 // RecordHwPhysicalDiskSmartNormalizedDataPoint adds a data point to hw.physical_disk.smart.normalized metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartNormalizedDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartNormalized.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartNormalizedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartNormalized.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
 }
 
 // RecordHwPhysicalDiskSmartReadStatusDataPoint adds a data point to hw.physical_disk.smart.read.status metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadStatusDataPoint(ts pcommon.Timestamp, val int64, smartReadStatusAttributeValue AttributeSmartReadStatus) {
-	mb.metricHwPhysicalDiskSmartReadStatus.recordDataPoint(mb.startTime, ts, val, smartReadStatusAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, smartReadStatusAttributeValue AttributeSmartReadStatus) {
+	mb.metricHwPhysicalDiskSmartReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), smartReadStatusAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSmartReadTimeDataPoint adds a data point to hw.physical_disk.smart.read.time metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadTimeDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwPhysicalDiskSmartReadTime.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartReadTimeDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskSmartReadTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSmartThresholdDataPoint adds a data point to hw.physical_disk.smart.threshold metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartThresholdDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartThreshold.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartThresholdDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
 }
 
 // RecordHwPhysicalDiskSmartWorstDataPoint adds a data point to hw.physical_disk.smart.worst metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartWorstDataPoint(ts pcommon.Timestamp, val int64, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
-	mb.metricHwPhysicalDiskSmartWorst.recordDataPoint(mb.startTime, ts, val, hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartWorstDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
+	mb.metricHwPhysicalDiskSmartWorst.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
 }
 
 // RecordHwPhysicalDiskSpareAvailableDataPoint adds a data point to hw.physical_disk.spare.available metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareAvailableDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwPhysicalDiskSpareAvailable.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareAvailableDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskSpareAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSpareThresholdDataPoint adds a data point to hw.physical_disk.spare.threshold metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareThresholdDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareThresholdDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskUnsafeShutdownsDataPoint adds a data point to hw.physical_disk.unsafe_shutdowns metric.
-func (mb *MetricsBuilder) RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwStatusDataPoint adds a data point to hw.status metric.
-func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwStateAttributeValue AttributeHwState) {
-	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwStateAttributeValue AttributeHwState) {
+	mb.metricHwStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwStateAttributeValue.String())
 }
 
 // RecordHwTemperatureDataPoint adds a data point to hw.temperature metric.
-func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwTemperatureDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwTemperature.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwTemperatureLimitDataPoint adds a data point to hw.temperature.limit metric.
-func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwLimitTypeAttributeValue AttributeHwLimitType) {
-	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwLimitTypeAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwTemperatureLimitDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwLimitTypeAttributeValue AttributeHwLimitType) {
+	mb.metricHwTemperatureLimit.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwLimitTypeAttributeValue.String())
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

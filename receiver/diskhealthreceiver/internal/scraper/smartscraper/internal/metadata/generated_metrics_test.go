@@ -71,12 +71,20 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.physical_disk.endurance_utilization"] = mb.metricHwPhysicalDiskEnduranceUtilization.config.AggregationStrategy
 			aggMap["hw.physical_disk.io"] = mb.metricHwPhysicalDiskIo.config.AggregationStrategy
 			aggMap["hw.physical_disk.nvme.critical_warning"] = mb.metricHwPhysicalDiskNvmeCriticalWarning.config.AggregationStrategy
+			aggMap["hw.physical_disk.power_cycles"] = mb.metricHwPhysicalDiskPowerCycles.config.AggregationStrategy
+			aggMap["hw.physical_disk.power_on_time"] = mb.metricHwPhysicalDiskPowerOnTime.config.AggregationStrategy
+			aggMap["hw.physical_disk.size"] = mb.metricHwPhysicalDiskSize.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart"] = mb.metricHwPhysicalDiskSmart.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.normalized"] = mb.metricHwPhysicalDiskSmartNormalized.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.read.status"] = mb.metricHwPhysicalDiskSmartReadStatus.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.read.time"] = mb.metricHwPhysicalDiskSmartReadTime.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.threshold"] = mb.metricHwPhysicalDiskSmartThreshold.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.worst"] = mb.metricHwPhysicalDiskSmartWorst.config.AggregationStrategy
+			aggMap["hw.physical_disk.spare.available"] = mb.metricHwPhysicalDiskSpareAvailable.config.AggregationStrategy
+			aggMap["hw.physical_disk.spare.threshold"] = mb.metricHwPhysicalDiskSpareThreshold.config.AggregationStrategy
+			aggMap["hw.physical_disk.unsafe_shutdowns"] = mb.metricHwPhysicalDiskUnsafeShutdowns.config.AggregationStrategy
 			aggMap["hw.status"] = mb.metricHwStatus.config.AggregationStrategy
+			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
 			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
 
 			expectedWarnings := 0
@@ -88,93 +96,117 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwErrorsDataPoint(ts, 1, AttributeErrorTypeMedia)
+			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeErrorTypeMedia)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwErrorsDataPoint(ts, 3, AttributeErrorTypeErrorLogEntry)
+				mb.RecordHwErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeErrorTypeErrorLogEntry)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, AttributeHwPhysicalDiskStateRemaining)
+			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, AttributeHwPhysicalDiskStateRemaining)
+				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskIoDataPoint(ts, 1, AttributeDiskIoDirectionRead)
+			mb.RecordHwPhysicalDiskIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskIoDataPoint(ts, 3, AttributeDiskIoDirectionWrite)
+				mb.RecordHwPhysicalDiskIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, AttributeNvmeCriticalWarningSpareBelowThreshold)
+			mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningSpareBelowThreshold)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, AttributeNvmeCriticalWarningTemperature)
+				mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningTemperature)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSizeDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+				mb.RecordHwPhysicalDiskPowerCyclesDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+				mb.RecordHwPhysicalDiskPowerOnTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 1, AttributeSmartReadStatusOk)
+			mb.RecordHwPhysicalDiskSizeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 3, AttributeSmartReadStatusStandbySkipped)
+				mb.RecordHwPhysicalDiskSizeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 1, "hw.physical_disk.smart_attribute-val", 18)
+			mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 3, "hw.physical_disk.smart_attribute-val-2", 19)
+				mb.RecordHwPhysicalDiskSmartNormalizedDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordHwStatusDataPoint(ts, 1, AttributeHwStateOk)
+			mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusOk)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwStatusDataPoint(ts, 3, AttributeHwStateDegraded)
+				mb.RecordHwPhysicalDiskSmartReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeSmartReadStatusStandbySkipped)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureDataPoint(ts, 1)
+			mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartReadTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwTemperatureLimitDataPoint(ts, 1, AttributeHwLimitTypeHighDegraded)
+			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwTemperatureLimitDataPoint(ts, 3, AttributeHwLimitTypeHighCritical)
+				mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartWorstDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSpareAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSpareThresholdDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwStateOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwStateDegraded)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwTemperatureLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwLimitTypeHighDegraded)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwTemperatureLimitDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwLimitTypeHighCritical)
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -195,12 +227,20 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwPhysicalDiskEnduranceUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskNvmeCriticalWarning.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskPowerCycles.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskPowerOnTime.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSize.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmart.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartNormalized.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadStatus.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadTime.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartThreshold.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartWorst.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSpareAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSpareThreshold.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskUnsafeShutdowns.aggDataPoints)
 				assert.Empty(t, mb.metricHwStatus.aggDataPoints)
+				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
 				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
 			}
 
@@ -244,6 +284,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 						assert.True(t, ok)
 						assert.Equal(t, "media", errorTypeAttrVal.Str())
@@ -270,7 +319,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("error.type")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("error.type")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.endurance_utilization":
@@ -286,6 +341,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.physical_disk.state")
 						assert.True(t, ok)
 						assert.Equal(t, "remaining", hwPhysicalDiskStateAttrVal.Str())
@@ -310,7 +374,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.physical_disk.state")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.state")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.io":
@@ -328,6 +398,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
 						assert.True(t, ok)
 						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
@@ -354,7 +433,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("disk.io.direction")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.nvme.critical_warning":
@@ -370,6 +455,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						nvmeCriticalWarningAttrVal, ok := dp.Attributes().Get("nvme.critical_warning")
 						assert.True(t, ok)
 						assert.Equal(t, "spare_below_threshold", nvmeCriticalWarningAttrVal.Str())
@@ -394,51 +488,177 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("nvme.critical_warning")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvme.critical_warning")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.power_cycles":
-					assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
-					validatedMetrics["hw.physical_disk.power_cycles"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "{cycle}", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
+						validatedMetrics["hw.physical_disk.power_cycles"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{cycle}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.power_cycles"], "Found a duplicate in the metrics slice: hw.physical_disk.power_cycles")
+						validatedMetrics["hw.physical_disk.power_cycles"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Power-on/off cycles of the disk over its life (NVMe power cycles, ATA attribute 12). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{cycle}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.power_cycles"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.power_on_time":
-					assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
-					validatedMetrics["hw.physical_disk.power_on_time"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "s", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
+						validatedMetrics["hw.physical_disk.power_on_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.power_on_time"], "Found a duplicate in the metrics slice: hw.physical_disk.power_on_time")
+						validatedMetrics["hw.physical_disk.power_on_time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the disk has been powered on over its life (NVMe power-on hours, ATA attribute 9 decoded per the drive database). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.power_on_time"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.size":
-					assert.False(t, validatedMetrics["hw.physical_disk.size"], "Found a duplicate in the metrics slice: hw.physical_disk.size")
-					validatedMetrics["hw.physical_disk.size"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Size of the disk in bytes (semantic conventions); NVMe total NVM capacity, else the sum of its namespaces. SMART.", mi.Description())
-					assert.Equal(t, "By", mi.Unit())
-					assert.False(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.size"], "Found a duplicate in the metrics slice: hw.physical_disk.size")
+						validatedMetrics["hw.physical_disk.size"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the disk in bytes (semantic conventions); NVMe total NVM capacity, else the sum of its namespaces. SMART.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.size"], "Found a duplicate in the metrics slice: hw.physical_disk.size")
+						validatedMetrics["hw.physical_disk.size"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of the disk in bytes (semantic conventions); NVMe total NVM capacity, else the sum of its namespaces. SMART.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.smart":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.physical_disk.smart"], "Found a duplicate in the metrics slice: hw.physical_disk.smart")
@@ -452,6 +672,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
@@ -479,7 +708,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("smart.attribute.id")
 						assert.False(t, ok)
@@ -497,6 +732,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
@@ -524,7 +768,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("smart.attribute.id")
 						assert.False(t, ok)
@@ -544,6 +794,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
 						assert.True(t, ok)
 						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
@@ -570,21 +829,65 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("smart.read.status")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.read.status")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.smart.read.time":
-					assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
-					validatedMetrics["hw.physical_disk.smart.read.time"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "s", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
+						validatedMetrics["hw.physical_disk.smart.read.time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.read.time"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.read.time")
+						validatedMetrics["hw.physical_disk.smart.read.time"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time of the disk's last successful SMART read, in seconds since the Unix epoch. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.read.time"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.smart.threshold":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.physical_disk.smart.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.threshold")
@@ -598,6 +901,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
@@ -625,7 +937,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("smart.attribute.id")
 						assert.False(t, ok)
@@ -643,6 +961,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwPhysicalDiskSmartAttributeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.True(t, ok)
 						assert.Equal(t, "hw.physical_disk.smart_attribute-val", hwPhysicalDiskSmartAttributeAttrVal.Str())
@@ -670,49 +997,171 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.physical_disk.smart_attribute")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("smart.attribute.id")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.spare.available":
-					assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
-					validatedMetrics["hw.physical_disk.spare.available"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
+						validatedMetrics["hw.physical_disk.spare.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.spare.available"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.available")
+						validatedMetrics["hw.physical_disk.spare.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare capacity, 0–1 (percent / 100). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.spare.available"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.spare.threshold":
-					assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
-					validatedMetrics["hw.physical_disk.spare.threshold"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
+						validatedMetrics["hw.physical_disk.spare.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.spare.threshold"], "Found a duplicate in the metrics slice: hw.physical_disk.spare.threshold")
+						validatedMetrics["hw.physical_disk.spare.threshold"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NVMe available spare threshold, 0–1; below it the drive raises critical warning bit 0. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.spare.threshold"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.unsafe_shutdowns":
-					assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
-					validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
-					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
-					assert.Equal(t, "{shutdown}", mi.Unit())
-					assert.True(t, mi.Sum().IsMonotonic())
-					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-					dp := mi.Sum().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-					assert.Equal(t, int64(1), dp.IntValue())
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
+						validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{shutdown}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
+						validatedMetrics["hw.physical_disk.unsafe_shutdowns"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "NVMe unsafe shutdowns (power lost without a shutdown notification) over the disk's life. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{shutdown}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.unsafe_shutdowns"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.status":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
@@ -728,6 +1177,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
 						assert.True(t, ok)
 						assert.Equal(t, "ok", hwStateAttrVal.Str())
@@ -754,21 +1212,65 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("hw.state")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.state")
 						assert.False(t, ok)
 					}
 				case "hw.temperature":
-					assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
-					validatedMetrics["hw.temperature"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
-					assert.Equal(t, "Cel", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.temperature"], "Found a duplicate in the metrics slice: hw.temperature")
+						validatedMetrics["hw.temperature"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Disk temperature in °C (semantic conventions); NVMe composite, ATA attribute 194/190 or device statistics, SCSI log page 0Dh, or the hwmon sensor when SMART is refused. SMART.", mi.Description())
+						assert.Equal(t, "Cel", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.temperature"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.temperature.limit":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.temperature.limit"], "Found a duplicate in the metrics slice: hw.temperature.limit")
@@ -782,6 +1284,15 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
 						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
 						hwLimitTypeAttrVal, ok := dp.Attributes().Get("hw.limit_type")
 						assert.True(t, ok)
 						assert.Equal(t, "high.degraded", hwLimitTypeAttrVal.Str())
@@ -806,7 +1317,13 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
-						_, ok := dp.Attributes().Get("hw.limit_type")
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.limit_type")
 						assert.False(t, ok)
 					}
 				}
