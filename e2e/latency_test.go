@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// The latency source through the built collector: a fresh loop device, fixed-size fio jobs, and the
+// file exporter's histograms compared with /proc/diskstats and fio (issue 12, "done when" 1 and 4).
+
+// latencyMetrics are the histogram names per diskstats direction (documentation-extra.md).
+var latencyMetrics = map[string]string{
+	"read": "system.disk.operation.duration", "write": "system.disk.operation.duration",
+	"discard": "system.disk.discard.operation.duration", "flush": "system.disk.flush.operation.duration",
+}
+
+// expHist is one exported exponential histogram point: bucket index → count (math.MinInt32 for
+// the zero bucket), count and sum.
+type expHist struct {
+	buckets map[int32]uint64
+	count   uint64
+	sum     float64
+	start   pcommon.Timestamp
+	ts      pcommon.Timestamp
+	hwID    string
+}
+
+// latencyPoints returns a device's histograms in an export, by direction.
+func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
+	out := map[string]expHist{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeExponentialHistogram {
+					continue
+				}
+				dps := m.ExponentialHistogram().DataPoints()
+				for l := range dps.Len() {
+					dp := dps.At(l)
+					if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
+						continue
+					}
+					dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
+					if m.Name() == "system.disk.operation.duration" {
+						v, _ := dp.Attributes().Get("disk.io.direction")
+						dir = v.Str()
+					}
+					if dir == "" {
+						continue
+					}
+					h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
+						start: dp.StartTimestamp(), ts: dp.Timestamp()}
+					if v, ok := dp.Attributes().Get("hw.id"); ok {
+						h.hwID = v.Str()
+					}
+					for b, n := range dp.Positive().BucketCounts().AsRaw() {
+						h.buckets[dp.Positive().Offset()+int32(b)] = n
+					}
+					out[dir] = h
+				}
+			}
+		}
+	}
+	return out
+}
+
+// exportTime is the time of an export's points (all one scrape's), zero when it has none.
+func exportTime(md pmetric.Metrics) pcommon.Timestamp {
+	var ts pcommon.Timestamp
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				if m := ms.At(k); m.Type() == pmetric.MetricTypeExponentialHistogram && m.ExponentialHistogram().DataPoints().Len() > 0 {
+					ts = max(ts, m.ExponentialHistogram().DataPoints().At(0).Timestamp())
+				}
+			}
+		}
+	}
+	return ts
+}
+
+// operationTime returns iostat's system.disk.operation_time (and the discard/flush ones) of dev by
+// direction, in seconds, from the same export.
+func operationTime(md pmetric.Metrics, dev string) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range devicePoints(md)[dev] {
+		switch p.metric {
+		case "system.disk.operation_time":
+			out[p.dir] = p.value
+		case "system.disk.discard.operation_time":
+			out["discard"] = p.value
+		case "system.disk.flush.operation_time":
+			out["flush"] = p.value
+		}
+	}
+	return out
+}
+
+// diskstatsOps reads completed operations and milliseconds per direction for one device.
+func diskstatsOps(t *testing.T, dev string) map[string][2]uint64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/diskstats")
+	require.NoError(t, err)
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 20 || f[2] != dev {
+			continue
+		}
+		n := func(i int) uint64 {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			require.NoError(t, err)
+			return v
+		}
+		return map[string][2]uint64{"read": {n(3), n(6)}, "write": {n(7), n(10)}, "discard": {n(14), n(17)}, "flush": {n(18), n(19)}}
+	}
+	t.Fatalf("%s is not in /proc/diskstats (or has no flush fields)", dev)
+	return nil
+}
+
+// freshLoop attaches a loop device over a sparse file of size bytes in dir; detached when the test ends.
+func freshLoop(t *testing.T, dir string, size int64) string {
+	t.Helper()
+	img := filepath.Join(dir, "latency.img")
+	f, err := os.Create(img)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(size))
+	require.NoError(t, f.Close())
+	losetup := needTool(t, "losetup", "mount")
+	dev := strings.TrimSpace(string(runCmd(t, losetup, "--find", "--show", img)))
+	require.True(t, strings.HasPrefix(dev, "/dev/loop"), "losetup printed %q", dev)
+	t.Cleanup(func() {
+		if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("cannot detach %s: %v: %s", dev, err, out)
+		}
+	})
+	return filepath.Base(dev)
+}
+
+// latencyConfig is a collector config whose disk_health reads only dev, every 500 ms, with iostat (for
+// the comparison) and latency.
+func latencyConfig(dev, out string, latency bool) string {
+	return fileExportConfig(fmt.Sprintf(`receivers:
+  disk_health:
+    collection_interval: 500ms
+    initial_delay: 100ms
+    iostat:
+      devices:
+        include: [%q]
+      device_classes: [loop]
+    filesystem: {enabled: false}
+    smart: {enabled: false}
+    cgroups: {enabled: false}
+    latency: {enabled: %t}
+`, dev, latency), out)
+}
+
+// iostatTime is the time of dev's iostat points in an export, zero when it has none.
+func iostatTime(md pmetric.Metrics, dev string) pcommon.Timestamp {
+	var ts pcommon.Timestamp
+	for _, p := range devicePoints(md)[dev] {
+		if p.metric == "system.disk.operation_time" {
+			ts = max(ts, p.ts)
+		}
+	}
+	return ts
+}
+
+// quiescent waits until dev's /proc/diskstats counters stand still across a latency export and an
+// iostat export (each source exports on its own) scraped after they were read, and returns those
+// exports' histograms and iostat times with the counters.
+func quiescent(t *testing.T, c *collector, tail *exportTail, dev string) (map[string]expHist, map[string]float64, map[string][2]uint64) {
+	t.Helper()
+	for range 40 {
+		before := diskstatsOps(t, dev)
+		readAt := pcommon.NewTimestampFromTime(time.Now())
+		from := len(tail.exports)
+		li := c.waitExport(t, tail, from, 20*time.Second, "a latency export after the diskstats read", func(md pmetric.Metrics) bool {
+			return exportTime(md) > readAt && len(latencyPoints(md, dev)) > 0
+		})
+		ii := c.waitExport(t, tail, from, 20*time.Second, "an iostat export after the diskstats read", func(md pmetric.Metrics) bool {
+			return iostatTime(md, dev) > readAt
+		})
+		if after := diskstatsOps(t, dev); fmt.Sprint(after) == fmt.Sprint(before) {
+			return latencyPoints(tail.exports[li], dev), operationTime(tail.exports[ii], dev), before
+		}
+	}
+	t.Fatalf("%s never stood still", dev)
+	return nil, nil, nil
+}
+
+type fioLatency struct {
+	N          uint64             `json:"N"`
+	Percentile map[string]float64 `json:"percentile"`
+}
+
+type fioDirection struct {
+	TotalIOs uint64     `json:"total_ios"`
+	Clat     fioLatency `json:"clat_ns"`
+	Lat      fioLatency `json:"lat_ns"`
+}
+
+type fioReport struct {
+	Jobs []struct {
+		Read  fioDirection `json:"read"`
+		Write fioDirection `json:"write"`
+		Trim  fioDirection `json:"trim"`
+		Sync  fioDirection `json:"sync"`
+	} `json:"jobs"`
+}
+
+// lowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3).
+func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
+	rank := uint64(math.Ceil(q * float64(count)))
+	idx := make([]int32, 0, len(b))
+	for i := range b {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var seen uint64
+	for _, i := range idx {
+		seen += b[i]
+		if seen >= rank && b[i] > 0 {
+			if i == math.MinInt32 {
+				return 0
+			}
+			return math.Exp2(float64(i) / 8)
+		}
+	}
+	return math.Inf(1)
+}
+
+// TestLatencyLoopDeviceThroughCollector: on this kernel, a fresh loop device and fixed-size fio jobs
+// (direct random reads and writes; writes with fsyncs for flushes; trims for discards). Per direction,
+// the exported histogram's count grows by exactly what /proc/diskstats counts and fio did; its sum grows
+// by diskstats' time within 1 ms + 2 µs per request (and so matches iostat's system.disk.operation_time in
+// the same export); at every percentile fio reports, our bucket's lower bound is at most fio's latency.
+func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
+	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	bin := collectorBinary(t)
+	fio := needTool(t, "fio", "fio")
+	dir := t.TempDir()
+	dev := freshLoop(t, dir, 64<<20)
+	out := filepath.Join(dir, "export.json")
+	c := startCollector(t, bin, latencyConfig(dev, out, true))
+	tail := &exportTail{path: out}
+	require.Eventually(t, func() bool { return strings.Contains(c.output.String(), "Block latency probe attached.") }, 20*time.Second, 50*time.Millisecond,
+		"the probe did not attach")
+
+	// One read first, so that the device has a histogram in every latency export from now on.
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=1", "iflag=direct")
+
+	common := []string{"--output-format=json", "--name=job", "--filename=/dev/" + dev, "--ioengine=psync", "--randrepeat=1"}
+	jobs := []struct {
+		args        []string
+		percentiles []string // the directions whose I/Os are exactly fio's
+	}{
+		{[]string{"--direct=1", "--rw=randrw", "--rwmixread=60", "--bs=4k", "--size=8M"}, []string{"read", "write"}},
+		// Each fsync also completes a data-less PREFLUSH write: writes are fio's plus its syncs.
+		{[]string{"--direct=1", "--rw=randwrite", "--bs=4k", "--size=512k", "--fsync=4"}, []string{"flush"}},
+		{[]string{"--rw=randtrim", "--bs=64k", "--size=1M", "--offset=32M"}, []string{"discard"}},
+	}
+	var start pcommon.Timestamp
+	for _, job := range jobs {
+		h0, ot0, d0 := quiescent(t, c, tail, dev)
+		res, err := exec.Command(fio, append(common, job.args...)...).Output()
+		require.NoError(t, err, "%s", res)
+		h1, ot1, d1 := quiescent(t, c, tail, dev)
+
+		var rep fioReport
+		require.NoError(t, json.Unmarshal(res[bytes.IndexByte(res, '{'):], &rep))
+		require.Len(t, rep.Jobs, 1)
+		f := rep.Jobs[0]
+		fioOps := map[string]fioDirection{"read": f.Read, "write": f.Write, "discard": f.Trim, "flush": f.Sync}
+		t.Logf("fio %s", strings.Join(job.args, " "))
+		for _, d := range []string{"read", "write", "discard", "flush"} {
+			count := h1[d].count - h0[d].count
+			sumMs := (h1[d].sum - h0[d].sum) * 1e3
+			ops, ms := d1[d][0]-d0[d][0], d1[d][1]-d0[d][1]
+			want := fioOps[d].TotalIOs
+			if d == "write" {
+				want += f.Sync.TotalIOs
+			}
+			t.Logf("  %-7s fio %5d  diskstats %5d ops %5d ms  histogram %5d ops %9.3f ms  iostat operation_time Δ %9.3f ms",
+				d, fioOps[d].TotalIOs, ops, ms, count, sumMs, (ot1[d]-ot0[d])*1e3)
+			require.Equal(t, want, ops, "%s: diskstats vs fio", d)
+			require.Equal(t, ops, count, "%s: histogram vs diskstats", d)
+			require.InDelta(t, float64(ms), sumMs, 1+float64(count)*0.002, "%s: sum vs diskstats time", d)
+			require.InDelta(t, (ot1[d]-ot0[d])*1e3, sumMs, 1+float64(count)*0.002, "%s: sum vs iostat's operation_time", d)
+			if h, ok := h1[d]; ok {
+				if start == 0 {
+					start = h.start
+				}
+				assert.Equal(t, start, h.start, "%s: one start time, the probe's attach", d)
+				assert.Empty(t, h.hwID, "a loop device is not a whole physical disk: no hw.id")
+			}
+		}
+		for _, d := range job.percentiles {
+			delta := map[int32]uint64{}
+			for i, n := range h1[d].buckets {
+				delta[i] = n - h0[d].buckets[i]
+			}
+			lat := fioOps[d].Clat
+			if d == "flush" {
+				lat = fioOps[d].Lat
+			}
+			require.NotEmpty(t, lat.Percentile, d)
+			for pct, fioNs := range lat.Percentile {
+				pv, err := strconv.ParseFloat(pct, 64)
+				require.NoError(t, err)
+				lower := lowerBound(delta, h1[d].count-h0[d].count, pv/100)
+				require.LessOrEqual(t, lower*1e9, fioNs, "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", d, pct, lower*1e9, fioNs)
+			}
+			p99 := lat.Percentile["99.000000"]
+			t.Logf("  %-7s %d fio percentiles at or above our bucket's lower bound; p99 fio %.0f µs, our bucket from %.0f µs",
+				d, len(lat.Percentile), p99/1e3, lowerBound(delta, h1[d].count-h0[d].count, 0.99)*1e6)
+		}
+	}
+}
