@@ -338,3 +338,148 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 		}
 	}
 }
+
+// startAsNobody runs the collector (a copy nobody can execute, in dir) under setpriv as uid/gid 65534
+// with only the given capabilities (ambient, so they survive the exec), writing its file export to
+// out. Stopped when the test ends, its output logged if the test failed.
+func startAsNobody(t *testing.T, setpriv, bin, config string, caps ...string) *collector {
+	t.Helper()
+	cfg := filepath.Join(filepath.Dir(bin), fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
+	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
+	set := "-all"
+	for _, c := range caps {
+		set += ",+" + c
+	}
+	args := []string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps", set, "--ambient-caps", set, "--", bin, "--config", cfg}
+	c := &collector{cmd: exec.Command(setpriv, args...), output: &syncBuffer{}, exited: make(chan struct{})}
+	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
+	require.NoError(t, c.cmd.Start())
+	go func() {
+		c.waitErr = c.cmd.Wait()
+		close(c.exited)
+	}()
+	t.Cleanup(func() {
+		c.stop()
+		if t.Failed() {
+			t.Logf("collector as nobody with %v (%v):\n%s", caps, c.waitErr, c.output.String())
+		}
+	})
+	return c
+}
+
+// shape is what an export says apart from its values: each number point's metric and attributes, and
+// each histogram's name.
+func shape(md pmetric.Metrics) []string {
+	var out []string
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				default:
+					out = append(out, m.Type().String()+" "+m.Name())
+					continue
+				}
+				for l := range dps.Len() {
+					attrs := dps.At(l).Attributes().AsRaw()
+					keys := make([]string, 0, len(attrs))
+					for key, v := range attrs {
+						keys = append(keys, fmt.Sprintf("%s=%v", key, v))
+					}
+					slices.Sort(keys)
+					out = append(out, m.Name()+" "+strings.Join(keys, ","))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// linesWith returns the output lines that contain s.
+func linesWith(output, s string) []string {
+	var out []string
+	for line := range strings.Lines(output) {
+		if strings.Contains(line, s) {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// TestLatencyPrivileges: the privilege matrix through the collector. As uid 65534 with CAP_BPF and
+// CAP_PERFMON only, the latency source attaches and exports histograms of a loop device. With no
+// capabilities, it logs exactly one line naming the missing capabilities and how to grant them, exports
+// nothing, and every other source exports what it exports with latency disabled.
+func TestLatencyPrivileges(t *testing.T) {
+	requireRoot(t, "running the collector as nobody with and without capabilities (setpriv, losetup)")
+	setpriv := needTool(t, "setpriv", "util-linux")
+	// The test's temporary directories are root's alone: nobody needs a directory it can enter.
+	dir, err := os.MkdirTemp("", "diskhealth-latency-priv-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o777))
+	bin := filepath.Join(dir, "otelcol-diskhealth")
+	data, err := os.ReadFile(collectorBinary(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	dev := freshLoop(t, t.TempDir(), 16<<20)
+
+	t.Run("CAP_BPF and CAP_PERFMON", func(t *testing.T) {
+		out := filepath.Join(dir, "caps.json")
+		c := startAsNobody(t, setpriv, bin, latencyConfig(dev, out, true), "bpf", "perfmon")
+		require.Eventually(t, func() bool { return strings.Contains(c.output.String(), "Block latency probe attached.") }, 20*time.Second, 50*time.Millisecond,
+			"the probe did not attach as nobody with CAP_BPF and CAP_PERFMON")
+		runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=8", "iflag=direct")
+		tail := &exportTail{path: out}
+		c.waitExport(t, tail, 0, 20*time.Second, "a read histogram of "+dev, func(md pmetric.Metrics) bool {
+			return latencyPoints(md, dev)["read"].count >= 8
+		})
+		assert.Empty(t, linesWith(c.output.String(), "CAP_BPF"))
+	})
+
+	// Without capabilities, with and without the latency source: the same other sources' output.
+	shapes := map[bool][]string{}
+	outputs := map[bool]string{}
+	for _, latency := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("nocaps-%t.json", latency))
+		c := startAsNobody(t, setpriv, bin, latencyConfig(dev, out, latency))
+		tail := &exportTail{path: out}
+		// Four iostat scrapes: counters from the first, gauges from the second on.
+		from := 0
+		for range 4 {
+			from = c.waitExport(t, tail, from, 20*time.Second, "an iostat export", func(md pmetric.Metrics) bool { return iostatTime(md, dev) > 0 }) + 1
+		}
+		seen := map[string]bool{}
+		for _, md := range tail.exports {
+			for _, s := range shape(md) {
+				seen[s] = true
+			}
+		}
+		for s := range seen {
+			shapes[latency] = append(shapes[latency], s)
+		}
+		slices.Sort(shapes[latency])
+		c.stop()
+		outputs[latency] = c.output.String()
+	}
+	assert.Equal(t, shapes[false], shapes[true], "the other sources' output does not depend on the latency source")
+	for _, s := range shapes[true] {
+		assert.NotContains(t, s, "ExponentialHistogram")
+		assert.NotContains(t, s, "system.disk.kernel.errors")
+	}
+	lines := linesWith(outputs[true], "latency")
+	require.Len(t, lines, 1, "exactly one line about the latency source:\n%s", strings.Join(lines, "\n"))
+	assert.Contains(t, lines[0], "lacks CAP_BPF, CAP_PERFMON: grant it (Kubernetes: securityContext.capabilities.add [BPF, PERFMON]; Docker: --cap-add BPF --cap-add PERFMON)")
+	assert.Contains(t, lines[0], "The latency source reports nothing; every other source runs on.")
+	assert.Contains(t, lines[0], "\tinfo\t")
+	assert.Empty(t, linesWith(outputs[false], "latency"))
+	t.Logf("without capabilities: %s", lines[0])
+}
