@@ -483,3 +483,87 @@ func TestLatencyPrivileges(t *testing.T) {
 	assert.Empty(t, linesWith(outputs[false], "latency"))
 	t.Logf("without capabilities: %s", lines[0])
 }
+
+// TestLatencyPrometheusNativeHistogram: the route to Prometheus. config/prometheus.yaml's exporter
+// (prometheusexporter v0.165.1 turns an exponential histogram into a native one, served over the
+// protobuf exposition that Prometheus negotiates) scraped by Debian's Prometheus 2.42 with
+// --enable-feature=native-histograms: the read histogram of a loop device is a native histogram whose
+// count is at least fio's reads, and histogram_quantile(0.99, …) falls in a bucket whose lower bound is
+// at most fio's p99 (the block layer's interval lies inside fio's).
+func TestLatencyPrometheusNativeHistogram(t *testing.T) {
+	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	fio := needTool(t, "fio", "fio")
+	dir := t.TempDir()
+	dev := freshLoop(t, dir, 64<<20)
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=1", "iflag=direct")
+
+	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), telemetryOff,
+		"--set=receivers::disk_health::collection_interval=1s",
+		"--set=receivers::disk_health::iostat::devices::include=["+dev+"]",
+		"--set=receivers::disk_health::iostat::device_classes=[loop]",
+		"--set=receivers::disk_health::smart::enabled=false",
+		"--set=receivers::disk_health::filesystem::enabled=false",
+		"--set=receivers::disk_health::cgroups::enabled=false")
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: diskhealth
+    static_configs:
+      - targets: [%q]
+`, exporterAddr)), 0o644))
+	server := startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--enable-feature=native-histograms")
+	api := promAPI{base: "http://" + promAddr}
+
+	res, err := exec.Command(fio, "--output-format=json", "--name=job", "--filename=/dev/"+dev, "--ioengine=psync",
+		"--randrepeat=1", "--direct=1", "--rw=randread", "--bs=4k", "--size=8M").Output()
+	require.NoError(t, err, "%s", res)
+	var rep fioReport
+	require.NoError(t, json.Unmarshal(res[bytes.IndexByte(res, '{'):], &rep))
+	require.Len(t, rep.Jobs, 1)
+	reads := rep.Jobs[0].Read
+	fioP99 := reads.Clat.Percentile["99.000000"] / 1e9
+
+	series := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
+	deadline := time.Now().Add(60 * time.Second)
+	var count float64
+	for {
+		if s, err := api.query("histogram_count(" + series + ")"); err == nil && len(s) == 1 {
+			if count = s[0].float(t); count >= float64(reads.TotalIOs) {
+				break
+			}
+		}
+		for _, p := range []*collector{col, server} {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited: %v", p.cmd.Path, p.waitErr)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no native histogram %s with %d reads in Prometheus within 60 s (count %v)", series, reads.TotalIOs, count)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// A native histogram, not classic buckets: no _bucket series exist.
+	assert.Empty(t, api.mustQuery(t, strings.Replace(series, "_seconds{", "_seconds_bucket{", 1)))
+	q := api.mustQuery(t, "histogram_quantile(0.99, "+series+")")
+	require.Len(t, q, 1)
+	p99 := q[0].float(t)
+	bucket := math.Ceil(math.Log2(p99)*8) - 1 // (2^(b/8), 2^((b+1)/8)] holds p99
+	lower, upper := math.Exp2(bucket/8), math.Exp2((bucket+1)/8)
+	fioBucket := math.Ceil(math.Log2(fioP99)*8) - 1
+	t.Logf("histogram_count %v (fio %d reads); histogram_quantile(0.99) = %.1f µs in bucket %v (%.1f, %.1f] µs; fio p99 clat %.1f µs in bucket %v",
+		count, reads.TotalIOs, p99*1e6, bucket, lower*1e6, upper*1e6, fioP99*1e6, fioBucket)
+	require.LessOrEqual(t, lower, fioP99, "our p99 bucket starts at most at fio's p99")
+	require.Positive(t, p99)
+	mean := api.mustQuery(t, "histogram_sum("+series+") / histogram_count("+series+")")
+	require.Len(t, mean, 1)
+	require.Less(t, mean[0].float(t), upper*10, "the mean is not far above the p99")
+}
