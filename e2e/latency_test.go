@@ -40,64 +40,63 @@ type expHist struct {
 	hwID    string
 }
 
-// latencyPoints returns a device's histograms in an export, by direction.
-func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
-	out := map[string]expHist{}
+// forEachMetric calls fn for every metric of an export.
+func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeExponentialHistogram {
-					continue
-				}
-				dps := m.ExponentialHistogram().DataPoints()
-				for l := range dps.Len() {
-					dp := dps.At(l)
-					if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
-						continue
-					}
-					dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
-					if m.Name() == "system.disk.operation.duration" {
-						v, _ := dp.Attributes().Get("disk.io.direction")
-						dir = v.Str()
-					}
-					if dir == "" {
-						continue
-					}
-					h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
-						start: dp.StartTimestamp(), ts: dp.Timestamp()}
-					if v, ok := dp.Attributes().Get("hw.id"); ok {
-						h.hwID = v.Str()
-					}
-					for b, n := range dp.Positive().BucketCounts().AsRaw() {
-						h.buckets[dp.Positive().Offset()+int32(b)] = n
-					}
-					out[dir] = h
-				}
+				fn(ms.At(k))
 			}
 		}
 	}
+}
+
+// latencyPoints returns a device's histograms in an export, by direction.
+func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
+	out := map[string]expHist{}
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+			return
+		}
+		dps := m.ExponentialHistogram().DataPoints()
+		for l := range dps.Len() {
+			dp := dps.At(l)
+			if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
+				continue
+			}
+			dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
+			if m.Name() == "system.disk.operation.duration" {
+				v, _ := dp.Attributes().Get("disk.io.direction")
+				dir = v.Str()
+			}
+			if dir == "" {
+				continue
+			}
+			h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
+				start: dp.StartTimestamp(), ts: dp.Timestamp()}
+			if v, ok := dp.Attributes().Get("hw.id"); ok {
+				h.hwID = v.Str()
+			}
+			for b, n := range dp.Positive().BucketCounts().AsRaw() {
+				h.buckets[dp.Positive().Offset()+int32(b)] = n
+			}
+			out[dir] = h
+		}
+	})
 	return out
 }
 
 // exportTime is the time of an export's points (all one scrape's), zero when it has none.
 func exportTime(md pmetric.Metrics) pcommon.Timestamp {
 	var ts pcommon.Timestamp
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				if m := ms.At(k); m.Type() == pmetric.MetricTypeExponentialHistogram && m.ExponentialHistogram().DataPoints().Len() > 0 {
-					ts = max(ts, m.ExponentialHistogram().DataPoints().At(0).Timestamp())
-				}
-			}
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Type() == pmetric.MetricTypeExponentialHistogram && m.ExponentialHistogram().DataPoints().Len() > 0 {
+			ts = max(ts, m.ExponentialHistogram().DataPoints().At(0).Timestamp())
 		}
-	}
+	})
 	return ts
 }
 
@@ -339,9 +338,9 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 	}
 }
 
-// startAsNobody runs the collector (a copy nobody can execute, in dir) under setpriv as uid/gid 65534
-// with only the given capabilities (ambient, so they survive the exec), writing its file export to
-// out. Stopped when the test ends, its output logged if the test failed.
+// startAsNobody runs the collector (a copy nobody can execute) under setpriv as uid/gid 65534 with only
+// the given capabilities (ambient, so they survive the exec). Stopped when the test ends, its output
+// logged if the test failed.
 func startAsNobody(t *testing.T, setpriv, bin, config string, caps ...string) *collector {
 	t.Helper()
 	cfg := filepath.Join(filepath.Dir(bin), fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
@@ -351,55 +350,34 @@ func startAsNobody(t *testing.T, setpriv, bin, config string, caps ...string) *c
 		set += ",+" + c
 	}
 	args := []string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps", set, "--ambient-caps", set, "--", bin, "--config", cfg}
-	c := &collector{cmd: exec.Command(setpriv, args...), output: &syncBuffer{}, exited: make(chan struct{})}
-	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
-	require.NoError(t, c.cmd.Start())
-	go func() {
-		c.waitErr = c.cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		c.stop()
-		if t.Failed() {
-			t.Logf("collector as nobody with %v (%v):\n%s", caps, c.waitErr, c.output.String())
-		}
-	})
-	return c
+	return startPeer(t, setpriv, args...)
 }
 
 // shape is what an export says apart from its values: each number point's metric and attributes, and
 // each histogram's name.
 func shape(md pmetric.Metrics) []string {
 	var out []string
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				default:
-					out = append(out, m.Type().String()+" "+m.Name())
-					continue
-				}
-				for l := range dps.Len() {
-					attrs := dps.At(l).Attributes().AsRaw()
-					keys := make([]string, 0, len(attrs))
-					for key, v := range attrs {
-						keys = append(keys, fmt.Sprintf("%s=%v", key, v))
-					}
-					slices.Sort(keys)
-					out = append(out, m.Name()+" "+strings.Join(keys, ","))
-				}
-			}
+	forEachMetric(md, func(m pmetric.Metric) {
+		var dps pmetric.NumberDataPointSlice
+		switch m.Type() {
+		case pmetric.MetricTypeSum:
+			dps = m.Sum().DataPoints()
+		case pmetric.MetricTypeGauge:
+			dps = m.Gauge().DataPoints()
+		default:
+			out = append(out, m.Type().String()+" "+m.Name())
+			return
 		}
-	}
+		for l := range dps.Len() {
+			attrs := dps.At(l).Attributes().AsRaw()
+			keys := make([]string, 0, len(attrs))
+			for key, v := range attrs {
+				keys = append(keys, fmt.Sprintf("%s=%v", key, v))
+			}
+			slices.Sort(keys)
+			out = append(out, m.Name()+" "+strings.Join(keys, ","))
+		}
+	})
 	return out
 }
 
