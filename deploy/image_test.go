@@ -22,8 +22,8 @@ import (
 // TestImageLayoutRuns stands in for `docker run` of the default image, which needs an engine this
 // machine lacks: the built collector runs in a root holding only what the Dockerfile's final stage
 // copies from the build context, as the image's USER, with the image's ENV and ENTRYPOINT/CMD, the host's
-// / bind-mounted read-only at /hostfs (docker run -v /:/hostfs:ro,rslave), and /proc, /dev and
-// /etc/hosts as the engine provides them. The Prometheus endpoint must then serve this host's disk and
+// / bind-mounted read-only at /hostfs (docker run -v /:/hostfs:ro,rslave), and /proc, /sys (read-only),
+// /dev and /etc/hosts as the engine provides them. The Prometheus endpoint must then serve this host's disk and
 // root filesystem. Needs root (mount namespace, chroot) and the built collector.
 func TestImageLayoutRuns(t *testing.T) {
 	bin := builtCollector(t)
@@ -43,7 +43,7 @@ func TestImageLayoutRuns(t *testing.T) {
 		}
 		copyFile(t, src, filepath.Join(root, dst))
 	}
-	for _, dir := range []string{"hostfs", "proc", "dev", "etc"} {
+	for _, dir := range []string{"hostfs", "proc", "sys", "dev", "etc"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "hosts"), []byte("127.0.0.1\tlocalhost\n::1\tlocalhost\n"), 0o644))
@@ -69,6 +69,7 @@ mount --rbind / %[1]s/hostfs
 mount -o remount,bind,ro %[1]s/hostfs
 mount --make-rslave %[1]s/hostfs
 mount -t proc proc %[1]s/proc
+mount -t sysfs -o ro sysfs %[1]s/sys
 mount --rbind /dev %[1]s/dev
 exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
 	logPath := filepath.Join(t.TempDir(), "collector.log")
@@ -129,6 +130,18 @@ exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
 			t.Fatalf("no disk I/O and / filesystem series within 30 s; last scrape:\n%s", body)
 		}
 	}
+	// The non-root image has no CAP_BPF/CAP_PERFMON: the latency source says so in one line and the
+	// rest works (above).
+	out, err := os.ReadFile(logPath)
+	require.NoError(t, err)
+	var latency []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "latency") {
+			latency = append(latency, line)
+		}
+	}
+	require.Len(t, latency, 1, "one line about the latency source:\n%s", strings.Join(latency, "\n"))
+	require.Contains(t, latency[0], "lacks CAP_BPF, CAP_PERFMON")
 	resp, err := http.Get("http://" + healthAddr + "/")
 	require.NoError(t, err)
 	_ = resp.Body.Close()

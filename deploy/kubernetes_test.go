@@ -255,7 +255,8 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 
-	// Capabilities instead of privileged: everything dropped, only SMART's two added back.
+	// Capabilities instead of privileged: everything dropped, only SMART's two and latency's two
+	// (the BPF probe) added back.
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
 	require.NotNil(t, sc.Privileged)
@@ -266,7 +267,7 @@ func TestDaemonSet(t *testing.T) {
 	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
 	added := slices.Clone(sc.Capabilities.Add)
 	slices.Sort(added)
-	assert.Equal(t, []corev1.Capability{"SYS_ADMIN", "SYS_RAWIO"}, added)
+	assert.Equal(t, []corev1.Capability{"BPF", "PERFMON", "SYS_ADMIN", "SYS_RAWIO"}, added)
 	// The API server rejects allowPrivilegeEscalation=false with CAP_SYS_ADMIN.
 	if sc.AllowPrivilegeEscalation != nil {
 		assert.True(t, *sc.AllowPrivilegeEscalation)

@@ -177,6 +177,13 @@ func promNames(t *testing.T, ms []docMetric) map[string]string {
 		require.NoError(t, err)
 		require.NotContains(t, out, p, "two metrics translate to %s", p)
 		out[p] = m.Name
+		if m.Type == "ExponentialHistogram" {
+			// A native histogram; a Prometheus without --enable-feature=native-histograms scrapes the
+			// text format, where it is a classic histogram with only the +Inf bucket.
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				out[p+suffix] = m.Name
+			}
+		}
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	Pressure pressurescraper.Config `mapstructure:"pressure"`
 	// Cgroups configures per-cgroup I/O, attributed to containers, pods and systemd units.
 	Cgroups cgroupsscraper.Config `mapstructure:"cgroups"`
+	// Latency configures per-device block request latency histograms and kernel-seen I/O errors (eBPF);
+	// its devices are iostat's (iostat.devices, iostat.device_classes).
+	Latency latencyscraper.Config `mapstructure:"latency"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -51,6 +55,7 @@ type MetricsConfig struct {
 	SMART      smartscraper.MetricsConfig      `mapstructure:",squash"`
 	Pressure   pressurescraper.MetricsConfig   `mapstructure:",squash"`
 	Cgroups    cgroupsscraper.MetricsConfig    `mapstructure:",squash"`
+	Latency    latencyscraper.MetricsConfig    `mapstructure:",squash"`
 }
 
 // ResourceAttributesConfig is every source's resource_attributes: part. An attribute several sources

@@ -17,6 +17,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
@@ -57,6 +58,33 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, "idle", cfg.SMART.Standby)
 	assert.Equal(t, 3*time.Second, cfg.SMART.Timeout)
 	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, cfg.SMART.Devices)
+}
+
+// TestConfigLatency: latency is on by default (it reports nothing where BPF cannot load), and its
+// devices are iostat's: the filter and classes of the iostat section reach it.
+func TestConfigLatency(t *testing.T) {
+	def := loadConfig(t, "")
+	assert.True(t, def.Latency.Enabled)
+	assert.False(t, def.Latency.DeviceTime)
+	assert.Equal(t, 64, def.Latency.MaxDevices)
+
+	cfg := loadConfig(t, "latency")
+	require.NoError(t, confmap.Validate(cfg))
+	var lat *latencyscraper.Config
+	for _, s := range cfg.sources(nil) {
+		if s.name == "latency" {
+			lat = s.cfg.(*latencyscraper.Config)
+		}
+	}
+	require.NotNil(t, lat)
+	assert.True(t, lat.DeviceTime)
+	assert.Equal(t, 8, lat.MaxDevices)
+	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, lat.Devices)
+	assert.Equal(t, []string{"disk", "loop"}, lat.DeviceClasses)
+	assert.Equal(t, "/", lat.RootPath)
+
+	err := confmap.Validate(loadConfig(t, "bad_latency"))
+	require.ErrorContains(t, err, "latency.max_devices: 0 is out of range, want 1 to 1024")
 }
 
 func TestConfigFilesystem(t *testing.T) {
@@ -155,6 +183,7 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	assert.False(t, sm.ResourceAttributes.HwModel.Enabled)
 	assert.False(t, byName["pressure"].cfg.(*pressurescraper.Config).Metrics.SystemIoLinuxPressure5m.Enabled)
 	assert.False(t, byName["cgroups"].cfg.(*cgroupsscraper.Config).MetricsBuilderConfig.Metrics.ContainerDiskOperations.Enabled)
+	assert.False(t, byName["latency"].cfg.(*latencyscraper.Config).Metrics.SystemDiskKernelErrors.Enabled)
 	for _, s := range byName {
 		assert.Equal(t, "/", rootOf(s.cfg), s.name)
 	}
@@ -179,6 +208,8 @@ func rootOf(c any) string {
 	case *pressurescraper.Config:
 		return s.RootPath
 	case *cgroupsscraper.Config:
+		return s.RootPath
+	case *latencyscraper.Config:
 		return s.RootPath
 	}
 	return ""

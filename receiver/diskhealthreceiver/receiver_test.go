@@ -51,11 +51,11 @@ func TestOnePipelineRule(t *testing.T) {
 		disable       func(*Config)
 		want          int
 	}{
-		{name: "metrics", metrics: true, want: 5},
-		{name: "metrics and logs", metrics: true, logs: true, want: 5},
+		{name: "metrics", metrics: true, want: 6},
+		{name: "metrics and logs", metrics: true, logs: true, want: 6},
 		{name: "logs alone", logs: true, want: 1},
 		{name: "logs alone, smart off", logs: true, disable: func(c *Config) { c.SMART.Enabled = false }, want: 0},
-		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 3},
+		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)

@@ -10,6 +10,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
@@ -54,6 +55,12 @@ func (cfg *Config) sources(events consumer.Logs) []source {
 	cg.RootPath = root
 	cg.MetricsBuilderConfig.Metrics, cg.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.Cgroups, cfg.ResourceAttributes.Cgroups
 
+	lat := cfg.Latency
+	lat.RootPath = root
+	lat.Metrics = cfg.Metrics.Latency
+	// Latency covers the devices iostat reports: the filter is written once, in the iostat section.
+	lat.Devices, lat.DeviceClasses = cfg.IOStat.Devices, cfg.IOStat.DeviceClasses
+
 	return []source{
 		{name: "iostat", enabled: io.Enabled, validate: io.Validate, factory: iostatscraper.NewFactory(), cfg: &io},
 		{name: "filesystem", enabled: fs.Enabled, validate: fs.Validate, factory: filesystemscraper.NewFactory(), cfg: &fs},
@@ -61,6 +68,7 @@ func (cfg *Config) sources(events consumer.Logs) []source {
 			interval: sm.Interval, events: true},
 		{name: "pressure", enabled: ps.Enabled, validate: ps.Validate, factory: pressurescraper.NewFactory(), cfg: &ps},
 		{name: "cgroups", enabled: cg.Enabled, validate: cg.Validate, factory: cgroupsscraper.NewFactory(), cfg: &cg},
+		{name: "latency", enabled: lat.Enabled, validate: lat.Validate, factory: latencyscraper.NewFactory(), cfg: &lat},
 	}
 }
 
@@ -71,9 +79,11 @@ func defaultSections(cfg *Config) {
 	cfg.SMART = *smartscraper.NewFactory().CreateDefaultConfig().(*smartscraper.Config)
 	cfg.Pressure = *pressurescraper.NewFactory().CreateDefaultConfig().(*pressurescraper.Config)
 	cfg.Cgroups = *cgroupsscraper.NewFactory().CreateDefaultConfig().(*cgroupsscraper.Config)
+	cfg.Latency = *latencyscraper.NewFactory().CreateDefaultConfig().(*latencyscraper.Config)
 	cfg.Metrics = MetricsConfig{
 		IOStat: cfg.IOStat.MetricsBuilderConfig.Metrics, Filesystem: cfg.Filesystem.MetricsBuilderConfig.Metrics,
 		SMART: cfg.SMART.MetricsBuilderConfig.Metrics, Pressure: cfg.Pressure.Metrics, Cgroups: cfg.Cgroups.MetricsBuilderConfig.Metrics,
+		Latency: cfg.Latency.Metrics,
 	}
 	cfg.ResourceAttributes = ResourceAttributesConfig{
 		IOStat: cfg.IOStat.MetricsBuilderConfig.ResourceAttributes, Filesystem: cfg.Filesystem.MetricsBuilderConfig.ResourceAttributes,

@@ -1,0 +1,547 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// The latency source through the built collector: a fresh loop device, fixed-size fio jobs, and the
+// file exporter's histograms compared with /proc/diskstats and fio (issue 12, "done when" 1 and 4).
+
+// latencyMetrics are the histogram names per diskstats direction (documentation-extra.md).
+var latencyMetrics = map[string]string{
+	"read": "system.disk.operation.duration", "write": "system.disk.operation.duration",
+	"discard": "system.disk.discard.operation.duration", "flush": "system.disk.flush.operation.duration",
+}
+
+// expHist is one exported exponential histogram point: bucket index → count (math.MinInt32 for
+// the zero bucket), count and sum.
+type expHist struct {
+	buckets map[int32]uint64
+	count   uint64
+	sum     float64
+	start   pcommon.Timestamp
+	ts      pcommon.Timestamp
+	hwID    string
+}
+
+// forEachMetric calls fn for every metric of an export.
+func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				fn(ms.At(k))
+			}
+		}
+	}
+}
+
+// latencyPoints returns a device's histograms in an export, by direction.
+func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
+	out := map[string]expHist{}
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+			return
+		}
+		dps := m.ExponentialHistogram().DataPoints()
+		for l := range dps.Len() {
+			dp := dps.At(l)
+			if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
+				continue
+			}
+			dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
+			if m.Name() == "system.disk.operation.duration" {
+				v, _ := dp.Attributes().Get("disk.io.direction")
+				dir = v.Str()
+			}
+			if dir == "" {
+				continue
+			}
+			h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
+				start: dp.StartTimestamp(), ts: dp.Timestamp()}
+			if v, ok := dp.Attributes().Get("hw.id"); ok {
+				h.hwID = v.Str()
+			}
+			for b, n := range dp.Positive().BucketCounts().AsRaw() {
+				h.buckets[dp.Positive().Offset()+int32(b)] = n
+			}
+			out[dir] = h
+		}
+	})
+	return out
+}
+
+// exportTime is the time of an export's points (all one scrape's), zero when it has none.
+func exportTime(md pmetric.Metrics) pcommon.Timestamp {
+	var ts pcommon.Timestamp
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Type() == pmetric.MetricTypeExponentialHistogram && m.ExponentialHistogram().DataPoints().Len() > 0 {
+			ts = max(ts, m.ExponentialHistogram().DataPoints().At(0).Timestamp())
+		}
+	})
+	return ts
+}
+
+// operationTime returns iostat's system.disk.operation_time (and the discard/flush ones) of dev by
+// direction, in seconds, from the same export.
+func operationTime(md pmetric.Metrics, dev string) map[string]float64 {
+	out := map[string]float64{}
+	for _, p := range devicePoints(md)[dev] {
+		switch p.metric {
+		case "system.disk.operation_time":
+			out[p.dir] = p.value
+		case "system.disk.discard.operation_time":
+			out["discard"] = p.value
+		case "system.disk.flush.operation_time":
+			out["flush"] = p.value
+		}
+	}
+	return out
+}
+
+// diskstatsOps reads completed operations and milliseconds per direction for one device.
+func diskstatsOps(t *testing.T, dev string) map[string][2]uint64 {
+	t.Helper()
+	data, err := os.ReadFile("/proc/diskstats")
+	require.NoError(t, err)
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) < 20 || f[2] != dev {
+			continue
+		}
+		n := func(i int) uint64 {
+			v, err := strconv.ParseUint(f[i], 10, 64)
+			require.NoError(t, err)
+			return v
+		}
+		return map[string][2]uint64{"read": {n(3), n(6)}, "write": {n(7), n(10)}, "discard": {n(14), n(17)}, "flush": {n(18), n(19)}}
+	}
+	t.Fatalf("%s is not in /proc/diskstats (or has no flush fields)", dev)
+	return nil
+}
+
+// freshLoop attaches a loop device over a sparse file of size bytes in dir; detached when the test ends.
+func freshLoop(t *testing.T, dir string, size int64) string {
+	t.Helper()
+	img := filepath.Join(dir, "latency.img")
+	f, err := os.Create(img)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(size))
+	require.NoError(t, f.Close())
+	losetup := needTool(t, "losetup", "mount")
+	dev := strings.TrimSpace(string(runCmd(t, losetup, "--find", "--show", img)))
+	require.True(t, strings.HasPrefix(dev, "/dev/loop"), "losetup printed %q", dev)
+	t.Cleanup(func() {
+		if out, err := exec.Command(losetup, "-d", dev).CombinedOutput(); err != nil {
+			t.Errorf("cannot detach %s: %v: %s", dev, err, out)
+		}
+	})
+	return filepath.Base(dev)
+}
+
+// latencyConfig is a collector config whose disk_health reads only dev, every 500 ms, with iostat (for
+// the comparison) and latency.
+func latencyConfig(dev, out string, latency bool) string {
+	return fileExportConfig(fmt.Sprintf(`receivers:
+  disk_health:
+    collection_interval: 500ms
+    initial_delay: 100ms
+    iostat:
+      devices:
+        include: [%q]
+      device_classes: [loop]
+    filesystem: {enabled: false}
+    smart: {enabled: false}
+    cgroups: {enabled: false}
+    latency: {enabled: %t}
+`, dev, latency), out)
+}
+
+// iostatTime is the time of dev's iostat points in an export, zero when it has none.
+func iostatTime(md pmetric.Metrics, dev string) pcommon.Timestamp {
+	var ts pcommon.Timestamp
+	for _, p := range devicePoints(md)[dev] {
+		if p.metric == "system.disk.operation_time" {
+			ts = max(ts, p.ts)
+		}
+	}
+	return ts
+}
+
+// quiescent waits until dev's /proc/diskstats counters stand still across a latency export and an
+// iostat export (each source exports on its own) scraped after they were read, and returns those
+// exports' histograms and iostat times with the counters.
+func quiescent(t *testing.T, c *collector, tail *exportTail, dev string) (map[string]expHist, map[string]float64, map[string][2]uint64) {
+	t.Helper()
+	for range 40 {
+		before := diskstatsOps(t, dev)
+		readAt := pcommon.NewTimestampFromTime(time.Now())
+		from := len(tail.exports)
+		li := c.waitExport(t, tail, from, 20*time.Second, "a latency export after the diskstats read", func(md pmetric.Metrics) bool {
+			return exportTime(md) > readAt && len(latencyPoints(md, dev)) > 0
+		})
+		ii := c.waitExport(t, tail, from, 20*time.Second, "an iostat export after the diskstats read", func(md pmetric.Metrics) bool {
+			return iostatTime(md, dev) > readAt
+		})
+		if after := diskstatsOps(t, dev); fmt.Sprint(after) == fmt.Sprint(before) {
+			return latencyPoints(tail.exports[li], dev), operationTime(tail.exports[ii], dev), before
+		}
+	}
+	t.Fatalf("%s never stood still", dev)
+	return nil, nil, nil
+}
+
+type fioLatency struct {
+	N          uint64             `json:"N"`
+	Percentile map[string]float64 `json:"percentile"`
+}
+
+type fioDirection struct {
+	TotalIOs uint64     `json:"total_ios"`
+	Clat     fioLatency `json:"clat_ns"`
+	Lat      fioLatency `json:"lat_ns"`
+}
+
+type fioReport struct {
+	Jobs []struct {
+		Read  fioDirection `json:"read"`
+		Write fioDirection `json:"write"`
+		Trim  fioDirection `json:"trim"`
+		Sync  fioDirection `json:"sync"`
+	} `json:"jobs"`
+}
+
+// lowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3).
+func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
+	rank := uint64(math.Ceil(q * float64(count)))
+	idx := make([]int32, 0, len(b))
+	for i := range b {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	var seen uint64
+	for _, i := range idx {
+		seen += b[i]
+		if seen >= rank && b[i] > 0 {
+			if i == math.MinInt32 {
+				return 0
+			}
+			return math.Exp2(float64(i) / 8)
+		}
+	}
+	return math.Inf(1)
+}
+
+// TestLatencyLoopDeviceThroughCollector: on this kernel, a fresh loop device and fixed-size fio jobs
+// (direct random reads and writes; writes with fsyncs for flushes; trims for discards). Per direction,
+// the exported histogram's count grows by exactly what /proc/diskstats counts and fio did; its sum grows
+// by diskstats' time within 1 ms + 2 µs per request (and so matches iostat's system.disk.operation_time in
+// the same export); at every percentile fio reports, our bucket's lower bound is at most fio's latency.
+func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
+	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	bin := collectorBinary(t)
+	fio := needTool(t, "fio", "fio")
+	dir := t.TempDir()
+	dev := freshLoop(t, dir, 64<<20)
+	out := filepath.Join(dir, "export.json")
+	c := startCollector(t, bin, latencyConfig(dev, out, true))
+	tail := &exportTail{path: out}
+	require.Eventually(t, func() bool { return strings.Contains(c.output.String(), "Block latency probe attached.") }, 20*time.Second, 50*time.Millisecond,
+		"the probe did not attach")
+
+	// One read first, so that the device has a histogram in every latency export from now on.
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=1", "iflag=direct")
+
+	common := []string{"--output-format=json", "--name=job", "--filename=/dev/" + dev, "--ioengine=psync", "--randrepeat=1"}
+	jobs := []struct {
+		args        []string
+		percentiles []string // the directions whose I/Os are exactly fio's
+	}{
+		{[]string{"--direct=1", "--rw=randrw", "--rwmixread=60", "--bs=4k", "--size=8M"}, []string{"read", "write"}},
+		// Each fsync also completes a data-less PREFLUSH write: writes are fio's plus its syncs.
+		{[]string{"--direct=1", "--rw=randwrite", "--bs=4k", "--size=512k", "--fsync=4"}, []string{"flush"}},
+		{[]string{"--rw=randtrim", "--bs=64k", "--size=1M", "--offset=32M"}, []string{"discard"}},
+	}
+	var start pcommon.Timestamp
+	for _, job := range jobs {
+		h0, ot0, d0 := quiescent(t, c, tail, dev)
+		res, err := exec.Command(fio, append(common, job.args...)...).Output()
+		require.NoError(t, err, "%s", res)
+		h1, ot1, d1 := quiescent(t, c, tail, dev)
+
+		var rep fioReport
+		require.NoError(t, json.Unmarshal(res[bytes.IndexByte(res, '{'):], &rep))
+		require.Len(t, rep.Jobs, 1)
+		f := rep.Jobs[0]
+		fioOps := map[string]fioDirection{"read": f.Read, "write": f.Write, "discard": f.Trim, "flush": f.Sync}
+		t.Logf("fio %s", strings.Join(job.args, " "))
+		for _, d := range []string{"read", "write", "discard", "flush"} {
+			count := h1[d].count - h0[d].count
+			sumMs := (h1[d].sum - h0[d].sum) * 1e3
+			ops, ms := d1[d][0]-d0[d][0], d1[d][1]-d0[d][1]
+			want := fioOps[d].TotalIOs
+			if d == "write" {
+				want += f.Sync.TotalIOs
+			}
+			t.Logf("  %-7s fio %5d  diskstats %5d ops %5d ms  histogram %5d ops %9.3f ms  iostat operation_time Δ %9.3f ms",
+				d, fioOps[d].TotalIOs, ops, ms, count, sumMs, (ot1[d]-ot0[d])*1e3)
+			require.Equal(t, want, ops, "%s: diskstats vs fio", d)
+			require.Equal(t, ops, count, "%s: histogram vs diskstats", d)
+			require.InDelta(t, float64(ms), sumMs, 1+float64(count)*0.002, "%s: sum vs diskstats time", d)
+			require.InDelta(t, (ot1[d]-ot0[d])*1e3, sumMs, 1+float64(count)*0.002, "%s: sum vs iostat's operation_time", d)
+			if h, ok := h1[d]; ok {
+				if start == 0 {
+					start = h.start
+				}
+				assert.Equal(t, start, h.start, "%s: one start time, the probe's attach", d)
+				assert.Empty(t, h.hwID, "a loop device is not a whole physical disk: no hw.id")
+			}
+		}
+		for _, d := range job.percentiles {
+			delta := map[int32]uint64{}
+			for i, n := range h1[d].buckets {
+				delta[i] = n - h0[d].buckets[i]
+			}
+			lat := fioOps[d].Clat
+			if d == "flush" {
+				lat = fioOps[d].Lat
+			}
+			require.NotEmpty(t, lat.Percentile, d)
+			for pct, fioNs := range lat.Percentile {
+				pv, err := strconv.ParseFloat(pct, 64)
+				require.NoError(t, err)
+				lower := lowerBound(delta, h1[d].count-h0[d].count, pv/100)
+				require.LessOrEqual(t, lower*1e9, fioNs, "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", d, pct, lower*1e9, fioNs)
+			}
+			p99 := lat.Percentile["99.000000"]
+			t.Logf("  %-7s %d fio percentiles at or above our bucket's lower bound; p99 fio %.0f µs, our bucket from %.0f µs",
+				d, len(lat.Percentile), p99/1e3, lowerBound(delta, h1[d].count-h0[d].count, 0.99)*1e6)
+		}
+	}
+}
+
+// startAsNobody runs the collector (a copy nobody can execute) under setpriv as uid/gid 65534 with only
+// the given capabilities (ambient, so they survive the exec). Stopped when the test ends, its output
+// logged if the test failed.
+func startAsNobody(t *testing.T, setpriv, bin, config string, caps ...string) *collector {
+	t.Helper()
+	cfg := filepath.Join(filepath.Dir(bin), fmt.Sprintf("config-%d.yaml", time.Now().UnixNano()))
+	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
+	set := "-all"
+	for _, c := range caps {
+		set += ",+" + c
+	}
+	args := []string{"--reuid", "65534", "--regid", "65534", "--clear-groups", "--inh-caps", set, "--ambient-caps", set, "--", bin, "--config", cfg}
+	return startPeer(t, setpriv, args...)
+}
+
+// shape is what an export says apart from its values: each number point's metric and attributes, and
+// each histogram's name.
+func shape(md pmetric.Metrics) []string {
+	var out []string
+	forEachMetric(md, func(m pmetric.Metric) {
+		var dps pmetric.NumberDataPointSlice
+		switch m.Type() {
+		case pmetric.MetricTypeSum:
+			dps = m.Sum().DataPoints()
+		case pmetric.MetricTypeGauge:
+			dps = m.Gauge().DataPoints()
+		default:
+			out = append(out, m.Type().String()+" "+m.Name())
+			return
+		}
+		for l := range dps.Len() {
+			attrs := dps.At(l).Attributes().AsRaw()
+			keys := make([]string, 0, len(attrs))
+			for key, v := range attrs {
+				keys = append(keys, fmt.Sprintf("%s=%v", key, v))
+			}
+			slices.Sort(keys)
+			out = append(out, m.Name()+" "+strings.Join(keys, ","))
+		}
+	})
+	return out
+}
+
+// linesWith returns the output lines that contain s.
+func linesWith(output, s string) []string {
+	var out []string
+	for line := range strings.Lines(output) {
+		if strings.Contains(line, s) {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return out
+}
+
+// TestLatencyPrivileges: the privilege matrix through the collector. As uid 65534 with CAP_BPF and
+// CAP_PERFMON only, the latency source attaches and exports histograms of a loop device. With no
+// capabilities, it logs exactly one line naming the missing capabilities and how to grant them, exports
+// nothing, and every other source exports what it exports with latency disabled.
+func TestLatencyPrivileges(t *testing.T) {
+	requireRoot(t, "running the collector as nobody with and without capabilities (setpriv, losetup)")
+	setpriv := needTool(t, "setpriv", "util-linux")
+	// The test's temporary directories are root's alone: nobody needs a directory it can enter.
+	dir, err := os.MkdirTemp("", "diskhealth-latency-priv-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o777))
+	bin := filepath.Join(dir, "otelcol-diskhealth")
+	data, err := os.ReadFile(collectorBinary(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	dev := freshLoop(t, t.TempDir(), 16<<20)
+
+	t.Run("CAP_BPF and CAP_PERFMON", func(t *testing.T) {
+		out := filepath.Join(dir, "caps.json")
+		c := startAsNobody(t, setpriv, bin, latencyConfig(dev, out, true), "bpf", "perfmon")
+		require.Eventually(t, func() bool { return strings.Contains(c.output.String(), "Block latency probe attached.") }, 20*time.Second, 50*time.Millisecond,
+			"the probe did not attach as nobody with CAP_BPF and CAP_PERFMON")
+		runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=8", "iflag=direct")
+		tail := &exportTail{path: out}
+		c.waitExport(t, tail, 0, 20*time.Second, "a read histogram of "+dev, func(md pmetric.Metrics) bool {
+			return latencyPoints(md, dev)["read"].count >= 8
+		})
+		assert.Empty(t, linesWith(c.output.String(), "CAP_BPF"))
+	})
+
+	// Without capabilities, with and without the latency source: the same other sources' output.
+	shapes := map[bool][]string{}
+	outputs := map[bool]string{}
+	for _, latency := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("nocaps-%t.json", latency))
+		c := startAsNobody(t, setpriv, bin, latencyConfig(dev, out, latency))
+		tail := &exportTail{path: out}
+		// Four iostat scrapes: counters from the first, gauges from the second on.
+		from := 0
+		for range 4 {
+			from = c.waitExport(t, tail, from, 20*time.Second, "an iostat export", func(md pmetric.Metrics) bool { return iostatTime(md, dev) > 0 }) + 1
+		}
+		seen := map[string]bool{}
+		for _, md := range tail.exports {
+			for _, s := range shape(md) {
+				seen[s] = true
+			}
+		}
+		for s := range seen {
+			shapes[latency] = append(shapes[latency], s)
+		}
+		slices.Sort(shapes[latency])
+		c.stop()
+		outputs[latency] = c.output.String()
+	}
+	assert.Equal(t, shapes[false], shapes[true], "the other sources' output does not depend on the latency source")
+	for _, s := range shapes[true] {
+		assert.NotContains(t, s, "ExponentialHistogram")
+		assert.NotContains(t, s, "system.disk.kernel.errors")
+	}
+	lines := linesWith(outputs[true], "latency")
+	require.Len(t, lines, 1, "exactly one line about the latency source:\n%s", strings.Join(lines, "\n"))
+	assert.Contains(t, lines[0], "lacks CAP_BPF, CAP_PERFMON: grant it (Kubernetes: securityContext.capabilities.add [BPF, PERFMON]; Docker: --cap-add BPF --cap-add PERFMON)")
+	assert.Contains(t, lines[0], "The latency source reports nothing; every other source runs on.")
+	assert.Contains(t, lines[0], "\tinfo\t")
+	assert.Empty(t, linesWith(outputs[false], "latency"))
+	t.Logf("without capabilities: %s", lines[0])
+}
+
+// TestLatencyPrometheusNativeHistogram: the route to Prometheus. config/prometheus.yaml's exporter
+// (prometheusexporter v0.165.1 turns an exponential histogram into a native one, served over the
+// protobuf exposition that Prometheus negotiates) scraped by Debian's Prometheus 2.42 with
+// --enable-feature=native-histograms: the read histogram of a loop device is a native histogram whose
+// count is at least fio's reads, and histogram_quantile(0.99, …) falls in a bucket whose lower bound is
+// at most fio's p99 (the block layer's interval lies inside fio's).
+func TestLatencyPrometheusNativeHistogram(t *testing.T) {
+	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	fio := needTool(t, "fio", "fio")
+	dir := t.TempDir()
+	dev := freshLoop(t, dir, 64<<20)
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=1", "iflag=direct")
+
+	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), telemetryOff,
+		"--set=receivers::disk_health::collection_interval=1s",
+		"--set=receivers::disk_health::iostat::devices::include=["+dev+"]",
+		"--set=receivers::disk_health::iostat::device_classes=[loop]",
+		"--set=receivers::disk_health::smart::enabled=false",
+		"--set=receivers::disk_health::filesystem::enabled=false",
+		"--set=receivers::disk_health::cgroups::enabled=false")
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: diskhealth
+    static_configs:
+      - targets: [%q]
+`, exporterAddr)), 0o644))
+	server := startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--enable-feature=native-histograms")
+	api := promAPI{base: "http://" + promAddr}
+
+	res, err := exec.Command(fio, "--output-format=json", "--name=job", "--filename=/dev/"+dev, "--ioengine=psync",
+		"--randrepeat=1", "--direct=1", "--rw=randread", "--bs=4k", "--size=8M").Output()
+	require.NoError(t, err, "%s", res)
+	var rep fioReport
+	require.NoError(t, json.Unmarshal(res[bytes.IndexByte(res, '{'):], &rep))
+	require.Len(t, rep.Jobs, 1)
+	reads := rep.Jobs[0].Read
+	fioP99 := reads.Clat.Percentile["99.000000"] / 1e9
+
+	series := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
+	deadline := time.Now().Add(60 * time.Second)
+	var count float64
+	for {
+		if s, err := api.query("histogram_count(" + series + ")"); err == nil && len(s) == 1 {
+			if count = s[0].float(t); count >= float64(reads.TotalIOs) {
+				break
+			}
+		}
+		for _, p := range []*collector{col, server} {
+			select {
+			case <-p.exited:
+				t.Fatalf("%s exited: %v", p.cmd.Path, p.waitErr)
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no native histogram %s with %d reads in Prometheus within 60 s (count %v)", series, reads.TotalIOs, count)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	// A native histogram, not classic buckets: no _bucket series exist.
+	assert.Empty(t, api.mustQuery(t, strings.Replace(series, "_seconds{", "_seconds_bucket{", 1)))
+	q := api.mustQuery(t, "histogram_quantile(0.99, "+series+")")
+	require.Len(t, q, 1)
+	p99 := q[0].float(t)
+	bucket := math.Ceil(math.Log2(p99)*8) - 1 // (2^(b/8), 2^((b+1)/8)] holds p99
+	lower, upper := math.Exp2(bucket/8), math.Exp2((bucket+1)/8)
+	fioBucket := math.Ceil(math.Log2(fioP99)*8) - 1
+	t.Logf("histogram_count %v (fio %d reads); histogram_quantile(0.99) = %.1f µs in bucket %v (%.1f, %.1f] µs; fio p99 clat %.1f µs in bucket %v",
+		count, reads.TotalIOs, p99*1e6, bucket, lower*1e6, upper*1e6, fioP99*1e6, fioBucket)
+	require.LessOrEqual(t, lower, fioP99, "our p99 bucket starts at most at fio's p99")
+	require.Positive(t, p99)
+	mean := api.mustQuery(t, "histogram_sum("+series+") / histogram_count("+series+")")
+	require.Len(t, mean, 1)
+	require.Less(t, mean[0].float(t), upper*10, "the mean is not far above the p99")
+}

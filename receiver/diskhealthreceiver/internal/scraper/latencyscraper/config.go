@@ -1,0 +1,70 @@
+package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+
+import (
+	"fmt"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+)
+
+// section is where users write this source's settings.
+const section = "latency"
+
+// filterSection is where the device filter is written: latency reports the devices iostat reports.
+const filterSection = "iostat"
+
+// maxDevicesLimit bounds max_devices: the probe preallocates about 7.6 KiB per device (twice that
+// with device_time), charged to the collector's memory cgroup.
+const maxDevicesLimit = 1024
+
+// MetricsConfig is this source's part of the receiver's metrics: key (the error counter; the
+// histograms follow enabled and device_time).
+type MetricsConfig = metadata.MetricsConfig
+
+// Config is the latency section of the disk_health configuration.
+type Config struct {
+	// Enabled loads the BPF probe at start. Where it cannot load (no capabilities, no BTF, not Linux)
+	// the source logs one line naming the cause and the fix and reports nothing.
+	Enabled bool `mapstructure:"enabled"`
+	// DeviceTime also measures issue to the driver → completion (system.disk.operation.device.duration),
+	// at the cost of a map insert and delete per I/O.
+	DeviceTime bool `mapstructure:"device_time"`
+	// MaxDevices bounds the whole disks with histograms and sizes the probe's preallocated maps.
+	MaxDevices int `mapstructure:"max_devices"`
+
+	// Set by the receiver, never in this section: root_path and metrics from the top-level keys, the
+	// device filter and classes from the iostat section, so that latency covers iostat's devices.
+	RootPath      string        `mapstructure:"-"`
+	Devices       match.Config  `mapstructure:"-"`
+	DeviceClasses []string      `mapstructure:"-"`
+	Metrics       MetricsConfig `mapstructure:"-"`
+}
+
+func createDefaultConfig() *Config {
+	classes := make([]string, len(blockdev.DefaultClasses))
+	for i, c := range blockdev.DefaultClasses {
+		classes[i] = string(c)
+	}
+	return &Config{
+		Enabled: true, MaxDevices: 64,
+		RootPath: "/", DeviceClasses: classes, Metrics: metadata.DefaultMetricsConfig(),
+	}
+}
+
+// Validate reports the section's problems, each under its full key below key ("latency"). The device
+// filter is the iostat section's and is reported there.
+func (c *Config) Validate(key string) error {
+	if c.MaxDevices < 1 || c.MaxDevices > maxDevicesLimit {
+		return fmt.Errorf("%s.max_devices: %d is out of range, want 1 to %d", key, c.MaxDevices, maxDevicesLimit)
+	}
+	return nil
+}
+
+func (c *Config) filter() (*blockdev.Filter, error) {
+	classes := make([]blockdev.Class, len(c.DeviceClasses))
+	for i, cl := range c.DeviceClasses {
+		classes[i] = blockdev.Class(cl)
+	}
+	return blockdev.NewFilter(filterSection, c.Devices, classes)
+}

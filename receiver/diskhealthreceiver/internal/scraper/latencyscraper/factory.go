@@ -1,0 +1,35 @@
+package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/scraper"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+)
+
+// NewFactory creates the latency scraper factory.
+func NewFactory() scraper.Factory {
+	return scraper.NewFactory(metadata.Type, func() component.Config { return createDefaultConfig() },
+		scraper.WithMetrics(createMetrics, metadata.MetricsStability))
+}
+
+func createMetrics(_ context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
+	s, err := newScraper(set, cfg.(*Config), openBiolat, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
+}
+
+// openBiolat opens the real probe.
+func openBiolat(opts biolat.Options) (probe, error) {
+	p, err := biolat.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}

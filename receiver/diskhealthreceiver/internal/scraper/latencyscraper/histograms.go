@@ -1,0 +1,130 @@
+package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+)
+
+// histogramMetric is one exponential histogram this source emits. mdatagen renders only sums and
+// gauges, so these are built here by hand; this table is their one definition, and
+// documentation-extra.md documents each row (TestHistogramsDocumented keeps the two equal).
+type histogramMetric struct {
+	name        string
+	unit        string
+	description string
+	kind        biolat.Kind
+	// directions are the probe's directions this metric carries; withDirection puts each as
+	// disk.io.direction on the point (the read/write metrics), else the metric is one direction.
+	directions    []biolat.Direction
+	withDirection bool
+	// deviceTime: emitted only with device_time: true.
+	deviceTime bool
+}
+
+var histograms = []histogramMetric{
+	{
+		name: "system.disk.operation.duration", unit: "s", kind: biolat.Total,
+		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
+		description: "Time each read / write request took, from its creation in the block layer to its completion " +
+			"(queueing included), as a cumulative exponential histogram. Not in semantic conventions.",
+	},
+	{
+		name: "system.disk.discard.operation.duration", unit: "s", kind: biolat.Total,
+		directions:  []biolat.Direction{biolat.Discard},
+		description: "Time each discard (TRIM/UNMAP) request took, creation to completion, as a cumulative exponential histogram. Not in semantic conventions.",
+	},
+	{
+		name: "system.disk.flush.operation.duration", unit: "s", kind: biolat.Total,
+		directions:  []biolat.Direction{biolat.Flush},
+		description: "Time each flush request took, creation to completion, as a cumulative exponential histogram. Not in semantic conventions.",
+	},
+	{
+		name: "system.disk.operation.device.duration", unit: "s", kind: biolat.DeviceTime, deviceTime: true,
+		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
+		description: "Time each read / write request spent in the device: its last issue to the driver to its completion " +
+			"(no queueing in the block layer), as a cumulative exponential histogram. Opt-in (device_time: true). Not in semantic conventions.",
+	},
+}
+
+// histogramFor returns the index in histograms of the metric a series belongs to, or -1.
+func histogramFor(kind biolat.Kind, dir biolat.Direction) int {
+	for i, h := range histograms {
+		if h.kind != kind {
+			continue
+		}
+		for _, d := range h.directions {
+			if d == dir {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// pointIdentity is what every point of a device carries.
+type pointIdentity struct {
+	device string // system.device
+	hwID   string // hw.id, "" for a device that is not a whole physical disk
+}
+
+// setHistogramPoint fills dp from a probe histogram, one to one (biolat's Histogram is the OTLP shape):
+// scale 3, zero threshold 2^-20 s, cumulative since start. Min and max are not kept by the probe.
+func setHistogramPoint(dp pmetric.ExponentialHistogramDataPoint, h *biolat.Histogram, start, ts pcommon.Timestamp) {
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetScale(biolat.Scale)
+	dp.SetZeroThreshold(biolat.ZeroThreshold)
+	dp.SetZeroCount(h.ZeroCount)
+	dp.SetCount(h.Count)
+	dp.SetSum(h.Sum)
+	if len(h.Buckets) > 0 {
+		dp.Positive().SetOffset(h.Offset)
+		dp.Positive().BucketCounts().FromRaw(h.Buckets)
+	}
+}
+
+// appendHistograms adds one exponential histogram metric per table row that has points, in table
+// order, to ms. start gives each device's start time.
+func appendHistograms(ms pmetric.MetricSlice, series []biolat.Series, ids map[biolat.Dev]pointIdentity,
+	start func(biolat.Dev) pcommon.Timestamp, ts pcommon.Timestamp, deviceTime bool,
+) {
+	points := make([]pmetric.ExponentialHistogramDataPointSlice, len(histograms))
+	have := make([]bool, len(histograms))
+	// Points are added in table order, then in the probe's order (device, direction).
+	for i, hm := range histograms {
+		if hm.deviceTime && !deviceTime {
+			continue
+		}
+		for j := range series {
+			x := &series[j]
+			if histogramFor(x.Kind, x.Direction) != i {
+				continue
+			}
+			id, ok := ids[x.Dev]
+			if !ok {
+				continue
+			}
+			if !have[i] {
+				m := ms.AppendEmpty()
+				m.SetName(hm.name)
+				m.SetUnit(hm.unit)
+				m.SetDescription(hm.description)
+				eh := m.SetEmptyExponentialHistogram()
+				eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+				points[i], have[i] = eh.DataPoints(), true
+			}
+			dp := points[i].AppendEmpty()
+			setHistogramPoint(dp, &x.Histogram, start(x.Dev), ts)
+			attrs := dp.Attributes()
+			attrs.PutStr("system.device", id.device)
+			if hm.withDirection {
+				attrs.PutStr("disk.io.direction", x.Direction.String())
+			}
+			if id.hwID != "" {
+				attrs.PutStr("hw.id", id.hwID)
+			}
+		}
+	}
+}

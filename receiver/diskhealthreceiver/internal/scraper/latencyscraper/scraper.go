@@ -1,0 +1,264 @@
+package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+)
+
+// probe is what the scraper uses of *biolat.Probe; tests put a fake behind it.
+type probe interface {
+	Hook() string
+	Started() time.Time
+	Snapshot() (biolat.Snapshot, error)
+	Forget(biolat.Dev) error
+	Close() error
+}
+
+// opener opens the probe (biolat.Open in production).
+type opener func(biolat.Options) (probe, error)
+
+// latencyScraper turns the probe's cumulative histograms and error counts into pdata, per whole disk
+// that passes iostat's device filter. Where the probe cannot load, start logs one line and every
+// scrape reports nothing, without an error.
+type latencyScraper struct {
+	cfg     *Config
+	mb      *metadata.MetricsBuilder
+	logger  *zap.Logger
+	version string
+	filter  *blockdev.Filter
+	open    opener
+	procDir string
+	sysDir  string
+
+	probe probe
+	// present holds the devices of the last /proc/diskstats read; restarted, the time a departed
+	// device's series were forgotten: its new start when it comes back.
+	present   map[biolat.Dev]bool
+	restarted map[biolat.Dev]time.Time
+
+	reader diskstats.FileReader
+	parser diskstats.Parser
+	stats  []diskstats.Stat
+	devs   []blockdev.Dev
+	ids    blockdev.Cache
+
+	now func() time.Time
+}
+
+func newScraper(set scraper.Settings, cfg *Config, open opener, now func() time.Time) (*latencyScraper, error) {
+	f, err := cfg.filter()
+	if err != nil {
+		return nil, err
+	}
+	return &latencyScraper{
+		cfg:       cfg,
+		mb:        metadata.NewMetricsBuilder(metadata.MetricsBuilderConfig{Metrics: cfg.Metrics}, set),
+		logger:    set.Logger,
+		version:   set.BuildInfo.Version,
+		filter:    f,
+		open:      open,
+		procDir:   filepath.Join(cfg.RootPath, "proc"),
+		sysDir:    filepath.Join(cfg.RootPath, "sys"),
+		present:   map[biolat.Dev]bool{},
+		restarted: map[biolat.Dev]time.Time{},
+		now:       now,
+	}, nil
+}
+
+// start loads and attaches the probe. It never fails the collector: where BPF cannot be used it logs
+// exactly one line that names the cause and the fix (the probe's UnavailableError), and the source
+// then reports nothing while every other source runs on. The line is INFO because the source is on by
+// default: a collector deliberately run without CAP_BPF/CAP_PERFMON, or on a kernel without BTF, is
+// configured correctly and should not warn at every start; the line still shows at the collector's
+// default level. A rejection of the program by a kernel that should take it is a bug: WARN.
+func (s *latencyScraper) start(context.Context, component.Host) error {
+	p, err := s.open(biolat.Options{DeviceTime: s.cfg.DeviceTime, MaxDevices: s.cfg.MaxDevices})
+	if err == nil {
+		s.probe = p
+		s.logger.Info("Block latency probe attached.", zap.String("hook", p.Hook()), zap.Bool("device_time", s.cfg.DeviceTime))
+		return nil
+	}
+	msg := err.Error() + ". The latency source reports nothing; every other source runs on."
+	var ue *biolat.UnavailableError
+	if !errors.As(err, &ue) || ue.Cause == biolat.CauseRejected {
+		s.logger.Warn(msg, zap.String("cause", causeName(err)))
+		return nil
+	}
+	fields := []zap.Field{zap.String("cause", causeName(err))}
+	if len(ue.Missing) > 0 {
+		fields = append(fields, zap.Strings("missing", ue.Missing))
+	}
+	s.logger.Info(msg, fields...)
+	return nil
+}
+
+// causeName is the log field naming why the probe is off.
+func causeName(err error) string {
+	var ue *biolat.UnavailableError
+	if !errors.As(err, &ue) {
+		return "error"
+	}
+	switch ue.Cause {
+	case biolat.CauseUnsupportedOS:
+		return "unsupported_os"
+	case biolat.CauseNoBTF:
+		return "no_btf"
+	case biolat.CauseOldKernel:
+		return "old_kernel"
+	case biolat.CauseMissingCapabilities:
+		return "missing_capabilities"
+	case biolat.CauseDenied:
+		return "denied"
+	}
+	return "rejected"
+}
+
+func (s *latencyScraper) shutdown(context.Context) error {
+	var err error
+	if s.probe != nil {
+		err = s.probe.Close()
+		s.probe = nil
+	}
+	return errors.Join(err, s.reader.Close())
+}
+
+func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	if s.probe == nil {
+		return pmetric.NewMetrics(), nil
+	}
+	// The snapshot comes before the device list: a device that appears in between has no series
+	// yet, and one in the snapshot but not in the list has really gone.
+	snap, err := s.probe.Snapshot()
+	if err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	ts := pcommon.NewTimestampFromTime(s.now())
+	data, err := s.reader.Read(filepath.Join(s.procDir, "diskstats"))
+	if err != nil {
+		return pmetric.NewMetrics(), err
+	}
+	var errs scrapererror.ScrapeErrors
+	stats, perr := s.parser.Parse(data, s.stats[:0])
+	s.stats = stats
+	if perr != nil {
+		errs.AddPartial(emit.CountErrors(perr), perr)
+	}
+	s.devs = s.devs[:0]
+	current := make(map[biolat.Dev]bool, len(stats))
+	for i := range stats {
+		st := &stats[i]
+		s.devs = append(s.devs, blockdev.Dev{Name: st.DeviceName, Major: st.MajorNumber, Minor: st.MinorNumber})
+		current[biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}] = true
+	}
+	if err := s.ids.Refresh(s.sysDir, s.devs); err != nil {
+		errs.AddPartial(emit.CountErrors(err), err)
+	}
+	if err := s.forgetDeparted(&snap, current); err != nil {
+		errs.AddPartial(1, err)
+	}
+
+	ids := make(map[biolat.Dev]pointIdentity, len(stats))
+	for i := range stats {
+		st := &stats[i]
+		id, ok := s.ids.Get(st.DeviceName)
+		if !ok || !s.filter.Match(id) {
+			continue
+		}
+		pi := pointIdentity{device: st.DeviceName}
+		if id.Class == blockdev.ClassDisk {
+			pi.hwID = blockdev.DiskID(id)
+		}
+		ids[biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}] = pi
+	}
+	return s.build(&snap, ids, ts), errs.Combine()
+}
+
+// forgetDeparted drops the series of every device that left /proc/diskstats since the last scrape
+// (or that the snapshot has but the list no longer does), and gives it a new start time: if its
+// number comes back, its series count from zero again, like a re-created device in iostat.
+func (s *latencyScraper) forgetDeparted(snap *biolat.Snapshot, current map[biolat.Dev]bool) error {
+	gone := map[biolat.Dev]bool{}
+	for d := range s.present {
+		if !current[d] {
+			gone[d] = true
+		}
+	}
+	for i := range snap.Series {
+		if d := snap.Series[i].Dev; !current[d] {
+			gone[d] = true
+		}
+	}
+	for i := range snap.Errors {
+		if d := snap.Errors[i].Dev; !current[d] {
+			gone[d] = true
+		}
+	}
+	var errs []error
+	for d := range gone {
+		if err := s.probe.Forget(d); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.restarted[d] = s.now()
+	}
+	s.present = current
+	return errors.Join(errs...)
+}
+
+// startOf is a device's start time: the probe's attach, or when its series were last forgotten.
+func (s *latencyScraper) startOf(d biolat.Dev) pcommon.Timestamp {
+	if t, ok := s.restarted[d]; ok {
+		return pcommon.NewTimestampFromTime(t)
+	}
+	return pcommon.NewTimestampFromTime(s.probe.Started())
+}
+
+// build maps a snapshot to pdata: the error counter through the generated builder, the histograms
+// by hand into the same scope. Devices not in ids (filtered out, or gone) are left out.
+func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp) pmetric.Metrics {
+	mb := s.mb
+	for i := range snap.Errors {
+		e := &snap.Errors[i]
+		id, ok := ids[e.Dev]
+		if !ok {
+			continue
+		}
+		var opts []metadata.MetricAttributeOption
+		if id.hwID != "" {
+			opts = append(opts, metadata.WithHwIDMetricAttribute(id.hwID))
+		}
+		mb.Reset(metadata.WithStartTime(s.startOf(e.Dev)))
+		mb.RecordSystemDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
+			metadata.MapAttributeLatencyDirection[e.Direction.String()], e.Status, opts...)
+	}
+	md := mb.Emit()
+	if md.ResourceMetrics().Len() == 0 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.SetSchemaUrl(conventions.SchemaURL)
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(metadata.ScopeName)
+		sm.Scope().SetVersion(s.version)
+	}
+	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	appendHistograms(ms, snap.Series, ids, s.startOf, ts, s.cfg.DeviceTime)
+	if ms.Len() == 0 {
+		return pmetric.NewMetrics()
+	}
+	return md
+}

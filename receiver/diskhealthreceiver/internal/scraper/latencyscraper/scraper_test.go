@@ -1,0 +1,358 @@
+package latencyscraper
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper/scrapertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+)
+
+// fakeProbe serves fixed snapshots; Forget drops a device's series from what it serves next, as the
+// real probe does.
+type fakeProbe struct {
+	started   time.Time
+	snap      biolat.Snapshot
+	forgotten []biolat.Dev
+	closed    bool
+}
+
+func (p *fakeProbe) Hook() string                       { return "block_io_done" }
+func (p *fakeProbe) Started() time.Time                 { return p.started }
+func (p *fakeProbe) Snapshot() (biolat.Snapshot, error) { return p.snap, nil }
+func (p *fakeProbe) Close() error                       { p.closed = true; return nil }
+func (p *fakeProbe) Forget(d biolat.Dev) error {
+	p.forgotten = append(p.forgotten, d)
+	var keep []biolat.Series
+	for _, s := range p.snap.Series {
+		if s.Dev != d {
+			keep = append(keep, s)
+		}
+	}
+	p.snap.Series = keep
+	return nil
+}
+
+var (
+	sda   = biolat.Dev{Major: 8, Minor: 0}
+	dm0   = biolat.Dev{Major: 252, Minor: 0}
+	loop0 = biolat.Dev{Major: 7, Minor: 0}
+	t0    = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+)
+
+// fakeRoot writes a host with sda (a disk with a WWN), sda1, dm-0 and loop0.
+func fakeRoot(t *testing.T, devices ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	lines := map[string]string{
+		"sda":   "   8       0 sda 10 0 80 5 20 0 160 9 0 14 14 1 0 8 3 2 1",
+		"sda1":  "   8       1 sda1 10 0 80 5 20 0 160 9 0 14 14 0 0 0 0 0 0",
+		"dm-0":  " 252       0 dm-0 3 0 24 1 0 0 0 0 0 1 1 0 0 0 0 0 0",
+		"loop0": "   7       0 loop0 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0",
+	}
+	var ds strings.Builder
+	for _, d := range devices {
+		ds.WriteString(lines[d] + "\n")
+	}
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	write("proc/diskstats", ds.String())
+	write("sys/class/block/sda/size", "2097152\n")
+	write("sys/class/block/sda/wwid", "naa.5000c500a1b2c3d4\n")
+	write("sys/class/block/sda/device/model", "TEST DISK\n")
+	write("sys/block/sda/sda1/partition", "1\n")
+	require.NoError(t, os.Symlink("../../block/sda/sda1", filepath.Join(root, "sys/class/block/sda1")))
+	write("sys/class/block/dm-0/dm/name", "vg-root\n")
+	write("sys/class/block/loop0/size", "0\n")
+	return root
+}
+
+func hist(offset int32, zero uint64, buckets ...uint64) biolat.Histogram {
+	h := biolat.Histogram{ZeroCount: zero, Offset: offset, Buckets: buckets, Count: zero}
+	for i, n := range buckets {
+		h.Count += n
+		// A plausible sum: each request at its bucket's upper bound.
+		h.Sum += float64(n) * pow2(float64(offset+int32(i)+1)/8)
+	}
+	return h
+}
+
+func pow2(x float64) float64 { return math.Exp2(x) }
+
+func sampleSnapshot() biolat.Snapshot {
+	return biolat.Snapshot{
+		Series: []biolat.Series{
+			{Dev: loop0, Direction: biolat.Read, Kind: biolat.Total, Histogram: hist(-100, 0, 1)},
+			{Dev: sda, Direction: biolat.Read, Kind: biolat.Total, Histogram: hist(-110, 0, 3, 0, 5, 2)},
+			{Dev: sda, Direction: biolat.Read, Kind: biolat.DeviceTime, Histogram: hist(-112, 0, 6, 4)},
+			{Dev: sda, Direction: biolat.Write, Kind: biolat.Total, Histogram: hist(-105, 1, 7, 1, 0, 0, 1)},
+			{Dev: sda, Direction: biolat.Write, Kind: biolat.DeviceTime, Histogram: hist(-108, 0, 9, 1)},
+			{Dev: sda, Direction: biolat.Discard, Kind: biolat.Total, Histogram: hist(-60, 0, 2)},
+			{Dev: sda, Direction: biolat.Flush, Kind: biolat.Total, Histogram: hist(-40, 0, 1, 0, 1)},
+			{Dev: dm0, Direction: biolat.Read, Kind: biolat.Total, Histogram: hist(-95, 0, 3)},
+		},
+		Errors: []biolat.ErrorCount{
+			{Dev: loop0, Direction: biolat.Read, Status: "ioerr", Count: 9},
+			{Dev: sda, Direction: biolat.Write, Status: "ioerr", Count: 2},
+			{Dev: sda, Direction: biolat.Flush, Status: "timeout", Count: 1},
+			{Dev: dm0, Direction: biolat.Read, Status: "medium", Count: 4},
+		},
+	}
+}
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newTestScraper(t *testing.T, cfg *Config, open opener, c *clock) (*latencyScraper, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zapcore.DebugLevel)
+	set := scrapertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	s, err := newScraper(set, cfg, open, c.now)
+	require.NoError(t, err)
+	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
+	return s, logs
+}
+
+func fakeOpener(p *fakeProbe, got *biolat.Options) opener {
+	return func(o biolat.Options) (probe, error) {
+		*got = o
+		return p, nil
+	}
+}
+
+// TestScrapeGolden: the pdata mapping of a fixed snapshot. Each probe histogram becomes one point of
+// its table row, one to one (scale 3, zero threshold 2^-20 s, offset, buckets, count, sum),
+// cumulative since the probe attached, with system.device, disk.io.direction where the row has it,
+// and hw.id on the whole disk; loop0 (not in iostat's default classes) is left out.
+func TestScrapeGolden(t *testing.T) {
+	for _, tc := range []struct {
+		golden     string
+		deviceTime bool
+		points     int
+	}{
+		{"device-time", true, 7},
+		// Without device_time the device-time series have no metric (the real probe has none then).
+		{"default", false, 5},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+			cfg := createDefaultConfig()
+			cfg.RootPath = fakeRoot(t, "sda", "sda1", "dm-0", "loop0")
+			cfg.DeviceTime = tc.deviceTime
+			var opts biolat.Options
+			s, logs := newTestScraper(t, cfg, fakeOpener(p, &opts), &clock{t0.Add(time.Minute)})
+			assert.Equal(t, biolat.Options{DeviceTime: tc.deviceTime, MaxDevices: 64}, opts)
+			require.Equal(t, 1, logs.Len())
+			assert.Equal(t, "Block latency probe attached.", logs.All()[0].Message)
+
+			md, err := s.scrape(t.Context())
+			require.NoError(t, err)
+			dhtest.AssertGolden(t, tc.golden, md)
+			assert.Empty(t, p.forgotten)
+			assert.Equal(t, tc.points, checkPoints(t, md, p.snap), "every series of sda and dm-0, none of loop0")
+		})
+	}
+}
+
+// checkPoints: every exponential histogram point equals its probe series, field by field.
+func checkPoints(t *testing.T, md pmetric.Metrics, snap biolat.Snapshot) int {
+	t.Helper()
+	n := 0
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+			return
+		}
+		assert.Equal(t, pmetric.AggregationTemporalityCumulative, m.ExponentialHistogram().AggregationTemporality())
+		dps := m.ExponentialHistogram().DataPoints()
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			n++
+			dev, _ := dp.Attributes().Get("system.device")
+			dir, hasDir := dp.Attributes().Get("disk.io.direction")
+			found := false
+			for _, x := range snap.Series {
+				name := map[biolat.Dev]string{sda: "sda", dm0: "dm-0"}[x.Dev]
+				row := histograms[histogramFor(x.Kind, x.Direction)]
+				if name != dev.Str() || row.name != m.Name() || (hasDir && dir.Str() != x.Direction.String()) {
+					continue
+				}
+				found = true
+				h := x.Histogram
+				assert.Equal(t, int32(3), dp.Scale())
+				assert.Equal(t, h.Count, dp.Count())
+				assert.Equal(t, h.ZeroCount, dp.ZeroCount())
+				assert.InDelta(t, h.Sum, dp.Sum(), 1e-12)
+				assert.Equal(t, h.Offset, dp.Positive().Offset())
+				assert.Equal(t, h.Buckets, dp.Positive().BucketCounts().AsRaw())
+				var total uint64 = dp.ZeroCount()
+				for _, c := range dp.Positive().BucketCounts().AsRaw() {
+					total += c
+				}
+				assert.Equal(t, dp.Count(), total, "count = zero + buckets")
+				assert.InDelta(t, 1.0/(1<<20), dp.ZeroThreshold(), 0)
+				assert.Equal(t, pcommon.NewTimestampFromTime(t0), dp.StartTimestamp())
+				assert.False(t, dp.HasMin() || dp.HasMax())
+				hw, ok := dp.Attributes().Get("hw.id")
+				assert.Equal(t, x.Dev == sda, ok, "hw.id on the whole disk only")
+				if ok {
+					assert.Equal(t, "naa.5000c500a1b2c3d4", hw.Str())
+				}
+			}
+			assert.True(t, found, "%s %v has no probe series", m.Name(), dp.Attributes().AsRaw())
+		}
+	})
+	return n
+}
+
+// TestDepartedDeviceRestarts: a device that leaves /proc/diskstats is forgotten in the probe and
+// reported no more; when it comes back its series start at the time it was forgotten.
+func TestDepartedDeviceRestarts(t *testing.T) {
+	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+	cfg := createDefaultConfig()
+	cfg.RootPath = fakeRoot(t, "sda", "dm-0")
+	c := &clock{t0.Add(time.Minute)}
+	var opts biolat.Options
+	s, _ := newTestScraper(t, cfg, fakeOpener(p, &opts), c)
+	_, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	// loop0 is in the snapshot but not in this host's diskstats: gone.
+	assert.Equal(t, []biolat.Dev{loop0}, p.forgotten)
+
+	// sda leaves.
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.RootPath, "proc", "diskstats"), []byte(" 252       0 dm-0 3 0 24 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n"), 0o644))
+	c.t = t0.Add(2 * time.Minute)
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, p.forgotten, sda)
+	assert.Empty(t, devicesIn(md)["sda"])
+
+	// sda is back with new I/O.
+	p.snap.Series = append(p.snap.Series, biolat.Series{Dev: sda, Direction: biolat.Read, Kind: biolat.Total, Histogram: hist(-100, 0, 1)})
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.RootPath, "proc", "diskstats"), []byte("   8       0 sda 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n 252       0 dm-0 3 0 24 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n"), 0o644))
+	c.t = t0.Add(3 * time.Minute)
+	md, err = s.scrape(t.Context())
+	require.NoError(t, err)
+	starts := devicesIn(md)
+	assert.Equal(t, []pcommon.Timestamp{pcommon.NewTimestampFromTime(t0.Add(2 * time.Minute))}, starts["sda"], "new start: when sda was forgotten")
+	assert.Equal(t, pcommon.NewTimestampFromTime(t0), starts["dm-0"][0], "dm-0 still counts from the attach")
+}
+
+// devicesIn returns the start times of each device's histogram points.
+func devicesIn(md pmetric.Metrics) map[string][]pcommon.Timestamp {
+	out := map[string][]pcommon.Timestamp{}
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+			return
+		}
+		dps := m.ExponentialHistogram().DataPoints()
+		for i := range dps.Len() {
+			d, _ := dps.At(i).Attributes().Get("system.device")
+			out[d.Str()] = append(out[d.Str()], dps.At(i).StartTimestamp())
+		}
+	})
+	return out
+}
+
+// TestFallbackLogsOneLine: where the probe cannot load, start succeeds, exactly one line says why and
+// what to do (INFO; WARN for a rejection, which is a bug), and every scrape reports nothing and no error.
+func TestFallbackLogsOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		level zapcore.Level
+		cause string
+		want  string
+	}{
+		{&biolat.UnavailableError{Cause: biolat.CauseMissingCapabilities, Missing: []string{"CAP_BPF", "CAP_PERFMON"}, Err: syscall.EPERM},
+			zapcore.InfoLevel, "missing_capabilities", "lacks CAP_BPF, CAP_PERFMON: grant it (Kubernetes: securityContext.capabilities.add [BPF, PERFMON]"},
+		{&biolat.UnavailableError{Cause: biolat.CauseNoBTF}, zapcore.InfoLevel, "no_btf", "CONFIG_DEBUG_INFO_BTF=y"},
+		{&biolat.UnavailableError{Cause: biolat.CauseUnsupportedOS, Detail: "darwin/arm64"}, zapcore.InfoLevel, "unsupported_os", "this is darwin/arm64"},
+		{&biolat.UnavailableError{Cause: biolat.CauseDenied, Detail: "a seccomp filter", Err: syscall.EPERM}, zapcore.InfoLevel, "denied", "seccomp"},
+		{&biolat.UnavailableError{Cause: biolat.CauseRejected, Detail: "6.18.0", Err: fmt.Errorf("invalid argument")}, zapcore.WarnLevel, "rejected", "please report it"},
+	} {
+		t.Run(tc.cause, func(t *testing.T) {
+			cfg := createDefaultConfig()
+			cfg.RootPath = fakeRoot(t, "sda")
+			s, logs := newTestScraper(t, cfg, func(biolat.Options) (probe, error) { return nil, tc.err }, &clock{t0})
+			for range 3 {
+				md, err := s.scrape(t.Context())
+				require.NoError(t, err)
+				assert.Zero(t, md.DataPointCount())
+			}
+			require.Equal(t, 1, logs.Len(), "exactly one line")
+			e := logs.All()[0]
+			assert.Equal(t, tc.level, e.Level)
+			assert.Contains(t, e.Message, tc.want)
+			assert.Contains(t, e.Message, "The latency source reports nothing; every other source runs on.")
+			assert.NotContains(t, e.Message, "\n")
+			assert.Equal(t, tc.cause, e.ContextMap()["cause"])
+		})
+	}
+}
+
+// TestHistogramsDocumented: documentation-extra.md has, for every row of the histogram table, its
+// heading, its description verbatim and its unit and type; and no other histogram.
+func TestHistogramsDocumented(t *testing.T) {
+	data, err := os.ReadFile("documentation-extra.md")
+	require.NoError(t, err)
+	doc := string(data)
+	var headings []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		if h, ok := strings.CutPrefix(sc.Text(), "### "); ok {
+			headings = append(headings, h)
+		}
+	}
+	var names []string
+	for _, h := range histograms {
+		names = append(names, h.name)
+		block := fmt.Sprintf("### %s\n\n%s\n\n| Unit | Metric Type | Value Type | Aggregation Temporality | Monotonic | Stability |\n"+
+			"| ---- | ----------- | ---------- | ----------------------- | --------- | --------- |\n| %s | ExponentialHistogram | Double | Cumulative | - | Development |\n",
+			h.name, h.description, h.unit)
+		assert.Contains(t, doc, block, h.name)
+		attrs := doc[strings.Index(doc, "### "+h.name):]
+		if next := strings.Index(attrs[4:], "\n### "); next >= 0 {
+			attrs = attrs[:next+4]
+		}
+		assert.Equal(t, h.withDirection, strings.Contains(attrs, "| disk.io.direction |"), h.name)
+		assert.Contains(t, attrs, "| system.device |", h.name)
+		assert.Contains(t, attrs, "| hw.id |", h.name)
+	}
+	assert.Equal(t, names, headings)
+}
+
+// TestRealProbeStartsOrExplains runs start with the real probe on this machine: it either attaches or
+// logs the one line; a scrape never fails either way.
+func TestRealProbeStartsOrExplains(t *testing.T) {
+	cfg := createDefaultConfig()
+	s, logs := newTestScraper(t, cfg, openBiolat, &clock{time.Now()})
+	require.Equal(t, 1, logs.Len())
+	t.Logf("%s: %s", logs.All()[0].Level, logs.All()[0].Message)
+	s.now = time.Now
+	_, err := s.scrape(t.Context())
+	require.NoError(t, err)
+}
