@@ -87,7 +87,7 @@ func TestPersistentProblemLoggedOnce(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath = root
 	cfg.IOStat.DeviceClasses = []string{"other"} // no sysfs in this root: every device is "other"
-	cfg.Filesystem.Enabled, cfg.SMART.Enabled, cfg.Pressure.Enabled, cfg.Cgroups.Enabled = false, false, false, false
+	cfg.Filesystem.Enabled, cfg.SMART.Enabled, cfg.Pressure.Enabled, cfg.Cgroups.Enabled, cfg.Latency.Enabled = false, false, false, false, false
 	cfg.ControllerConfig.CollectionInterval = 10 * time.Millisecond
 	cfg.ControllerConfig.InitialDelay = 0
 

@@ -25,7 +25,7 @@ import (
 type probe interface {
 	Hook() string
 	Started() time.Time
-	Snapshot() (biolat.Snapshot, error)
+	Collect() (biolat.Snapshot, error)
 	Forget(biolat.Dev) error
 	Close() error
 }
@@ -144,7 +144,7 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	// The snapshot comes before the device list: a device that appears in between has no series
 	// yet, and one in the snapshot but not in the list has really gone.
-	snap, err := s.probe.Snapshot()
+	snap, err := s.probe.Collect()
 	if err != nil {
 		return pmetric.NewMetrics(), err
 	}

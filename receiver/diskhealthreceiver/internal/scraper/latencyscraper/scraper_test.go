@@ -38,7 +38,7 @@ type fakeProbe struct {
 
 func (p *fakeProbe) Hook() string                       { return "block_io_done" }
 func (p *fakeProbe) Started() time.Time                 { return p.started }
-func (p *fakeProbe) Snapshot() (biolat.Snapshot, error) { return p.snap, nil }
+func (p *fakeProbe) Collect() (biolat.Snapshot, error) { return p.snap, nil }
 func (p *fakeProbe) Close() error                       { p.closed = true; return nil }
 func (p *fakeProbe) Forget(d biolat.Dev) error {
 	p.forgotten = append(p.forgotten, d)
