@@ -23,12 +23,6 @@ import (
 // The latency source through the built collector: a fresh loop device, fixed-size fio jobs, and the
 // file exporter's histograms compared with /proc/diskstats and fio (issue 12, "done when" 1 and 4).
 
-// latencyMetrics are the histogram names per diskstats direction (documentation-extra.md).
-var latencyMetrics = map[string]string{
-	"read": "system.disk.operation.duration", "write": "system.disk.operation.duration",
-	"discard": "system.disk.discard.operation.duration", "flush": "system.disk.flush.operation.duration",
-}
-
 // expHist is one exported exponential histogram point: bucket index → count (math.MinInt32 for
 // the zero bucket), count and sum.
 type expHist struct {
@@ -402,7 +396,7 @@ func TestLatencyPrivileges(t *testing.T) {
 	// The test's temporary directories are root's alone: nobody needs a directory it can enter.
 	dir, err := os.MkdirTemp("", "diskhealth-latency-priv-")
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o777))
 	bin := filepath.Join(dir, "otelcol-diskhealth")
 	data, err := os.ReadFile(collectorBinary(t))

@@ -8,9 +8,6 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 )
 
-// section is where users write this source's settings.
-const section = "latency"
-
 // filterSection is where the device filter is written: latency reports the devices iostat reports.
 const filterSection = "iostat"
 

@@ -209,7 +209,7 @@ func checkPoints(t *testing.T, md pmetric.Metrics, snap biolat.Snapshot) int {
 				assert.InDelta(t, h.Sum, dp.Sum(), 1e-12)
 				assert.Equal(t, h.Offset, dp.Positive().Offset())
 				assert.Equal(t, h.Buckets, dp.Positive().BucketCounts().AsRaw())
-				var total uint64 = dp.ZeroCount()
+				total := dp.ZeroCount()
 				for _, c := range dp.Positive().BucketCounts().AsRaw() {
 					total += c
 				}
@@ -334,7 +334,9 @@ func TestHistogramsDocumented(t *testing.T) {
 			"| ---- | ----------- | ---------- | ----------------------- | --------- | --------- |\n| %s | ExponentialHistogram | Double | Cumulative | - | Development |\n",
 			h.name, h.description, h.unit)
 		assert.Contains(t, doc, block, h.name)
-		attrs := doc[strings.Index(doc, "### "+h.name):]
+		at := strings.Index(doc, "### "+h.name)
+		require.GreaterOrEqual(t, at, 0, h.name)
+		attrs := doc[at:]
 		if next := strings.Index(attrs[4:], "\n### "); next >= 0 {
 			attrs = attrs[:next+4]
 		}
