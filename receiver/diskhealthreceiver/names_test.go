@@ -148,7 +148,7 @@ func withoutAttributes(v string, attrs []string) (string, bool) {
 	return head + " attributes=" + strings.Join(kept, ","), true
 }
 
-// splitAttributes splits "a=Any Str,b=Str: ``x``, ``y``" into its attributes.
+// splitAttributes splits "a=Any Str,b=Str: “x“, “y“" into its attributes.
 func splitAttributes(list string) []string {
 	if list == "" {
 		return nil
