@@ -36,10 +36,10 @@ type fakeProbe struct {
 	closed    bool
 }
 
-func (p *fakeProbe) Hook() string                       { return "block_io_done" }
-func (p *fakeProbe) Started() time.Time                 { return p.started }
+func (p *fakeProbe) Hook() string                      { return "block_io_done" }
+func (p *fakeProbe) Started() time.Time                { return p.started }
 func (p *fakeProbe) Collect() (biolat.Snapshot, error) { return p.snap, nil }
-func (p *fakeProbe) Close() error                       { p.closed = true; return nil }
+func (p *fakeProbe) Close() error                      { p.closed = true; return nil }
 func (p *fakeProbe) Forget(d biolat.Dev) error {
 	p.forgotten = append(p.forgotten, d)
 	var keep []biolat.Series
