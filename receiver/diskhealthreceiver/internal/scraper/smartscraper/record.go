@@ -94,11 +94,18 @@ var scsiErrorType = map[uint8]metadata.AttributeErrorType{
 	0x05: metadata.AttributeErrorTypeUncorrectedVerify,
 }
 
-// ataErrorAttrs are the attributes counted as hw.errors (their decoded raw value).
-var ataErrorAttrs = map[uint8]metadata.AttributeErrorType{
-	187: metadata.AttributeErrorTypeReportedUncorrectable,
-	188: metadata.AttributeErrorTypeCommandTimeout,
-	199: metadata.AttributeErrorTypeCrc,
+// ataErrorMeanings are the attribute meanings counted as hw.errors (the
+// decoded raw value of the first attribute carrying each): 187, 188 and 199
+// by default, but chosen by what the drive database names them on that
+// drive, so a family whose 199 counts host writes reports no CRC errors from
+// it, and one that keeps its CRC count in 210 does.
+var ataErrorMeanings = [...]struct {
+	m  ata.Meaning
+	et metadata.AttributeErrorType
+}{
+	{ata.MeaningReportedUncorrectable, metadata.AttributeErrorTypeReportedUncorrectable},
+	{ata.MeaningCommandTimeouts, metadata.AttributeErrorTypeCommandTimeout},
+	{ata.MeaningCRCErrors, metadata.AttributeErrorTypeCrc},
 }
 
 func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAData, temp *tempRecorder) {
@@ -111,8 +118,10 @@ func recordATA(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, a *device.ATAD
 		if at.HasThreshold {
 			mb.RecordHwPhysicalDiskSmartThresholdDataPoint(ts, int64(at.Threshold), name, id)
 		}
-		if et, ok := ataErrorAttrs[at.ID]; ok {
-			mb.RecordHwErrorsDataPoint(ts, at.Raw.Value, et)
+	}
+	for _, em := range ataErrorMeanings {
+		if at, ok := a.Attributes.First(em.m); ok {
+			mb.RecordHwErrorsDataPoint(ts, at.Raw.Value, em.et)
 		}
 	}
 	if d, ok := a.Attributes.PowerOn(); ok {
