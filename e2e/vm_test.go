@@ -162,15 +162,28 @@ type vmRun struct {
 	dir     string
 	testLog string
 	qmp     string
+	// trace is QEMU's own log of the commands its emulated disks received (qemuTraceEvents), each
+	// line stamped with the host's wall clock.
+	trace string
+	// marks are the host times at which the guest's window markers (DISKHEALTH-RO-BEGIN/END name)
+	// were first seen on the test serial line: the guest prints one, the host sees it at most a poll
+	// later, on the same clock as the trace.
+	marks map[string]time.Time
+	log   string
+	took  time.Duration
 }
 
 // boot starts the VM with guest as the test program and waits for it to power off. onLine is called
-// for each line the guest prints while it runs (it may talk to QMP).
-func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) (string, time.Duration) {
+// for each line the guest prints while it runs (it may talk to QMP; it must not block, or the window
+// markers after that line are timed late).
+func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
 	t.Helper()
-	run := &vmRun{dir: t.TempDir()}
+	run := &vmRun{dir: t.TempDir(), marks: map[string]time.Time{}}
 	run.testLog = filepath.Join(run.dir, "test.log")
 	run.qmp = filepath.Join(run.dir, "qmp.sock")
+	run.trace = filepath.Join(run.dir, "trace.log")
+	events := filepath.Join(run.dir, "trace-events")
+	require.NoError(t, os.WriteFile(events, []byte(strings.Join(qemuTraceEvents, "\n")+"\n"), 0o644))
 	ov := filepath.Join(run.dir, "ov")
 	require.NoError(t, os.MkdirAll(filepath.Join(ov, "test"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(ov, "init"), []byte(vmInit), 0o755))
@@ -194,6 +207,7 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 		"-kernel", k.kernel, "-initrd", filepath.Join(run.dir, "initrd"), "-append", "console=ttyS0 panic=-1 quiet",
 		"-serial", "file:" + filepath.Join(run.dir, "console.log"), "-serial", "file:" + run.testLog,
 		"-qmp", "unix:" + run.qmp + ",server=on,wait=off",
+		"-msg", "timestamp=on", "-trace", "events=" + events + ",file=" + run.trace,
 		"-drive", img("nvme"), "-device", "nvme,id=nvme0,serial=DHNVME0,drive=nvme",
 		"-drive", img("ide"), "-device", "ide-hd,drive=ide,bus=ide.0,serial=DHIDE0",
 		"-device", "ahci,id=ahci",
@@ -219,6 +233,11 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 		b, _ := os.ReadFile(run.testLog)
 		lines := strings.Split(string(b), "\n")
 		for ; seen < len(lines)-1; seen++ { // the last element is an unfinished line
+			if m := strings.TrimSpace(lines[seen]); strings.HasPrefix(m, markerWindow) {
+				if _, dup := run.marks[m]; !dup {
+					run.marks[m] = time.Now()
+				}
+			}
 			if onLine != nil {
 				onLine(run, lines[seen])
 			}
@@ -230,7 +249,7 @@ loop:
 		select {
 		case werr = <-done:
 			break loop
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 			poll()
 		}
 	}
@@ -242,7 +261,8 @@ loop:
 		t.Fatalf("the VM ended without the guest's exit status (%v, after %v).\nqemu: %s\nconsole tail:\n%s\ntest log:\n%s",
 			werr, took, out.String(), tail(string(console), 3000), tail(string(log), 3000))
 	}
-	return string(log), took
+	run.log, run.took = string(log), took
+	return run
 }
 
 func tail(s string, n int) string {

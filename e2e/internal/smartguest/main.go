@@ -9,6 +9,12 @@
 // waits until the host has raised the NVMe critical warning (smart_critical_warning=4) and the receiver
 // reports it; (2) that export, the tools' output again and the health events; (3) one read as an
 // unprivileged user without capabilities.
+//
+// Around each stretch in which only the receiver touches the disks it prints window markers
+// (DISKHEALTH-RO-BEGIN/END name): the host checks every command QEMU traced inside them against the
+// read-only list. A BEGIN is followed, and an END is followed, by windowMargin before anything else
+// reaches a disk, so the host (which times a marker when it sees it, at most a poll later) never
+// counts a tool's or the kernel's command in, nor misses one of the receiver's.
 package main
 
 import (
@@ -39,7 +45,17 @@ const (
 	markerQMP    = "DISKHEALTH-QMP-READY"
 	markerBundle = "DISKHEALTH-BUNDLE "
 	markerUnpriv = "DISKHEALTH-UNPRIV "
+	markerWindow = "DISKHEALTH-RO-"
 )
+
+// windowMargin separates a window marker from the first command it must (or must not) cover.
+const windowMargin = 2 * time.Second
+
+// window prints a window marker; after a BEGIN that opens before the receiver starts, and after
+// every END, the caller sleeps windowMargin.
+func window(edge, name string) {
+	fmt.Printf("%s%s %s\n", markerWindow, edge, name)
+}
 
 // Bundle is what the guest reports.
 type Bundle struct {
@@ -239,6 +255,8 @@ func run() (Bundle, error) {
 		}
 	}
 	ctx := context.Background()
+	window("BEGIN", "phase1")
+	time.Sleep(windowMargin)
 	stop, ms, ls, err := start(ctx, false)
 	if err != nil {
 		return b, err
@@ -260,22 +278,35 @@ func run() (Bundle, error) {
 		return b, err
 	}
 	b.Phase1 = Phase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
+	// Two more cycles inside the window: the IDENTIFY cache is warm from here on.
+	for range 2 {
+		if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.physical_disk.smart.read.status")); err != nil {
+			return b, err
+		}
+	}
+	window("END", "phase1")
+	time.Sleep(windowMargin)
 	if b.Phase1.Tools, err = tools(); err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
 	b.Timing["phase1_s"] = time.Since(t0).Seconds()
 
 	// Phase 2: the host raises the critical warning through QMP.
+	window("BEGIN", "critical-warning")
 	fmt.Println(markerQMP)
 	failedMD, next, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
 	if err != nil {
 		return b, err
 	}
+	window("END", "critical-warning")
+	time.Sleep(windowMargin)
 	b.Phase2 = Phase{SMART: metricsJSON(failedMD)}
 	if b.Phase2.Tools, err = tools(); err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
 	// Two more reads: an unchanged state must not repeat its event.
+	window("BEGIN", "repeat")
+	next = len(ms.AllMetrics()) // reads from now on, not those made while the tools ran
 	if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status")); err == nil {
 		_, _, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status"))
 	}
@@ -284,6 +315,8 @@ func run() (Bundle, error) {
 	}
 	stop()
 	stop = nil
+	window("END", "repeat")
+	time.Sleep(windowMargin)
 	logs := plog.NewLogs()
 	for _, ld := range ls.AllLogs() {
 		ld.ResourceLogs().MoveAndAppendTo(logs.ResourceLogs())
@@ -298,10 +331,14 @@ func run() (Bundle, error) {
 			b.Hwmon[filepath.Base(p)] = strings.TrimSpace(string(v))
 		}
 	}
+	window("BEGIN", "unprivileged")
+	time.Sleep(windowMargin)
 	up, err := runUnprivileged()
 	if err != nil {
 		return b, err
 	}
+	window("END", "unprivileged")
+	time.Sleep(windowMargin) // then the kernel's shutdown: SYNCHRONIZE CACHE, STANDBY IMMEDIATE
 	b.Unpriv = up
 	b.Timing["total_s"] = time.Since(t0).Seconds()
 	return b, nil

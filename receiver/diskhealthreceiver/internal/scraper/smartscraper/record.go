@@ -105,11 +105,18 @@ var scsiErrorType = map[uint8]metadata.AttributeErrorType{
 	0x05: metadata.AttributeErrorTypeUncorrectedVerify,
 }
 
-// ataErrorAttrs are the attributes counted as hw.errors (their decoded raw value).
-var ataErrorAttrs = map[uint8]metadata.AttributeErrorType{
-	187: metadata.AttributeErrorTypeReportedUncorrectable,
-	188: metadata.AttributeErrorTypeCommandTimeout,
-	199: metadata.AttributeErrorTypeCrc,
+// ataErrorMeanings are the attribute meanings counted as hw.errors (the
+// decoded raw value of the first attribute carrying each): 187, 188 and 199
+// by default, but chosen by what the drive database names them on that
+// drive, so a family whose 199 counts host writes reports no CRC errors from
+// it, and one that keeps its CRC count in 210 does.
+var ataErrorMeanings = [...]struct {
+	m  ata.Meaning
+	et metadata.AttributeErrorType
+}{
+	{ata.MeaningReportedUncorrectable, metadata.AttributeErrorTypeReportedUncorrectable},
+	{ata.MeaningCommandTimeouts, metadata.AttributeErrorTypeCommandTimeout},
+	{ata.MeaningCRCErrors, metadata.AttributeErrorTypeCrc},
 }
 
 func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
@@ -122,8 +129,10 @@ func recordATA(r *recorder, a *device.ATAData, temp *tempRecorder) {
 		if at.HasThreshold {
 			r.mb.RecordHwPhysicalDiskSmartThresholdDataPoint(r.ts, int64(at.Threshold), r.id, r.name, physicalDisk, name, id)
 		}
-		if et, ok := ataErrorAttrs[at.ID]; ok {
-			r.mb.RecordHwErrorsDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, et)
+	}
+	for _, em := range ataErrorMeanings {
+		if at, ok := a.Attributes.First(em.m); ok {
+			r.mb.RecordHwErrorsDataPoint(r.ts, at.Raw.Value, r.id, r.name, physicalDisk, em.et)
 		}
 	}
 	if d, ok := a.Attributes.PowerOn(); ok {

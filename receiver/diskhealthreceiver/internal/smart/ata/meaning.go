@@ -19,6 +19,9 @@ const (
 	// MeaningLifeLeft is an SSD's remaining rated endurance, read from the
 	// normalized value (100 new, 0 worn out).
 	MeaningLifeLeft
+	// MeaningCRCErrors counts interface (UDMA / SATA FIS) CRC errors: a
+	// cable, backplane or connector fault rather than the medium.
+	MeaningCRCErrors
 )
 
 // meanings maps the drive database names that carry a meaning to it. Only
@@ -44,6 +47,13 @@ var meanings = map[string]Meaning{
 	"SSD_Remaining_Life_Perc": MeaningLifeLeft,
 	"Lifetime_Left":           MeaningLifeLeft,
 	"Media_Wearout_Indicator": MeaningLifeLeft,
+	"UDMA_CRC_Error_Count":    MeaningCRCErrors,
+	"CRC_Error_Count":         MeaningCRCErrors,
+	"SATA_CRC_Error_Count":    MeaningCRCErrors,
+	"SATA_CRC_Error":          MeaningCRCErrors,
+	"SATA_FIS_CRC_Errors":     MeaningCRCErrors,
+	"CRC_Errors":              MeaningCRCErrors,
+	"SATA_Error_Ct_CRC":       MeaningCRCErrors,
 }
 
 // Meaning returns what the attribute's drive database name says it holds, 0
@@ -59,6 +69,16 @@ func (as Attributes) WithMeaning(m Meaning) []*Attribute {
 		}
 	}
 	return out
+}
+
+// First returns the first attribute carrying m, in page order.
+func (as Attributes) First(m Meaning) (*Attribute, bool) {
+	for i := range as {
+		if as[i].Meaning() == m {
+			return &as[i], true
+		}
+	}
+	return nil, false
 }
 
 // LifeLeft returns the remaining rated endurance in percent (0-100) from the

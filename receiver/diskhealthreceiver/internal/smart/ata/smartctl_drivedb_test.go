@@ -52,8 +52,10 @@ type smartctlEntry struct {
 
 var attrLine = regexp.MustCompile(`^(?:ATTRIBUTE OPTIONS:)?\s+(\d{3}) (\S+)`)
 
-// parseShowall reads smartctl's -P showall text for one model. smartctl 7.3
-// prints names only, never the raw format of a preset.
+// parseShowall reads smartctl's -P showall text for one model: the entry
+// smartctl uses, the first that matches (the "additional entries" it lists
+// after it are not applied). smartctl 7.3 prints names only, never the raw
+// format of a preset.
 func parseShowall(out string) smartctlEntry {
 	e := smartctlEntry{attrs: map[uint8]string{}}
 	inAttrs := false
@@ -61,6 +63,8 @@ func parseShowall(out string) smartctlEntry {
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
+		case strings.HasPrefix(l, "and match these additional entries"):
+			return e
 		case strings.HasPrefix(l, "Drive found in smartmontools Database"):
 			e.known = true
 		case strings.HasPrefix(l, "MODEL REGEXP:"):

@@ -12,8 +12,11 @@
 // the drive database (package ata, generated from smartmontools' drivedb via
 // github.com/anatol/smart.go) names it on that drive: the Backblaze rule reads
 // the attributes named as reallocated, reported-uncorrectable, command-timeout,
-// pending and offline-uncorrectable counts, and the endurance rule, for an SSD
-// without the device statistic, the one named as life left. On a Phison-based
+// pending and offline-uncorrectable counts, the reallocated-rising rule the
+// reallocated count, the CRC rule the interface CRC count (210 or 218 on some
+// families; an OCZ Vector's 199 counts host writes and is not read), and the
+// endurance rule, for an SSD without the device statistic, the one named as
+// life left. On a Phison-based
 // SSD 197 is Not_In_Use, so a non-zero 197 fires nothing, and 231 is
 // SSD_Life_Left, from which endurance is read; on a drive the database does
 // not know, the default names (197 Current_Pending_Sector) apply. The names

@@ -121,12 +121,12 @@ var rules = []rule{
 			}
 		}},
 	{RuleInfo{RuleReallocatedRising, PredictedFailure, "ATA",
-		"The reallocated sector count (attribute 5, decoded) is higher than when monitoring of the drive began."},
+		"The reallocated sector count (attribute 5, decoded) is higher than when monitoring of the drive began. The attribute is the one the drive database names as reallocated sectors or blocks on that drive (Reallocated_Sector_Ct, Reallocate_NAND_Blk_Cnt), not ID 5: a family whose 5 is a runtime bad-block or retired-block count is not read."},
 		func(e *evaluator, s *Snapshot) {
 			if s.ATA == nil {
 				return
 			}
-			if a, ok := s.ATA.Attributes.Find(5); ok {
+			for _, a := range s.ATA.Attributes.WithMeaning(ata.MeaningReallocatedSectors) {
 				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value), "")
 			}
 		}},
@@ -217,12 +217,12 @@ var rules = []rule{
 			}
 		}},
 	{RuleInfo{RuleCRCErrorsRising, Degraded, "ATA",
-		"UDMA CRC errors (attribute 199) are higher than when monitoring of the drive began: usually a cable, backplane or connector fault, not the disk."},
+		"UDMA CRC errors (attribute 199) are higher than when monitoring of the drive began: usually a cable, backplane or connector fault, not the disk. The attribute is the one the drive database names as an interface CRC count on that drive (UDMA_CRC_Error_Count, SATA_CRC_Error_Count, CRC_Error_Count, ...), not ID 199: a family whose 199 counts host writes is not read, one that keeps the count in 210 or 218 is."},
 		func(e *evaluator, s *Snapshot) {
 			if s.ATA == nil {
 				return
 			}
-			if a, ok := s.ATA.Attributes.Find(199); ok {
+			for _, a := range s.ATA.Attributes.WithMeaning(ata.MeaningCRCErrors) {
 				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value), ": interface CRC errors, usually a cable, backplane or connector fault")
 			}
 		}},
