@@ -526,7 +526,7 @@ func TestParseQEMUTrace(t *testing.T) {
 		"ahci port 0 at " + at(1700000001, 200).Format("15:04:05.000000") + " in window writes: ATA B0h/D6h: opcode not on the read-only list",
 		"nvme at " + at(1700000001, 300).Format("15:04:05.000000") + " in window writes: NVMe admin 09h: opcode not on the read-only list",
 	}, r.violations)
-	assert.Equal(t, 5, len(r.outside), "after the first window, before the second: %v", r.outside)
+	assert.Len(t, r.outside, 5, "after the first window, before the second: %v", r.outside)
 
 	// A log outside the list is refused even though the opcode is listed.
 	assert.Contains(t, readOnly(diskCommand{proto: protoATA, opcode: 0xB0, feature: 0xD5, target: 0xE0}), "not one of the listed")

@@ -294,7 +294,7 @@ func run() (Bundle, error) {
 	// Phase 2: the host raises the critical warning through QMP.
 	window("BEGIN", "critical-warning")
 	fmt.Println(markerQMP)
-	failedMD, next, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
+	failedMD, _, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
 	if err != nil {
 		return b, err
 	}
