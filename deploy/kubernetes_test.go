@@ -150,6 +150,9 @@ func TestServiceAccount(t *testing.T) {
 	assert.False(t, *sa.AutomountServiceAccountToken, "the collector never calls the API server")
 }
 
+// stateDir is where the DaemonSet keeps the collector's sending queues (a hostPath).
+const stateDir = "/var/lib/otelcol-diskhealth"
+
 func TestDaemonSet(t *testing.T) {
 	var ds appsv1.DaemonSet
 	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
@@ -203,6 +206,18 @@ func TestDaemonSet(t *testing.T) {
 			assert.Equal(t, hostPath, v.HostPath.Path, path)
 		}
 	}
+	// The sending queues' state directory (file_storage) is the node's, writable, at the path the
+	// config uses: it outlives the pod.
+	stateMount, ok := mounts[stateDir]
+	if assert.True(t, ok, "no mount at %s", stateDir) {
+		assert.False(t, stateMount.ReadOnly, "%s must be writable", stateDir)
+		if v := volumes[stateMount.Name]; assert.NotNil(t, v.HostPath, "%s is not a hostPath", stateDir) {
+			assert.Equal(t, stateDir, v.HostPath.Path)
+			require.NotNil(t, v.HostPath.Type)
+			assert.Equal(t, corev1.HostPathDirectoryOrCreate, *v.HostPath.Type)
+		}
+	}
+
 	// Without propagation a filesystem mounted on the host after the pod started would be invisible,
 	// and statfs would measure the parent filesystem instead.
 	require.NotNil(t, mounts["/hostfs"].MountPropagation)
@@ -216,6 +231,10 @@ func TestDaemonSet(t *testing.T) {
 	require.NotNil(t, volumes[cfgMount.Name].ConfigMap)
 	assert.Equal(t, cm.Name, volumes[cfgMount.Name].ConfigMap.Name)
 	assert.Contains(t, c.Args, "--config=/etc/otelcol/"+configKey)
+
+	// The persistent queue of every exporter with one is file_storage, in the mounted state directory.
+	assert.Contains(t, cm.Data[configKey], "directory: ${env:DISKHEALTH_STATE_DIR:-"+stateDir+"}")
+	assert.Contains(t, cm.Data[configKey], "storage: file_storage")
 
 	// Every ${env:X} the collector config uses without a default is set in the pod.
 	env := map[string]corev1.EnvVar{}
