@@ -22,6 +22,8 @@ var configEnv = map[string]string{
 	"ELASTIC_API_KEY":                  "aWQ6a2V5",
 	"POD_IP":                           "127.0.0.1",
 	"DISKHEALTH_REMOTE_WRITE_ENDPOINT": "https://mimir.invalid/api/v1/push",
+	// No ${env:} reference: config/kubernetes.yaml's k8s_attributes reads it (filter.node_from_env_var).
+	"K8S_NODE_NAME": "node-a",
 }
 
 // requiredEnvRefs lists the ${env:NAME} references of a config that have no :- default.
