@@ -284,3 +284,129 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 			len(ts), ts[len(ts)-1]-ts[0], inOutage, want, scrapedInOutage)
 	})
 }
+
+// TestPrometheusRemoteWriteOutageRestart: config/prometheus-remote-write.yaml (its write-ahead log under
+// DISKHEALTH_STATE_DIR) while Prometheus, the backend, is down; the collector collects every 2 s, is
+// stopped with SIGTERM and started again on the same state directory, collects a while longer, then
+// Prometheus comes back on its TSDB: the sample of every collection of both runs is there.
+func TestPrometheusRemoteWriteOutageRestart(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	const interval = 2 * time.Second
+	dir := t.TempDir()
+	promAddr := freeAddr(t)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+promAddr+"/api/v1/write")
+	t.Setenv("DISKHEALTH_STATE_DIR", filepath.Join(dir, "state"))
+	api := promAPI{base: "http://" + promAddr}
+
+	// Each run records its collections with a file exporter beside the remote-write one.
+	run := func(n int) (*collector, *exportTail) {
+		sent := filepath.Join(dir, fmt.Sprintf("sent-%d.json", n))
+		extra := filepath.Join(dir, fmt.Sprintf("extra-%d.yaml", n))
+		require.NoError(t, os.WriteFile(extra, []byte(fmt.Sprintf(`exporters:
+  file/sent:
+    path: %s
+service:
+  pipelines:
+    metrics:
+      exporters: [prometheus_remote_write, file/sent]
+`, sent)), 0o644))
+		c := startCollector(t, bin, shippedConfig(t, "prometheus-remote-write.yaml"), "--config="+extra, telemetryOff,
+			"--set=receivers.disk_health.collection_interval="+interval.String())
+		return c, &exportTail{path: sent}
+	}
+	// The read-bytes point of the first whole disk in every export: its timestamp in ms.
+	disk := ""
+	for d := range wholeDisks(t) {
+		disk = d
+		break
+	}
+	require.NotEmpty(t, disk, "this host has no whole disk")
+	stamps := func(tail *exportTail) []int64 {
+		var out []int64
+		for _, md := range tail.exports {
+			if p, ok := find(devicePoints(md)[disk], "system.disk.io", "read"); ok {
+				out = append(out, int64(p.ts)/1e6)
+			}
+		}
+		return out
+	}
+	// collections waits until a run has exported n collections of the disk in all.
+	collections := func(c *collector, tail *exportTail, n int) {
+		deadline := time.Now().Add(time.Duration(n+5) * interval)
+		for {
+			require.NoError(t, tail.poll())
+			if len(stamps(tail)) >= n {
+				return
+			}
+			select {
+			case <-c.exited:
+				t.Fatalf("the collector exited: %v", c.waitErr)
+			case <-time.After(100 * time.Millisecond):
+			}
+			require.False(t, time.Now().After(deadline), "fewer than %d collections of %s", n, disk)
+		}
+	}
+
+	// Prometheus up first, so the route is known to work; then down for the rest.
+	server := startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
+	first, sent1 := run(1)
+	sel := fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)
+	require.Eventually(t, func() bool {
+		res, err := api.query(sel)
+		return err == nil && len(res) == 1
+	}, 30*time.Second, 250*time.Millisecond, "no pushed sample while Prometheus is up")
+	require.NoError(t, server.cmd.Process.Signal(syscall.SIGTERM))
+	<-server.exited
+	down := time.Now()
+
+	require.NoError(t, sent1.poll())
+	collections(first, sent1, len(stamps(sent1))+5) // five collections while Prometheus is down
+	start := time.Now()
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-first.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the collector did not exit within 20 s of SIGTERM")
+	}
+	stopTook := time.Since(start)
+	require.NoError(t, sent1.poll())
+
+	second, sent2 := run(2)
+	collections(second, sent2, 3)
+	server = startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
+	up := time.Now()
+
+	require.NoError(t, sent2.poll())
+	want := append(stamps(sent1), stamps(sent2)...)
+	require.NotEmpty(t, want)
+	var missing []int64
+	var got map[int64]bool
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		at := time.Now()
+		m, err := api.queryMatrix(fmt.Sprintf("%s[%ds]", sel, int(at.Sub(down).Seconds())+60), at)
+		require.NoError(t, err)
+		got = map[int64]bool{}
+		for _, s := range m {
+			ts, _ := s.samples(t)
+			for _, x := range ts {
+				got[int64(x*1000+0.5)] = true
+			}
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !got[w] {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	require.Empty(t, missing, "collections (ms timestamps) missing in Prometheus, of %d: run 1 %v, run 2 %v", len(want), stamps(sent1), stamps(sent2))
+	t.Logf("Prometheus down %v; run 1 %d collections (SIGTERM exit in %v), run 2 %d; all %d samples in Prometheus %v after it came back",
+		up.Sub(down).Round(100*time.Millisecond), len(stamps(sent1)), stopTook.Round(time.Millisecond), len(stamps(sent2)), len(want),
+		time.Since(up).Round(100*time.Millisecond))
+}
