@@ -117,7 +117,7 @@ func fakePod(uid, namespace, name, node string, labels map[string]any, owner map
 	}
 }
 
-// cgroupResource is one per-cgroup resource of an export, by its k8s.pod.uid.
+// cgroupResources are the per-cgroup resources of an export, by their k8s.pod.uid.
 func cgroupResources(md pmetric.Metrics) map[string]pcommon.Map {
 	out := map[string]pcommon.Map{}
 	rms := md.ResourceMetrics()
@@ -184,15 +184,21 @@ func testK8sAttributes(t *testing.T, bin string, noStreamingList bool) {
 	require.NoError(t, os.MkdirAll(filepath.Join(cg, unknown), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("cpuset cpu io memory pids\n"), 0o644))
 	dirs := []string{"kubepods.slice", filepath.Dir(known), known, filepath.Dir(unknown), unknown}
-	writeStats := func(n uint64) {
+	// writeStats replaces every io.stat whole (a rename), so a scrape never reads one half-written.
+	writeStats := func(n uint64) error {
 		for _, d := range dirs {
 			line := fmt.Sprintf("252:0 rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", n*4096, n*8192, n, 2*n)
 			tmp := filepath.Join(cg, d, "io.stat.tmp")
-			require.NoError(t, os.WriteFile(tmp, []byte(line), 0o644))
-			require.NoError(t, os.Rename(tmp, filepath.Join(cg, d, "io.stat")))
+			if err := os.WriteFile(tmp, []byte(line), 0o644); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, filepath.Join(cg, d, "io.stat")); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	writeStats(1)
+	require.NoError(t, writeStats(1))
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() { // I/O in every cgroup between any two scrapes
@@ -203,7 +209,10 @@ func testK8sAttributes(t *testing.T, bin string, noStreamingList bool) {
 				return
 			case <-time.After(300 * time.Millisecond):
 			}
-			writeStats(n)
+			if err := writeStats(n); err != nil {
+				t.Error(err)
+				return
+			}
 		}
 	}()
 	t.Cleanup(func() { close(stop); <-done })
