@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 )
@@ -147,8 +148,60 @@ func TestServiceAccount(t *testing.T) {
 	assert.Equal(t, "ServiceAccount", sa.Kind)
 	assert.Equal(t, "otelcol-diskhealth", sa.Name)
 	require.NotNil(t, sa.AutomountServiceAccountToken)
-	assert.False(t, *sa.AutomountServiceAccountToken, "the collector never calls the API server")
+	assert.True(t, *sa.AutomountServiceAccountToken, "k8s_attributes authenticates with the account's token")
 }
+
+// TestRBAC: the ServiceAccount may list and watch pods, and nothing else (what the k8s_attributes
+// processor of config/kubernetes.yaml asks for; the e2e test against a fake API server records it).
+func TestRBAC(t *testing.T) {
+	var sa corev1.ServiceAccount
+	decodeStrict(t, "kubernetes/serviceaccount.yaml", &sa)
+	var role rbacv1.ClusterRole
+	decodeStrict(t, "kubernetes/clusterrole.yaml", &role)
+	assert.Equal(t, "rbac.authorization.k8s.io/v1", role.APIVersion)
+	assert.Equal(t, "ClusterRole", role.Kind)
+	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list", "watch"}}}, role.Rules,
+		"read-only, pods only")
+	assert.Nil(t, role.AggregationRule)
+
+	var binding rbacv1.ClusterRoleBinding
+	decodeStrict(t, "kubernetes/clusterrolebinding.yaml", &binding)
+	assert.Equal(t, "rbac.authorization.k8s.io/v1", binding.APIVersion)
+	assert.Equal(t, "ClusterRoleBinding", binding.Kind)
+	assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role.Name}, binding.RoleRef)
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: "diskhealth"}}, binding.Subjects)
+
+	// The processor in the config is the one the role is for: service-account auth, this node only,
+	// nothing extracted that needs another resource (labels, annotations, uids of owners).
+	config, err := os.ReadFile(collectorConfig)
+	require.NoError(t, err)
+	var cfg struct {
+		Processors map[string]struct {
+			AuthType string `json:"auth_type"`
+			Filter   struct {
+				NodeFromEnvVar string `json:"node_from_env_var"`
+			} `json:"filter"`
+			Extract map[string]any `json:"extract"`
+		} `json:"processors"`
+	}
+	require.NoError(t, yaml.Unmarshal(config, &cfg))
+	k8s, ok := cfg.Processors["k8s_attributes"]
+	require.True(t, ok, "config/kubernetes.yaml has no k8s_attributes processor")
+	assert.Equal(t, "serviceAccount", k8s.AuthType)
+	assert.Equal(t, "K8S_NODE_NAME", k8s.Filter.NodeFromEnvVar)
+	for key := range k8s.Extract {
+		assert.Equal(t, "metadata", key, "extract.%s may need access beyond pods", key)
+	}
+	metadata, _ := k8s.Extract["metadata"].([]any)
+	for _, m := range metadata {
+		name, _ := m.(string)
+		assert.False(t, strings.HasSuffix(name, ".uid") && name != "k8s.pod.uid", "%s needs an owner informer", name)
+		assert.NotEqual(t, "k8s.cluster.uid", name)
+	}
+}
+
+// stateDir is where the DaemonSet keeps the collector's sending queues (a hostPath).
+const stateDir = "/var/lib/otelcol-diskhealth"
 
 func TestDaemonSet(t *testing.T) {
 	var ds appsv1.DaemonSet
@@ -169,7 +222,7 @@ func TestDaemonSet(t *testing.T) {
 	decodeStrict(t, "kubernetes/serviceaccount.yaml", &sa)
 	assert.Equal(t, sa.Name, pod.ServiceAccountName)
 	require.NotNil(t, pod.AutomountServiceAccountToken)
-	assert.False(t, *pod.AutomountServiceAccountToken)
+	assert.True(t, *pod.AutomountServiceAccountToken, "k8s_attributes needs the token")
 	assert.False(t, pod.HostNetwork)
 	assert.False(t, pod.HostPID)
 	assert.False(t, pod.HostIPC)
@@ -203,6 +256,18 @@ func TestDaemonSet(t *testing.T) {
 			assert.Equal(t, hostPath, v.HostPath.Path, path)
 		}
 	}
+	// The sending queues' state directory (file_storage) is the node's, writable, at the path the
+	// config uses: it outlives the pod.
+	stateMount, ok := mounts[stateDir]
+	if assert.True(t, ok, "no mount at %s", stateDir) {
+		assert.False(t, stateMount.ReadOnly, "%s must be writable", stateDir)
+		if v := volumes[stateMount.Name]; assert.NotNil(t, v.HostPath, "%s is not a hostPath", stateDir) {
+			assert.Equal(t, stateDir, v.HostPath.Path)
+			require.NotNil(t, v.HostPath.Type)
+			assert.Equal(t, corev1.HostPathDirectoryOrCreate, *v.HostPath.Type)
+		}
+	}
+
 	// Without propagation a filesystem mounted on the host after the pod started would be invisible,
 	// and statfs would measure the parent filesystem instead.
 	require.NotNil(t, mounts["/hostfs"].MountPropagation)
@@ -216,6 +281,10 @@ func TestDaemonSet(t *testing.T) {
 	require.NotNil(t, volumes[cfgMount.Name].ConfigMap)
 	assert.Equal(t, cm.Name, volumes[cfgMount.Name].ConfigMap.Name)
 	assert.Contains(t, c.Args, "--config=/etc/otelcol/"+configKey)
+
+	// The persistent queue of every exporter with one is file_storage, in the mounted state directory.
+	assert.Contains(t, cm.Data[configKey], "directory: ${env:DISKHEALTH_STATE_DIR:-"+stateDir+"}")
+	assert.Contains(t, cm.Data[configKey], "storage: file_storage")
 
 	// Every ${env:X} the collector config uses without a default is set in the pod.
 	env := map[string]corev1.EnvVar{}
@@ -302,7 +371,7 @@ func TestRequiredEnv(t *testing.T) {
 }
 
 func TestManifestsAreKubernetesObjects(t *testing.T) {
-	// Every manifest in kubernetes/ is one of the three objects tested above, so kubectl apply -f on the
+	// Every manifest in kubernetes/ is one of the objects tested above, so kubectl apply -f on the
 	// folder creates exactly these.
 	files, err := filepath.Glob("kubernetes/*.yaml")
 	require.NoError(t, err)
@@ -317,5 +386,5 @@ func TestManifestsAreKubernetesObjects(t *testing.T) {
 		kinds = append(kinds, meta.Kind)
 	}
 	slices.Sort(kinds)
-	assert.Equal(t, []string{"ConfigMap", "DaemonSet", "ServiceAccount"}, kinds)
+	assert.Equal(t, []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet", "ServiceAccount"}, kinds)
 }

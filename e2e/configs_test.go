@@ -16,11 +16,14 @@ import (
 // configEnv is what a user sets for the shipped configs' required ${env:X} (each config's header
 // documents its own); placeholders are enough for validate, which does not connect.
 var configEnv = map[string]string{
-	"ELASTICSEARCH_ENDPOINT": "https://elasticsearch.invalid:9200",
-	"ELASTICSEARCH_API_KEY":  "aWQ6a2V5",
-	"ELASTIC_OTLP_ENDPOINT":  "https://otlp.invalid:443",
-	"ELASTIC_API_KEY":        "aWQ6a2V5",
-	"POD_IP":                 "127.0.0.1",
+	"ELASTICSEARCH_ENDPOINT":           "https://elasticsearch.invalid:9200",
+	"ELASTICSEARCH_API_KEY":            "aWQ6a2V5",
+	"ELASTIC_OTLP_ENDPOINT":            "https://otlp.invalid:443",
+	"ELASTIC_API_KEY":                  "aWQ6a2V5",
+	"POD_IP":                           "127.0.0.1",
+	"DISKHEALTH_REMOTE_WRITE_ENDPOINT": "https://mimir.invalid/api/v1/push",
+	// No ${env:} reference: config/kubernetes.yaml's k8s_attributes reads it (filter.node_from_env_var).
+	"K8S_NODE_NAME": "node-a",
 }
 
 // requiredEnvRefs lists the ${env:NAME} references of a config that have no :- default.

@@ -78,6 +78,11 @@ func startCollector(t *testing.T, bin, config string, args ...string) *collector
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
 	c := &collector{cmd: exec.Command(bin, append([]string{"--config", cfg}, args...)...), output: &syncBuffer{}, exited: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
+	// The shipped configs keep their sending queues under DISKHEALTH_STATE_DIR (file_storage, default
+	// /var/lib/otelcol-diskhealth): a test's collector gets its own, unless the test chose one.
+	if _, ok := os.LookupEnv("DISKHEALTH_STATE_DIR"); !ok {
+		c.cmd.Env = append(os.Environ(), "DISKHEALTH_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
+	}
 	require.NoError(t, c.cmd.Start())
 	go func() {
 		c.waitErr = c.cmd.Wait()

@@ -1,0 +1,412 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// promSeries is one series of a range-vector (matrix) result.
+type promSeries struct {
+	Metric map[string]string `json:"metric"`
+	Values [][2]any          `json:"values"`
+}
+
+// sampleTimes returns the series' sample timestamps (seconds) and values (as Prometheus prints them).
+func (s promSeries) samples(t *testing.T) (ts []float64, vals []string) {
+	t.Helper()
+	for _, v := range s.Values {
+		f, ok := v[0].(float64)
+		require.True(t, ok, "timestamp %v", v[0])
+		str, ok := v[1].(string)
+		require.True(t, ok, "value %v", v[1])
+		ts, vals = append(ts, f), append(vals, str)
+	}
+	return ts, vals
+}
+
+// queryMatrix evaluates a range-vector selector (expr ending in [d]) at time at.
+func (p promAPI) queryMatrix(expr string, at time.Time) ([]promSeries, error) {
+	data, err := p.get("/api/v1/query", url.Values{"query": {expr}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}})
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		ResultType string       `json:"resultType"`
+		Result     []promSeries `json:"result"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, err
+	}
+	if res.ResultType != "matrix" {
+		return nil, fmt.Errorf("%s: result type %s", expr, res.ResultType)
+	}
+	return res.Result, nil
+}
+
+// seriesKey is a series' name and labels without the ones a scrape adds (job, instance).
+func seriesKey(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "job" && k != "instance" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(m["__name__"])
+	for _, k := range keys {
+		if k != "__name__" {
+			fmt.Fprintf(&b, " %s=%q", k, m[k])
+		}
+	}
+	return b.String()
+}
+
+// startRemoteWriteProm runs Debian's Prometheus with its remote-write receiver on addr, scraping the
+// collector's Prometheus endpoint every second (job diskhealth), on the TSDB in dir (kept across restarts).
+func startRemoteWriteProm(t *testing.T, prom, dir, addr, scrapeTarget string) *collector {
+	t.Helper()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: diskhealth
+    static_configs:
+      - targets: [%q]
+`, scrapeTarget)), 0o644))
+	p := startPeer(t, prom, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+addr, "--web.enable-remote-write-receiver")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + addr + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("Prometheus exited: %v\n%s", p.waitErr, p.output.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus not ready within 60 s")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestPrometheusRemoteWrite runs the built collector with config/prometheus-remote-write.yaml, pushing
+// into Debian's Prometheus (--web.enable-remote-write-receiver), and with config/prometheus.yaml's
+// endpoint in the same pipeline, scraped by the same Prometheus. Both routes carry the same series
+// (names and labels, job/instance aside) and the same values. Then Prometheus is stopped for a while and
+// started again on the same TSDB: the exporter's retries fill the outage, every collection is there.
+func TestPrometheusRemoteWrite(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	const interval = 5 * time.Second
+
+	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+promAddr+"/api/v1/write")
+	rwConfig, err := filepath.Abs(filepath.Join("..", "config", "prometheus-remote-write.yaml"))
+	require.NoError(t, err)
+
+	dir := t.TempDir()
+	server := startRemoteWriteProm(t, prom, dir, promAddr, exporterAddr)
+	// prometheus.yaml, then prometheus-remote-write.yaml merged over it; both exporters in the pipeline.
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), "--config="+rwConfig, telemetryOff,
+		"--set=receivers.disk_health.collection_interval="+interval.String(),
+		"--set=service.pipelines.metrics.exporters=[prometheus,prometheus_remote_write]")
+	api := promAPI{base: "http://" + promAddr}
+	const ours = `__name__=~"(system|hw|container)_.+"`
+	scraped, pushed := `{job="diskhealth",`+ours+`}`, `{job="",`+ours+`}`
+
+	// Wait for the gauges (second read) on both routes.
+	require.Eventually(t, func() bool {
+		a, errA := api.query(`system_disk_utilization_ratio{job="diskhealth"}`)
+		b, errB := api.query(`system_disk_utilization_ratio{job=""}`)
+		select {
+		case <-col.exited:
+			t.Fatalf("the collector exited: %v", col.waitErr)
+		default:
+		}
+		return errA == nil && errB == nil && len(a) > 0 && len(b) > 0
+	}, 60*time.Second, 500*time.Millisecond, "system_disk_utilization_ratio did not arrive on both routes")
+
+	t.Run("same series and values as the scrape route", func(t *testing.T) {
+		// The scraped value of every series is one the collector also pushed (the last collection may
+		// still be on its way: retry for a few collections).
+		var problems []string
+		var nScraped, nPushed int
+		deadline := time.Now().Add(4 * interval)
+		for {
+			problems = problems[:0]
+			now := time.Now()
+			sc := api.mustQuery(t, scraped)
+			pm, err := api.queryMatrix(pushed+"[1m]", now)
+			require.NoError(t, err)
+			pushedVals := map[string]map[string]bool{}
+			for _, s := range pm {
+				_, vals := s.samples(t)
+				set := map[string]bool{}
+				for _, v := range vals {
+					set[v] = true
+				}
+				pushedVals[seriesKey(s.Metric)] = set
+			}
+			scrapedKeys := map[string]bool{}
+			for _, s := range sc {
+				k := seriesKey(s.Metric)
+				scrapedKeys[k] = true
+				vals, ok := pushedVals[k]
+				if !ok {
+					problems = append(problems, "not pushed: "+k)
+				} else if v := s.Value[1].(string); !vals[v] {
+					problems = append(problems, fmt.Sprintf("scraped %s = %s, never pushed", k, v))
+				}
+			}
+			for k := range pushedVals {
+				if !scrapedKeys[k] {
+					problems = append(problems, "pushed only: "+k)
+				}
+			}
+			nScraped, nPushed = len(sc), len(pushedVals)
+			if len(problems) == 0 || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		sort.Strings(problems)
+		if len(problems) > 20 {
+			problems = append(problems[:20], fmt.Sprintf("... %d more", len(problems)-20))
+		}
+		require.Empty(t, problems, "remote write and scrape differ (%d scraped, %d pushed series)", nScraped, nPushed)
+		require.Equal(t, nScraped, nPushed)
+		t.Logf("%d series, identical names, labels and values on both routes", nScraped)
+
+		// What was compared carries the identities (host, device, disk) as labels.
+		hostName, _ := hostIdentity(t)
+		io := api.mustQuery(t, `system_disk_io_bytes_total{job=""}`)
+		require.NotEmpty(t, io)
+		devices := map[string]bool{}
+		for _, s := range io {
+			assert.Equal(t, hostName, s.Metric["host_name"])
+			assert.NotEmpty(t, s.Metric["disk_major_minor"])
+			devices[s.Metric["system_device"]] = true
+		}
+		for d := range wholeDisks(t) {
+			assert.True(t, devices[d], "%s: no pushed I/O series", d)
+		}
+		assert.NotEmpty(t, api.mustQuery(t, `system_filesystem_limit_bytes{job="",system_filesystem_mountpoint="/"}`))
+	})
+
+	t.Run("a Prometheus restart loses no sample", func(t *testing.T) {
+		// One pushed counter series: a sample per collection.
+		series := `system_disk_io_bytes_total{job="",disk_io_direction="read"}`
+		before := api.mustQuery(t, series)
+		require.NotEmpty(t, before)
+		sel := fmt.Sprintf(`system_disk_io_bytes_total{job="",disk_io_direction="read",system_device=%q}`, before[0].Metric["system_device"])
+
+		down := time.Now()
+		require.NoError(t, server.cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case <-server.exited:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Prometheus did not stop within 30 s")
+		}
+		const outage = 25 * time.Second // five collections; far inside retry_on_failure.max_elapsed_time
+		time.Sleep(outage)
+		server = startRemoteWriteProm(t, prom, dir, promAddr, exporterAddr)
+		up := time.Now()
+		t.Logf("Prometheus down for %v", up.Sub(down).Round(100*time.Millisecond))
+
+		// The retried batches land within max_interval (10 s) of the restart, then the backlog drains.
+		var ts []float64
+		window := down.Add(-3 * interval)
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			at := time.Now()
+			m, err := api.queryMatrix(fmt.Sprintf("%s[%ds]", sel, int(at.Sub(window).Seconds())+1), at)
+			require.NoError(t, err)
+			ts = nil
+			if len(m) == 1 {
+				ts, _ = m[0].samples(t)
+			}
+			if len(ts) > 0 && ts[len(ts)-1] > float64(up.Unix())+interval.Seconds() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no pushed sample after the restart within 60 s (%d samples since %v)", len(ts), window)
+			}
+			time.Sleep(time.Second)
+		}
+		// A sample every collection: no gap longer than 1.5 intervals across the outage.
+		require.NotEmpty(t, ts)
+		assert.Less(t, ts[0], float64(down.Unix()), "the window starts before the outage")
+		inOutage := 0
+		for i, x := range ts {
+			if x > float64(down.Unix()) && x < float64(up.Unix()) {
+				inOutage++
+			}
+			if i > 0 {
+				assert.LessOrEqual(t, x-ts[i-1], 1.5*interval.Seconds(), "gap between samples at %.3f and %.3f", ts[i-1], x)
+			}
+		}
+		want := int(up.Sub(down)/interval) - 1
+		assert.GreaterOrEqual(t, inOutage, want, "pushed samples timestamped inside the outage")
+		// The scrape route, for contrast, has nothing for the time Prometheus was down.
+		sm, err := api.queryMatrix(fmt.Sprintf(`system_disk_io_bytes_total{job="diskhealth",disk_io_direction="read",system_device=%q}[%ds]`,
+			before[0].Metric["system_device"], int(up.Sub(down).Seconds())-2), up.Add(-time.Second))
+		require.NoError(t, err)
+		scrapedInOutage := 0
+		for _, s := range sm {
+			st, _ := s.samples(t)
+			scrapedInOutage += len(st)
+		}
+		assert.Zero(t, scrapedInOutage, "scraped samples while Prometheus was down")
+		t.Logf("%d pushed samples over %.0f s, %d of them collected while Prometheus was down (%d expected at least); scrape route: %d",
+			len(ts), ts[len(ts)-1]-ts[0], inOutage, want, scrapedInOutage)
+	})
+}
+
+// TestPrometheusRemoteWriteOutageRestart: config/prometheus-remote-write.yaml (its write-ahead log under
+// DISKHEALTH_STATE_DIR) while Prometheus, the backend, is down; the collector collects every 2 s, is
+// stopped with SIGTERM and started again on the same state directory, collects a while longer, then
+// Prometheus comes back on its TSDB: the sample of every collection of both runs is there.
+func TestPrometheusRemoteWriteOutageRestart(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	const interval = 2 * time.Second
+	dir := t.TempDir()
+	promAddr := freeAddr(t)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+promAddr+"/api/v1/write")
+	t.Setenv("DISKHEALTH_STATE_DIR", filepath.Join(dir, "state"))
+	api := promAPI{base: "http://" + promAddr}
+
+	// Each run records its collections with a file exporter beside the remote-write one.
+	run := func(n int) (*collector, *exportTail) {
+		sent := filepath.Join(dir, fmt.Sprintf("sent-%d.json", n))
+		extra := filepath.Join(dir, fmt.Sprintf("extra-%d.yaml", n))
+		require.NoError(t, os.WriteFile(extra, []byte(fmt.Sprintf(`exporters:
+  file/sent:
+    path: %s
+service:
+  pipelines:
+    metrics:
+      exporters: [prometheus_remote_write, file/sent]
+`, sent)), 0o644))
+		c := startCollector(t, bin, shippedConfig(t, "prometheus-remote-write.yaml"), "--config="+extra, telemetryOff,
+			"--set=receivers.disk_health.collection_interval="+interval.String())
+		return c, &exportTail{path: sent}
+	}
+	// The read-bytes point of the first whole disk in every export: its timestamp in ms.
+	disk := ""
+	for d := range wholeDisks(t) {
+		disk = d
+		break
+	}
+	require.NotEmpty(t, disk, "this host has no whole disk")
+	stamps := func(tail *exportTail) []int64 {
+		var out []int64
+		for _, md := range tail.exports {
+			if p, ok := find(devicePoints(md)[disk], "system.disk.io", "read"); ok {
+				out = append(out, int64(p.ts)/1e6)
+			}
+		}
+		return out
+	}
+	// collections waits until a run has exported n collections of the disk in all.
+	collections := func(c *collector, tail *exportTail, n int) {
+		deadline := time.Now().Add(time.Duration(n+5) * interval)
+		for {
+			require.NoError(t, tail.poll())
+			if len(stamps(tail)) >= n {
+				return
+			}
+			select {
+			case <-c.exited:
+				t.Fatalf("the collector exited: %v", c.waitErr)
+			case <-time.After(100 * time.Millisecond):
+			}
+			require.False(t, time.Now().After(deadline), "fewer than %d collections of %s", n, disk)
+		}
+	}
+
+	// Prometheus up first, so the route is known to work; then down for the rest.
+	server := startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
+	first, sent1 := run(1)
+	sel := fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)
+	require.Eventually(t, func() bool {
+		res, err := api.query(sel)
+		return err == nil && len(res) == 1
+	}, 30*time.Second, 250*time.Millisecond, "no pushed sample while Prometheus is up")
+	require.NoError(t, server.cmd.Process.Signal(syscall.SIGTERM))
+	<-server.exited
+	down := time.Now()
+
+	require.NoError(t, sent1.poll())
+	collections(first, sent1, len(stamps(sent1))+5) // five collections while Prometheus is down
+	start := time.Now()
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-first.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the collector did not exit within 20 s of SIGTERM")
+	}
+	stopTook := time.Since(start)
+	require.NoError(t, sent1.poll())
+
+	second, sent2 := run(2)
+	collections(second, sent2, 3)
+	server = startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
+	up := time.Now()
+
+	require.NoError(t, sent2.poll())
+	want := append(stamps(sent1), stamps(sent2)...)
+	require.NotEmpty(t, want)
+	var missing []int64
+	var got map[int64]bool
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		at := time.Now()
+		m, err := api.queryMatrix(fmt.Sprintf("%s[%ds]", sel, int(at.Sub(down).Seconds())+60), at)
+		require.NoError(t, err)
+		got = map[int64]bool{}
+		for _, s := range m {
+			ts, _ := s.samples(t)
+			for _, x := range ts {
+				got[int64(x*1000+0.5)] = true
+			}
+		}
+		missing = missing[:0]
+		for _, w := range want {
+			if !got[w] {
+				missing = append(missing, w)
+			}
+		}
+		if len(missing) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	require.Empty(t, missing, "collections (ms timestamps) missing in Prometheus, of %d: run 1 %v, run 2 %v", len(want), stamps(sent1), stamps(sent2))
+	t.Logf("Prometheus down %v; run 1 %d collections (SIGTERM exit in %v), run 2 %d; all %d samples in Prometheus %v after it came back",
+		up.Sub(down).Round(100*time.Millisecond), len(stamps(sent1)), stopTook.Round(time.Millisecond), len(stamps(sent2)), len(want),
+		time.Since(up).Round(100*time.Millisecond))
+}
