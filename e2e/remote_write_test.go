@@ -374,7 +374,7 @@ service:
 
 	second, sent2 := run(2)
 	collections(second, sent2, 3)
-	server = startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
+	_ = startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
 	up := time.Now()
 
 	require.NoError(t, sent2.poll())
