@@ -307,7 +307,9 @@ func TestElasticsearchExporter(t *testing.T) {
 			// sda for sda; the controller, nvme0, for namespace nvme0n1.
 			name, _ := d.source["resource"].(map[string]any)["attributes"].(map[string]any)["hw.name"].(string)
 			assert.True(t, name != "" && strings.HasPrefix(disk, name), "hw.name %q for %s", name, disk)
-			v := checkDoc(t, d, "hw.physical_disk.smart.read.status", "gauge_long", "1", map[string]any{"smart.read.status": state}, res)
+			// The disk's identity is on the point too (issue 11), so each disk's documents stay apart.
+			point := map[string]any{"smart.read.status": state, "hw.id": hwID, "hw.name": name, "hw.type": "physical_disk"}
+			v := checkDoc(t, d, "hw.physical_disk.smart.read.status", "gauge_long", "1", point, res)
 			states[state] += v
 		}
 		var current []string

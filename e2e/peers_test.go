@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,13 +19,26 @@ import (
 // two collectors, or a collector of another test package running at the same time, never collide.
 const telemetryOff = "--set=service.telemetry.metrics.level=none"
 
-// freeAddr returns a loopback address with a port that was free a moment ago.
+// handedOut are the ports freeAddr returned in this test binary: the kernel may offer a port again
+// once its probe listener closed, and two peers given the same port fail to start (a Prometheus and
+// the collector's health_check both on one port did).
+var handedOut sync.Map
+
+// freeAddr returns a loopback address with a port that was free a moment ago and that no earlier
+// call returned.
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := l.Addr().String()
+		_ = l.Close()
+		if _, taken := handedOut.LoadOrStore(addr, true); !taken {
+			return addr
+		}
+	}
+	t.Fatal("no loopback port that was not handed out already")
+	return ""
 }
 
 // shippedConfig reads one of the example configs in config/.
