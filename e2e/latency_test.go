@@ -493,6 +493,24 @@ scrape_configs:
 		"--web.listen-address="+promAddr, "--enable-feature=native-histograms")
 	api := promAPI{base: "http://" + promAddr}
 
+	series := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
+	// The probe attaches while the collector starts: fio runs only once a read of the device is seen in
+	// Prometheus, so none of fio's reads can fall before the attach. base is what came before fio.
+	var base float64
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=1", "iflag=direct")
+		if s, err := api.query("histogram_count(" + series + ")"); err == nil && len(s) == 1 {
+			base = s[0].float(t)
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the latency source reported no read of %s within 60 s", dev)
+		time.Sleep(500 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second) // two scrape intervals: base holds every warm-up read
+	if s, err := api.query("histogram_count(" + series + ")"); err == nil && len(s) == 1 {
+		base = s[0].float(t)
+	}
+
 	res, err := exec.Command(fio, "--output-format=json", "--name=job", "--filename=/dev/"+dev, "--ioengine=psync",
 		"--randrepeat=1", "--direct=1", "--rw=randread", "--bs=4k", "--size=8M").Output()
 	require.NoError(t, err, "%s", res)
@@ -502,12 +520,11 @@ scrape_configs:
 	reads := rep.Jobs[0].Read
 	fioP99 := reads.Clat.Percentile["99.000000"] / 1e9
 
-	series := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev)
 	deadline := time.Now().Add(60 * time.Second)
 	var count float64
 	for {
 		if s, err := api.query("histogram_count(" + series + ")"); err == nil && len(s) == 1 {
-			if count = s[0].float(t); count >= float64(reads.TotalIOs) {
+			if count = s[0].float(t); count >= base+float64(reads.TotalIOs) {
 				break
 			}
 		}
@@ -519,7 +536,7 @@ scrape_configs:
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no native histogram %s with %d reads in Prometheus within 60 s (count %v)", series, reads.TotalIOs, count)
+			t.Fatalf("no native histogram %s with %v+%d reads in Prometheus within 60 s (count %v)", series, base, reads.TotalIOs, count)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
