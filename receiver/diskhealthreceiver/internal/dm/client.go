@@ -25,6 +25,7 @@ type PermissionError struct {
 func (e *PermissionError) Error() string {
 	return fmt.Sprintf("%s: %v (device-mapper status needs CAP_SYS_ADMIN)", e.Op, e.Err)
 }
+
 // Unwrap returns the errno the kernel answered.
 func (e *PermissionError) Unwrap() error { return e.Err }
 

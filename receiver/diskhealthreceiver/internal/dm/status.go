@@ -60,6 +60,7 @@ func (s ThinPoolStatus) ReadOnly() bool { return s.Mode == PoolRO || s.NeedsChec
 func (s ThinPoolStatus) MetadataRatio() float64 {
 	return ratio(s.UsedMetadataBlocks, s.TotalMetadataBlocks)
 }
+
 // DataRatio is the used share of the pool's data blocks, 0–1.
 func (s ThinPoolStatus) DataRatio() float64 { return ratio(s.UsedDataBlocks, s.TotalDataBlocks) }
 
