@@ -13,6 +13,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 )
 
 // Config is the disk_health receiver's configuration. Each source's section is that source's own
@@ -39,6 +40,9 @@ type Config struct {
 	Pressure pressurescraper.Config `mapstructure:"pressure"`
 	// Cgroups configures per-cgroup I/O, attributed to containers, pods and systemd units.
 	Cgroups cgroupsscraper.Config `mapstructure:"cgroups"`
+	// Stack configures md RAID arrays, device-mapper thin pools and multipath maps (logical disks with a
+	// health verdict), and the SCSI, ext4 and btrfs error counters.
+	Stack stackscraper.Config `mapstructure:"stack"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -51,6 +55,8 @@ type MetricsConfig struct {
 	SMART      smartscraper.MetricsConfig      `mapstructure:",squash"`
 	Pressure   pressurescraper.MetricsConfig   `mapstructure:",squash"`
 	Cgroups    cgroupsscraper.MetricsConfig    `mapstructure:",squash"`
+	// Stack shares hw.status and hw.errors with SMART: one key switches both sources' series.
+	Stack stackscraper.MetricsConfig `mapstructure:",squash"`
 }
 
 // ResourceAttributesConfig is every source's resource_attributes: part. An attribute several sources
@@ -75,7 +81,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
-	for _, src := range cfg.sources(nil) {
+	for _, src := range cfg.sources(nil, nil) {
 		if err := src.validate(src.name); err != nil {
 			errs = append(errs, err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -142,7 +143,7 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	cfg := loadConfig(t, "metrics")
 	require.NoError(t, confmap.Validate(cfg))
 	byName := map[string]source{}
-	for _, s := range cfg.sources(nil) {
+	for _, s := range cfg.sources(nil, nil) {
 		byName[s.name] = s
 	}
 	io := byName["iostat"].cfg.(*iostatscraper.Config).MetricsBuilderConfig
@@ -155,6 +156,13 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	assert.False(t, sm.ResourceAttributes.HwModel.Enabled)
 	assert.False(t, byName["pressure"].cfg.(*pressurescraper.Config).Metrics.SystemIoLinuxPressure5m.Enabled)
 	assert.False(t, byName["cgroups"].cfg.(*cgroupsscraper.Config).MetricsBuilderConfig.Metrics.ContainerDiskOperations.Enabled)
+	st := byName["stack"].cfg.(*stackscraper.Config)
+	assert.False(t, st.MetricsBuilderConfig.Metrics.HwLogicalDiskMdSyncSpeed.Enabled)
+	// hw.errors is one key for the two sources that emit it.
+	assert.False(t, st.MetricsBuilderConfig.Metrics.HwErrors.Enabled)
+	assert.False(t, sm.Metrics.HwErrors.Enabled)
+	assert.True(t, st.MetricsBuilderConfig.Metrics.HwStatus.Enabled)
+	assert.Nil(t, st.Signs, "validation builds the table without a board")
 	for _, s := range byName {
 		assert.Equal(t, "/", rootOf(s.cfg), s.name)
 	}
@@ -179,6 +187,8 @@ func rootOf(c any) string {
 	case *pressurescraper.Config:
 		return s.RootPath
 	case *cgroupsscraper.Config:
+		return s.RootPath
+	case *stackscraper.Config:
 		return s.RootPath
 	}
 	return ""

@@ -20,8 +20,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
