@@ -3,26 +3,13 @@
 package metadata
 
 import (
-	"fmt"
-
 	"go.opentelemetry.io/collector/confmap"
-)
-
-// DiskHealthStackReadStatusMetricAttributeKey specifies the key of an attribute for the disk_health.stack.read.status metric.
-type DiskHealthStackReadStatusMetricAttributeKey string
-
-const (
-	DiskHealthStackReadStatusMetricAttributeKeyStackPart       DiskHealthStackReadStatusMetricAttributeKey = "stack.part"
-	DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus DiskHealthStackReadStatusMetricAttributeKey = "stack.read.status"
 )
 
 // DiskHealthStackReadStatusMetricConfig provides config for the disk_health.stack.read.status metric.
 type DiskHealthStackReadStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []DiskHealthStackReadStatusMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *DiskHealthStackReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -39,43 +26,10 @@ func (ms *DiskHealthStackReadStatusMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *DiskHealthStackReadStatusMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case DiskHealthStackReadStatusMetricAttributeKeyStackPart, DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus:
-		default:
-			return fmt.Errorf("metric disk_health.stack.read.status doesn't have an attribute %v, valid attributes: [stack.part, stack.read.status]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
-type HwErrorsMetricAttributeKey string
-
-const (
-	HwErrorsMetricAttributeKeyHwID      HwErrorsMetricAttributeKey = "hw.id"
-	HwErrorsMetricAttributeKeyHwName    HwErrorsMetricAttributeKey = "hw.name"
-	HwErrorsMetricAttributeKeyHwType    HwErrorsMetricAttributeKey = "hw.type"
-	HwErrorsMetricAttributeKeyErrorType HwErrorsMetricAttributeKey = "error.type"
-	HwErrorsMetricAttributeKeyMdMember  HwErrorsMetricAttributeKey = "md.member"
-	HwErrorsMetricAttributeKeyHwParent  HwErrorsMetricAttributeKey = "hw.parent"
-)
-
 // HwErrorsMetricConfig provides config for the hw.errors metric.
 type HwErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -92,41 +46,10 @@ func (ms *HwErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *HwErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyMdMember, HwErrorsMetricAttributeKeyHwParent:
-		default:
-			return fmt.Errorf("metric hw.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, error.type, md.member, hw.parent]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskLimitMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.limit metric.
-type HwLogicalDiskLimitMetricAttributeKey string
-
-const (
-	HwLogicalDiskLimitMetricAttributeKeyHwID                   HwLogicalDiskLimitMetricAttributeKey = "hw.id"
-	HwLogicalDiskLimitMetricAttributeKeyHwName                 HwLogicalDiskLimitMetricAttributeKey = "hw.name"
-	HwLogicalDiskLimitMetricAttributeKeyHwType                 HwLogicalDiskLimitMetricAttributeKey = "hw.type"
-	HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel HwLogicalDiskLimitMetricAttributeKey = "hw.logical_disk.raid_level"
-)
-
 // HwLogicalDiskLimitMetricConfig provides config for the hw.logical_disk.limit metric.
 type HwLogicalDiskLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -143,41 +66,10 @@ func (ms *HwLogicalDiskLimitMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *HwLogicalDiskLimitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskLimitMetricAttributeKeyHwID, HwLogicalDiskLimitMetricAttributeKeyHwName, HwLogicalDiskLimitMetricAttributeKeyHwType, HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdArrayStateMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.array_state metric.
-type HwLogicalDiskMdArrayStateMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdArrayStateMetricAttributeKeyHwID         HwLogicalDiskMdArrayStateMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdArrayStateMetricAttributeKeyHwName       HwLogicalDiskMdArrayStateMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdArrayStateMetricAttributeKeyHwType       HwLogicalDiskMdArrayStateMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState HwLogicalDiskMdArrayStateMetricAttributeKey = "md.array_state"
-)
-
 // HwLogicalDiskMdArrayStateMetricConfig provides config for the hw.logical_disk.md.array_state metric.
 type HwLogicalDiskMdArrayStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdArrayStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdArrayStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -194,40 +86,10 @@ func (ms *HwLogicalDiskMdArrayStateMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *HwLogicalDiskMdArrayStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdArrayStateMetricAttributeKeyHwID, HwLogicalDiskMdArrayStateMetricAttributeKeyHwName, HwLogicalDiskMdArrayStateMetricAttributeKeyHwType, HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.array_state doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.array_state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdDegradedMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.degraded metric.
-type HwLogicalDiskMdDegradedMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdDegradedMetricAttributeKeyHwID   HwLogicalDiskMdDegradedMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdDegradedMetricAttributeKeyHwName HwLogicalDiskMdDegradedMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdDegradedMetricAttributeKeyHwType HwLogicalDiskMdDegradedMetricAttributeKey = "hw.type"
-)
-
 // HwLogicalDiskMdDegradedMetricConfig provides config for the hw.logical_disk.md.degraded metric.
 type HwLogicalDiskMdDegradedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdDegradedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdDegradedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -244,43 +106,10 @@ func (ms *HwLogicalDiskMdDegradedMetricConfig) Unmarshal(parser *confmap.Conf) e
 	return nil
 }
 
-func (ms *HwLogicalDiskMdDegradedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdDegradedMetricAttributeKeyHwID, HwLogicalDiskMdDegradedMetricAttributeKeyHwName, HwLogicalDiskMdDegradedMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.degraded doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdMemberStateMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.member.state metric.
-type HwLogicalDiskMdMemberStateMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdMemberStateMetricAttributeKeyHwID          HwLogicalDiskMdMemberStateMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdMemberStateMetricAttributeKeyHwName        HwLogicalDiskMdMemberStateMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdMemberStateMetricAttributeKeyHwType        HwLogicalDiskMdMemberStateMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdMemberStateMetricAttributeKeyMdMember      HwLogicalDiskMdMemberStateMetricAttributeKey = "md.member"
-	HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState HwLogicalDiskMdMemberStateMetricAttributeKey = "md.member.state"
-	HwLogicalDiskMdMemberStateMetricAttributeKeyHwParent      HwLogicalDiskMdMemberStateMetricAttributeKey = "hw.parent"
-)
-
 // HwLogicalDiskMdMemberStateMetricConfig provides config for the hw.logical_disk.md.member.state metric.
 type HwLogicalDiskMdMemberStateMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdMemberStateMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdMemberStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -297,40 +126,10 @@ func (ms *HwLogicalDiskMdMemberStateMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *HwLogicalDiskMdMemberStateMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdMemberStateMetricAttributeKeyHwID, HwLogicalDiskMdMemberStateMetricAttributeKeyHwName, HwLogicalDiskMdMemberStateMetricAttributeKeyHwType, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMember, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState, HwLogicalDiskMdMemberStateMetricAttributeKeyHwParent:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.member.state doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.member, md.member.state, hw.parent]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdMismatchesMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.mismatches metric.
-type HwLogicalDiskMdMismatchesMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdMismatchesMetricAttributeKeyHwID   HwLogicalDiskMdMismatchesMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdMismatchesMetricAttributeKeyHwName HwLogicalDiskMdMismatchesMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdMismatchesMetricAttributeKeyHwType HwLogicalDiskMdMismatchesMetricAttributeKey = "hw.type"
-)
-
 // HwLogicalDiskMdMismatchesMetricConfig provides config for the hw.logical_disk.md.mismatches metric.
 type HwLogicalDiskMdMismatchesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdMismatchesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdMismatchesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -347,40 +146,10 @@ func (ms *HwLogicalDiskMdMismatchesMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *HwLogicalDiskMdMismatchesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdMismatchesMetricAttributeKeyHwID, HwLogicalDiskMdMismatchesMetricAttributeKeyHwName, HwLogicalDiskMdMismatchesMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.mismatches doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdRaidDisksMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.raid_disks metric.
-type HwLogicalDiskMdRaidDisksMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID   HwLogicalDiskMdRaidDisksMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName HwLogicalDiskMdRaidDisksMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType HwLogicalDiskMdRaidDisksMetricAttributeKey = "hw.type"
-)
-
 // HwLogicalDiskMdRaidDisksMetricConfig provides config for the hw.logical_disk.md.raid_disks metric.
 type HwLogicalDiskMdRaidDisksMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdRaidDisksMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdRaidDisksMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -397,41 +166,10 @@ func (ms *HwLogicalDiskMdRaidDisksMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *HwLogicalDiskMdRaidDisksMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.raid_disks doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdSyncProgressMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.sync.progress metric.
-type HwLogicalDiskMdSyncProgressMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID         HwLogicalDiskMdSyncProgressMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName       HwLogicalDiskMdSyncProgressMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType       HwLogicalDiskMdSyncProgressMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction HwLogicalDiskMdSyncProgressMetricAttributeKey = "md.sync_action"
-)
-
 // HwLogicalDiskMdSyncProgressMetricConfig provides config for the hw.logical_disk.md.sync.progress metric.
 type HwLogicalDiskMdSyncProgressMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdSyncProgressMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdSyncProgressMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -448,41 +186,10 @@ func (ms *HwLogicalDiskMdSyncProgressMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *HwLogicalDiskMdSyncProgressMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType, HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.sync.progress doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.sync.remaining_time metric.
-type HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID         HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName       HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType       HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey = "md.sync_action"
-)
-
 // HwLogicalDiskMdSyncRemainingTimeMetricConfig provides config for the hw.logical_disk.md.sync.remaining_time metric.
 type HwLogicalDiskMdSyncRemainingTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdSyncRemainingTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -499,41 +206,10 @@ func (ms *HwLogicalDiskMdSyncRemainingTimeMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *HwLogicalDiskMdSyncRemainingTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.sync.remaining_time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdSyncSpeedMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.sync.speed metric.
-type HwLogicalDiskMdSyncSpeedMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID         HwLogicalDiskMdSyncSpeedMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName       HwLogicalDiskMdSyncSpeedMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType       HwLogicalDiskMdSyncSpeedMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction HwLogicalDiskMdSyncSpeedMetricAttributeKey = "md.sync_action"
-)
-
 // HwLogicalDiskMdSyncSpeedMetricConfig provides config for the hw.logical_disk.md.sync.speed metric.
 type HwLogicalDiskMdSyncSpeedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdSyncSpeedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdSyncSpeedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -550,41 +226,10 @@ func (ms *HwLogicalDiskMdSyncSpeedMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *HwLogicalDiskMdSyncSpeedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType, HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.sync.speed doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMdSyncActionMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.md.sync_action metric.
-type HwLogicalDiskMdSyncActionMetricAttributeKey string
-
-const (
-	HwLogicalDiskMdSyncActionMetricAttributeKeyHwID         HwLogicalDiskMdSyncActionMetricAttributeKey = "hw.id"
-	HwLogicalDiskMdSyncActionMetricAttributeKeyHwName       HwLogicalDiskMdSyncActionMetricAttributeKey = "hw.name"
-	HwLogicalDiskMdSyncActionMetricAttributeKeyHwType       HwLogicalDiskMdSyncActionMetricAttributeKey = "hw.type"
-	HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction HwLogicalDiskMdSyncActionMetricAttributeKey = "md.sync_action"
-)
-
 // HwLogicalDiskMdSyncActionMetricConfig provides config for the hw.logical_disk.md.sync_action metric.
 type HwLogicalDiskMdSyncActionMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMdSyncActionMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMdSyncActionMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -601,40 +246,10 @@ func (ms *HwLogicalDiskMdSyncActionMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *HwLogicalDiskMdSyncActionMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMdSyncActionMetricAttributeKeyHwID, HwLogicalDiskMdSyncActionMetricAttributeKeyHwName, HwLogicalDiskMdSyncActionMetricAttributeKeyHwType, HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.md.sync_action doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMetadataLimitMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.metadata.limit metric.
-type HwLogicalDiskMetadataLimitMetricAttributeKey string
-
-const (
-	HwLogicalDiskMetadataLimitMetricAttributeKeyHwID   HwLogicalDiskMetadataLimitMetricAttributeKey = "hw.id"
-	HwLogicalDiskMetadataLimitMetricAttributeKeyHwName HwLogicalDiskMetadataLimitMetricAttributeKey = "hw.name"
-	HwLogicalDiskMetadataLimitMetricAttributeKeyHwType HwLogicalDiskMetadataLimitMetricAttributeKey = "hw.type"
-)
-
 // HwLogicalDiskMetadataLimitMetricConfig provides config for the hw.logical_disk.metadata.limit metric.
 type HwLogicalDiskMetadataLimitMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMetadataLimitMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMetadataLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -651,41 +266,10 @@ func (ms *HwLogicalDiskMetadataLimitMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *HwLogicalDiskMetadataLimitMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMetadataLimitMetricAttributeKeyHwID, HwLogicalDiskMetadataLimitMetricAttributeKeyHwName, HwLogicalDiskMetadataLimitMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.metadata.limit doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMetadataUsageMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.metadata.usage metric.
-type HwLogicalDiskMetadataUsageMetricAttributeKey string
-
-const (
-	HwLogicalDiskMetadataUsageMetricAttributeKeyHwID               HwLogicalDiskMetadataUsageMetricAttributeKey = "hw.id"
-	HwLogicalDiskMetadataUsageMetricAttributeKeyHwName             HwLogicalDiskMetadataUsageMetricAttributeKey = "hw.name"
-	HwLogicalDiskMetadataUsageMetricAttributeKeyHwType             HwLogicalDiskMetadataUsageMetricAttributeKey = "hw.type"
-	HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState HwLogicalDiskMetadataUsageMetricAttributeKey = "hw.logical_disk.state"
-)
-
 // HwLogicalDiskMetadataUsageMetricConfig provides config for the hw.logical_disk.metadata.usage metric.
 type HwLogicalDiskMetadataUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMetadataUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMetadataUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -702,41 +286,10 @@ func (ms *HwLogicalDiskMetadataUsageMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *HwLogicalDiskMetadataUsageMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMetadataUsageMetricAttributeKeyHwID, HwLogicalDiskMetadataUsageMetricAttributeKeyHwName, HwLogicalDiskMetadataUsageMetricAttributeKeyHwType, HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.metadata.usage doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMetadataUtilizationMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.metadata.utilization metric.
-type HwLogicalDiskMetadataUtilizationMetricAttributeKey string
-
-const (
-	HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID               HwLogicalDiskMetadataUtilizationMetricAttributeKey = "hw.id"
-	HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName             HwLogicalDiskMetadataUtilizationMetricAttributeKey = "hw.name"
-	HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType             HwLogicalDiskMetadataUtilizationMetricAttributeKey = "hw.type"
-	HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState HwLogicalDiskMetadataUtilizationMetricAttributeKey = "hw.logical_disk.state"
-)
-
 // HwLogicalDiskMetadataUtilizationMetricConfig provides config for the hw.logical_disk.metadata.utilization metric.
 type HwLogicalDiskMetadataUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMetadataUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMetadataUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -753,41 +306,10 @@ func (ms *HwLogicalDiskMetadataUtilizationMetricConfig) Unmarshal(parser *confma
 	return nil
 }
 
-func (ms *HwLogicalDiskMetadataUtilizationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.metadata.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskMultipathPathsMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.multipath.paths metric.
-type HwLogicalDiskMultipathPathsMetricAttributeKey string
-
-const (
-	HwLogicalDiskMultipathPathsMetricAttributeKeyHwID               HwLogicalDiskMultipathPathsMetricAttributeKey = "hw.id"
-	HwLogicalDiskMultipathPathsMetricAttributeKeyHwName             HwLogicalDiskMultipathPathsMetricAttributeKey = "hw.name"
-	HwLogicalDiskMultipathPathsMetricAttributeKeyHwType             HwLogicalDiskMultipathPathsMetricAttributeKey = "hw.type"
-	HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState HwLogicalDiskMultipathPathsMetricAttributeKey = "multipath.path.state"
-)
-
 // HwLogicalDiskMultipathPathsMetricConfig provides config for the hw.logical_disk.multipath.paths metric.
 type HwLogicalDiskMultipathPathsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskMultipathPathsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskMultipathPathsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -804,41 +326,10 @@ func (ms *HwLogicalDiskMultipathPathsMetricConfig) Unmarshal(parser *confmap.Con
 	return nil
 }
 
-func (ms *HwLogicalDiskMultipathPathsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskMultipathPathsMetricAttributeKeyHwID, HwLogicalDiskMultipathPathsMetricAttributeKeyHwName, HwLogicalDiskMultipathPathsMetricAttributeKeyHwType, HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.multipath.paths doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, multipath.path.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskThinPoolModeMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.thin_pool.mode metric.
-type HwLogicalDiskThinPoolModeMetricAttributeKey string
-
-const (
-	HwLogicalDiskThinPoolModeMetricAttributeKeyHwID         HwLogicalDiskThinPoolModeMetricAttributeKey = "hw.id"
-	HwLogicalDiskThinPoolModeMetricAttributeKeyHwName       HwLogicalDiskThinPoolModeMetricAttributeKey = "hw.name"
-	HwLogicalDiskThinPoolModeMetricAttributeKeyHwType       HwLogicalDiskThinPoolModeMetricAttributeKey = "hw.type"
-	HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode HwLogicalDiskThinPoolModeMetricAttributeKey = "thin_pool.mode"
-)
-
 // HwLogicalDiskThinPoolModeMetricConfig provides config for the hw.logical_disk.thin_pool.mode metric.
 type HwLogicalDiskThinPoolModeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                        `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskThinPoolModeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskThinPoolModeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -855,40 +346,10 @@ func (ms *HwLogicalDiskThinPoolModeMetricConfig) Unmarshal(parser *confmap.Conf)
 	return nil
 }
 
-func (ms *HwLogicalDiskThinPoolModeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskThinPoolModeMetricAttributeKeyHwID, HwLogicalDiskThinPoolModeMetricAttributeKeyHwName, HwLogicalDiskThinPoolModeMetricAttributeKeyHwType, HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.thin_pool.mode doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, thin_pool.mode]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.thin_pool.needs_check metric.
-type HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey string
-
-const (
-	HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID   HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey = "hw.id"
-	HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey = "hw.name"
-	HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey = "hw.type"
-)
-
 // HwLogicalDiskThinPoolNeedsCheckMetricConfig provides config for the hw.logical_disk.thin_pool.needs_check metric.
 type HwLogicalDiskThinPoolNeedsCheckMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskThinPoolNeedsCheckMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -905,42 +366,10 @@ func (ms *HwLogicalDiskThinPoolNeedsCheckMetricConfig) Unmarshal(parser *confmap
 	return nil
 }
 
-func (ms *HwLogicalDiskThinPoolNeedsCheckMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.thin_pool.needs_check doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskUsageMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.usage metric.
-type HwLogicalDiskUsageMetricAttributeKey string
-
-const (
-	HwLogicalDiskUsageMetricAttributeKeyHwID                   HwLogicalDiskUsageMetricAttributeKey = "hw.id"
-	HwLogicalDiskUsageMetricAttributeKeyHwName                 HwLogicalDiskUsageMetricAttributeKey = "hw.name"
-	HwLogicalDiskUsageMetricAttributeKeyHwType                 HwLogicalDiskUsageMetricAttributeKey = "hw.type"
-	HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel HwLogicalDiskUsageMetricAttributeKey = "hw.logical_disk.raid_level"
-	HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState     HwLogicalDiskUsageMetricAttributeKey = "hw.logical_disk.state"
-)
-
 // HwLogicalDiskUsageMetricConfig provides config for the hw.logical_disk.usage metric.
 type HwLogicalDiskUsageMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskUsageMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -957,42 +386,10 @@ func (ms *HwLogicalDiskUsageMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *HwLogicalDiskUsageMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskUsageMetricAttributeKeyHwID, HwLogicalDiskUsageMetricAttributeKeyHwName, HwLogicalDiskUsageMetricAttributeKeyHwType, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.usage doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level, hw.logical_disk.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwLogicalDiskUtilizationMetricAttributeKey specifies the key of an attribute for the hw.logical_disk.utilization metric.
-type HwLogicalDiskUtilizationMetricAttributeKey string
-
-const (
-	HwLogicalDiskUtilizationMetricAttributeKeyHwID                   HwLogicalDiskUtilizationMetricAttributeKey = "hw.id"
-	HwLogicalDiskUtilizationMetricAttributeKeyHwName                 HwLogicalDiskUtilizationMetricAttributeKey = "hw.name"
-	HwLogicalDiskUtilizationMetricAttributeKeyHwType                 HwLogicalDiskUtilizationMetricAttributeKey = "hw.type"
-	HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel HwLogicalDiskUtilizationMetricAttributeKey = "hw.logical_disk.raid_level"
-	HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState     HwLogicalDiskUtilizationMetricAttributeKey = "hw.logical_disk.state"
-)
-
 // HwLogicalDiskUtilizationMetricConfig provides config for the hw.logical_disk.utilization metric.
 type HwLogicalDiskUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwLogicalDiskUtilizationMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwLogicalDiskUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1009,41 +406,10 @@ func (ms *HwLogicalDiskUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) 
 	return nil
 }
 
-func (ms *HwLogicalDiskUtilizationMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwLogicalDiskUtilizationMetricAttributeKeyHwID, HwLogicalDiskUtilizationMetricAttributeKeyHwName, HwLogicalDiskUtilizationMetricAttributeKeyHwType, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState:
-		default:
-			return fmt.Errorf("metric hw.logical_disk.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level, hw.logical_disk.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwPhysicalDiskScsiCommandsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.scsi.commands metric.
-type HwPhysicalDiskScsiCommandsMetricAttributeKey string
-
-const (
-	HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID               HwPhysicalDiskScsiCommandsMetricAttributeKey = "hw.id"
-	HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName             HwPhysicalDiskScsiCommandsMetricAttributeKey = "hw.name"
-	HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType             HwPhysicalDiskScsiCommandsMetricAttributeKey = "hw.type"
-	HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome HwPhysicalDiskScsiCommandsMetricAttributeKey = "scsi.command.outcome"
-)
-
 // HwPhysicalDiskScsiCommandsMetricConfig provides config for the hw.physical_disk.scsi.commands metric.
 type HwPhysicalDiskScsiCommandsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwPhysicalDiskScsiCommandsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwPhysicalDiskScsiCommandsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1060,41 +426,10 @@ func (ms *HwPhysicalDiskScsiCommandsMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *HwPhysicalDiskScsiCommandsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType, HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome:
-		default:
-			return fmt.Errorf("metric hw.physical_disk.scsi.commands doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, scsi.command.outcome]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// HwStatusMetricAttributeKey specifies the key of an attribute for the hw.status metric.
-type HwStatusMetricAttributeKey string
-
-const (
-	HwStatusMetricAttributeKeyHwID    HwStatusMetricAttributeKey = "hw.id"
-	HwStatusMetricAttributeKeyHwName  HwStatusMetricAttributeKey = "hw.name"
-	HwStatusMetricAttributeKeyHwType  HwStatusMetricAttributeKey = "hw.type"
-	HwStatusMetricAttributeKeyHwState HwStatusMetricAttributeKey = "hw.state"
-)
-
 // HwStatusMetricConfig provides config for the hw.status metric.
 type HwStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                       `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []HwStatusMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1111,41 +446,10 @@ func (ms *HwStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *HwStatusMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState:
-		default:
-			return fmt.Errorf("metric hw.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.state]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemDeviceErrorsMetricAttributeKey specifies the key of an attribute for the system.filesystem.device.errors metric.
-type SystemFilesystemDeviceErrorsMetricAttributeKey string
-
-const (
-	SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice               SystemFilesystemDeviceErrorsMetricAttributeKey = "system.device"
-	SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemDeviceErrorsMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType       SystemFilesystemDeviceErrorsMetricAttributeKey = "system.filesystem.type"
-	SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType                  SystemFilesystemDeviceErrorsMetricAttributeKey = "error.type"
-)
-
 // SystemFilesystemDeviceErrorsMetricConfig provides config for the system.filesystem.device.errors metric.
 type SystemFilesystemDeviceErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemDeviceErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *SystemFilesystemDeviceErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1162,40 +466,10 @@ func (ms *SystemFilesystemDeviceErrorsMetricConfig) Unmarshal(parser *confmap.Co
 	return nil
 }
 
-func (ms *SystemFilesystemDeviceErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType, SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType:
-		default:
-			return fmt.Errorf("metric system.filesystem.device.errors doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, error.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemErrorsMetricAttributeKey specifies the key of an attribute for the system.filesystem.errors metric.
-type SystemFilesystemErrorsMetricAttributeKey string
-
-const (
-	SystemFilesystemErrorsMetricAttributeKeySystemDevice               SystemFilesystemErrorsMetricAttributeKey = "system.device"
-	SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemErrorsMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType       SystemFilesystemErrorsMetricAttributeKey = "system.filesystem.type"
-)
-
 // SystemFilesystemErrorsMetricConfig provides config for the system.filesystem.errors metric.
 type SystemFilesystemErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *SystemFilesystemErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1212,40 +486,10 @@ func (ms *SystemFilesystemErrorsMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-func (ms *SystemFilesystemErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemErrorsMetricAttributeKeySystemDevice, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.errors doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemErrorsTimeMetricAttributeKey specifies the key of an attribute for the system.filesystem.errors.time metric.
-type SystemFilesystemErrorsTimeMetricAttributeKey string
-
-const (
-	SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice               SystemFilesystemErrorsTimeMetricAttributeKey = "system.device"
-	SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemErrorsTimeMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType       SystemFilesystemErrorsTimeMetricAttributeKey = "system.filesystem.type"
-)
-
 // SystemFilesystemErrorsTimeMetricConfig provides config for the system.filesystem.errors.time metric.
 type SystemFilesystemErrorsTimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemErrorsTimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *SystemFilesystemErrorsTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1262,40 +506,10 @@ func (ms *SystemFilesystemErrorsTimeMetricConfig) Unmarshal(parser *confmap.Conf
 	return nil
 }
 
-func (ms *SystemFilesystemErrorsTimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.errors.time doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey specifies the key of an attribute for the system.filesystem.read_only_after_errors metric.
-type SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey string
-
-const (
-	SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice               SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey = "system.device"
-	SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey = "system.filesystem.mountpoint"
-	SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType       SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey = "system.filesystem.type"
-)
-
 // SystemFilesystemReadOnlyAfterErrorsMetricConfig provides config for the system.filesystem.read_only_after_errors metric.
 type SystemFilesystemReadOnlyAfterErrorsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *SystemFilesystemReadOnlyAfterErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1309,24 +523,6 @@ func (ms *SystemFilesystemReadOnlyAfterErrorsMetricConfig) Unmarshal(parser *con
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *SystemFilesystemReadOnlyAfterErrorsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType:
-		default:
-			return fmt.Errorf("metric system.filesystem.read_only_after_errors doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -1363,134 +559,82 @@ type MetricsConfig struct {
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
 		DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []DiskHealthStackReadStatusMetricAttributeKey{DiskHealthStackReadStatusMetricAttributeKeyStackPart, DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus},
+			Enabled: true,
 		},
 		HwErrors: HwErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyMdMember, HwErrorsMetricAttributeKeyHwParent},
+			Enabled: true,
 		},
 		HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskLimitMetricAttributeKey{HwLogicalDiskLimitMetricAttributeKeyHwID, HwLogicalDiskLimitMetricAttributeKeyHwName, HwLogicalDiskLimitMetricAttributeKeyHwType, HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel},
+			Enabled: true,
 		},
 		HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdArrayStateMetricAttributeKey{HwLogicalDiskMdArrayStateMetricAttributeKeyHwID, HwLogicalDiskMdArrayStateMetricAttributeKeyHwName, HwLogicalDiskMdArrayStateMetricAttributeKeyHwType, HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState},
+			Enabled: true,
 		},
 		HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdDegradedMetricAttributeKey{HwLogicalDiskMdDegradedMetricAttributeKeyHwID, HwLogicalDiskMdDegradedMetricAttributeKeyHwName, HwLogicalDiskMdDegradedMetricAttributeKeyHwType},
+			Enabled: true,
 		},
 		HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdMemberStateMetricAttributeKey{HwLogicalDiskMdMemberStateMetricAttributeKeyHwID, HwLogicalDiskMdMemberStateMetricAttributeKeyHwName, HwLogicalDiskMdMemberStateMetricAttributeKeyHwType, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMember, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState, HwLogicalDiskMdMemberStateMetricAttributeKeyHwParent},
+			Enabled: true,
 		},
 		HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdMismatchesMetricAttributeKey{HwLogicalDiskMdMismatchesMetricAttributeKeyHwID, HwLogicalDiskMdMismatchesMetricAttributeKeyHwName, HwLogicalDiskMdMismatchesMetricAttributeKeyHwType},
+			Enabled: true,
 		},
 		HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdRaidDisksMetricAttributeKey{HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType},
+			Enabled: true,
 		},
 		HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskMdSyncProgressMetricAttributeKey{HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType, HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction},
+			Enabled: true,
 		},
 		HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey{HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction},
+			Enabled: true,
 		},
 		HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskMdSyncSpeedMetricAttributeKey{HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType, HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction},
+			Enabled: true,
 		},
 		HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMdSyncActionMetricAttributeKey{HwLogicalDiskMdSyncActionMetricAttributeKeyHwID, HwLogicalDiskMdSyncActionMetricAttributeKeyHwName, HwLogicalDiskMdSyncActionMetricAttributeKeyHwType, HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction},
+			Enabled: true,
 		},
 		HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMetadataLimitMetricAttributeKey{HwLogicalDiskMetadataLimitMetricAttributeKeyHwID, HwLogicalDiskMetadataLimitMetricAttributeKeyHwName, HwLogicalDiskMetadataLimitMetricAttributeKeyHwType},
+			Enabled: true,
 		},
 		HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMetadataUsageMetricAttributeKey{HwLogicalDiskMetadataUsageMetricAttributeKeyHwID, HwLogicalDiskMetadataUsageMetricAttributeKeyHwName, HwLogicalDiskMetadataUsageMetricAttributeKeyHwType, HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState},
+			Enabled: true,
 		},
 		HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskMetadataUtilizationMetricAttributeKey{HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState},
+			Enabled: true,
 		},
 		HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskMultipathPathsMetricAttributeKey{HwLogicalDiskMultipathPathsMetricAttributeKeyHwID, HwLogicalDiskMultipathPathsMetricAttributeKeyHwName, HwLogicalDiskMultipathPathsMetricAttributeKeyHwType, HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState},
+			Enabled: true,
 		},
 		HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskThinPoolModeMetricAttributeKey{HwLogicalDiskThinPoolModeMetricAttributeKeyHwID, HwLogicalDiskThinPoolModeMetricAttributeKeyHwName, HwLogicalDiskThinPoolModeMetricAttributeKeyHwType, HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode},
+			Enabled: true,
 		},
 		HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey{HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType},
+			Enabled: true,
 		},
 		HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwLogicalDiskUsageMetricAttributeKey{HwLogicalDiskUsageMetricAttributeKeyHwID, HwLogicalDiskUsageMetricAttributeKeyHwName, HwLogicalDiskUsageMetricAttributeKeyHwType, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState},
+			Enabled: true,
 		},
 		HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwLogicalDiskUtilizationMetricAttributeKey{HwLogicalDiskUtilizationMetricAttributeKeyHwID, HwLogicalDiskUtilizationMetricAttributeKeyHwName, HwLogicalDiskUtilizationMetricAttributeKeyHwType, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState},
+			Enabled: true,
 		},
 		HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwPhysicalDiskScsiCommandsMetricAttributeKey{HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType, HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome},
+			Enabled: true,
 		},
 		HwStatus: HwStatusMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
+			Enabled: true,
 		},
 		SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemDeviceErrorsMetricAttributeKey{SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType, SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType},
+			Enabled: true,
 		},
 		SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemErrorsMetricAttributeKey{SystemFilesystemErrorsMetricAttributeKeySystemDevice, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType},
+			Enabled: true,
 		},
 		SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemErrorsTimeMetricAttributeKey{SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType},
+			Enabled: true,
 		},
 		SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey{SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType},
+			Enabled: true,
 		},
 	}
 }

@@ -27,134 +27,82 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthStackReadStatusMetricAttributeKey{DiskHealthStackReadStatusMetricAttributeKeyStackPart, DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus},
+						Enabled: true,
 					},
 					HwErrors: HwErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyMdMember, HwErrorsMetricAttributeKeyHwParent},
+						Enabled: true,
 					},
 					HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskLimitMetricAttributeKey{HwLogicalDiskLimitMetricAttributeKeyHwID, HwLogicalDiskLimitMetricAttributeKeyHwName, HwLogicalDiskLimitMetricAttributeKeyHwType, HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel},
+						Enabled: true,
 					},
 					HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdArrayStateMetricAttributeKey{HwLogicalDiskMdArrayStateMetricAttributeKeyHwID, HwLogicalDiskMdArrayStateMetricAttributeKeyHwName, HwLogicalDiskMdArrayStateMetricAttributeKeyHwType, HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState},
+						Enabled: true,
 					},
 					HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdDegradedMetricAttributeKey{HwLogicalDiskMdDegradedMetricAttributeKeyHwID, HwLogicalDiskMdDegradedMetricAttributeKeyHwName, HwLogicalDiskMdDegradedMetricAttributeKeyHwType},
+						Enabled: true,
 					},
 					HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdMemberStateMetricAttributeKey{HwLogicalDiskMdMemberStateMetricAttributeKeyHwID, HwLogicalDiskMdMemberStateMetricAttributeKeyHwName, HwLogicalDiskMdMemberStateMetricAttributeKeyHwType, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMember, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState, HwLogicalDiskMdMemberStateMetricAttributeKeyHwParent},
+						Enabled: true,
 					},
 					HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdMismatchesMetricAttributeKey{HwLogicalDiskMdMismatchesMetricAttributeKeyHwID, HwLogicalDiskMdMismatchesMetricAttributeKeyHwName, HwLogicalDiskMdMismatchesMetricAttributeKeyHwType},
+						Enabled: true,
 					},
 					HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdRaidDisksMetricAttributeKey{HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType},
+						Enabled: true,
 					},
 					HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncProgressMetricAttributeKey{HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType, HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction},
+						Enabled: true,
 					},
 					HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey{HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction},
+						Enabled: true,
 					},
 					HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncSpeedMetricAttributeKey{HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType, HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction},
+						Enabled: true,
 					},
 					HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdSyncActionMetricAttributeKey{HwLogicalDiskMdSyncActionMetricAttributeKeyHwID, HwLogicalDiskMdSyncActionMetricAttributeKeyHwName, HwLogicalDiskMdSyncActionMetricAttributeKeyHwType, HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction},
+						Enabled: true,
 					},
 					HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMetadataLimitMetricAttributeKey{HwLogicalDiskMetadataLimitMetricAttributeKeyHwID, HwLogicalDiskMetadataLimitMetricAttributeKeyHwName, HwLogicalDiskMetadataLimitMetricAttributeKeyHwType},
+						Enabled: true,
 					},
 					HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMetadataUsageMetricAttributeKey{HwLogicalDiskMetadataUsageMetricAttributeKeyHwID, HwLogicalDiskMetadataUsageMetricAttributeKeyHwName, HwLogicalDiskMetadataUsageMetricAttributeKeyHwType, HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState},
+						Enabled: true,
 					},
 					HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMetadataUtilizationMetricAttributeKey{HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState},
+						Enabled: true,
 					},
 					HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMultipathPathsMetricAttributeKey{HwLogicalDiskMultipathPathsMetricAttributeKeyHwID, HwLogicalDiskMultipathPathsMetricAttributeKeyHwName, HwLogicalDiskMultipathPathsMetricAttributeKeyHwType, HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState},
+						Enabled: true,
 					},
 					HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskThinPoolModeMetricAttributeKey{HwLogicalDiskThinPoolModeMetricAttributeKeyHwID, HwLogicalDiskThinPoolModeMetricAttributeKeyHwName, HwLogicalDiskThinPoolModeMetricAttributeKeyHwType, HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode},
+						Enabled: true,
 					},
 					HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey{HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType},
+						Enabled: true,
 					},
 					HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskUsageMetricAttributeKey{HwLogicalDiskUsageMetricAttributeKeyHwID, HwLogicalDiskUsageMetricAttributeKeyHwName, HwLogicalDiskUsageMetricAttributeKeyHwType, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState},
+						Enabled: true,
 					},
 					HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskUtilizationMetricAttributeKey{HwLogicalDiskUtilizationMetricAttributeKeyHwID, HwLogicalDiskUtilizationMetricAttributeKeyHwName, HwLogicalDiskUtilizationMetricAttributeKeyHwType, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState},
+						Enabled: true,
 					},
 					HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskScsiCommandsMetricAttributeKey{HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType, HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome},
+						Enabled: true,
 					},
 					HwStatus: HwStatusMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
+						Enabled: true,
 					},
 					SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDeviceErrorsMetricAttributeKey{SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType, SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType},
+						Enabled: true,
 					},
 					SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemErrorsMetricAttributeKey{SystemFilesystemErrorsMetricAttributeKeySystemDevice, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType},
+						Enabled: true,
 					},
 					SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemErrorsTimeMetricAttributeKey{SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType},
+						Enabled: true,
 					},
 					SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey{SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType},
+						Enabled: true,
 					},
 				},
 			},
@@ -164,134 +112,82 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []DiskHealthStackReadStatusMetricAttributeKey{DiskHealthStackReadStatusMetricAttributeKeyStackPart, DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus},
+						Enabled: false,
 					},
 					HwErrors: HwErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType, HwErrorsMetricAttributeKeyMdMember, HwErrorsMetricAttributeKeyHwParent},
+						Enabled: false,
 					},
 					HwLogicalDiskLimit: HwLogicalDiskLimitMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskLimitMetricAttributeKey{HwLogicalDiskLimitMetricAttributeKeyHwID, HwLogicalDiskLimitMetricAttributeKeyHwName, HwLogicalDiskLimitMetricAttributeKeyHwType, HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel},
+						Enabled: false,
 					},
 					HwLogicalDiskMdArrayState: HwLogicalDiskMdArrayStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdArrayStateMetricAttributeKey{HwLogicalDiskMdArrayStateMetricAttributeKeyHwID, HwLogicalDiskMdArrayStateMetricAttributeKeyHwName, HwLogicalDiskMdArrayStateMetricAttributeKeyHwType, HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState},
+						Enabled: false,
 					},
 					HwLogicalDiskMdDegraded: HwLogicalDiskMdDegradedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdDegradedMetricAttributeKey{HwLogicalDiskMdDegradedMetricAttributeKeyHwID, HwLogicalDiskMdDegradedMetricAttributeKeyHwName, HwLogicalDiskMdDegradedMetricAttributeKeyHwType},
+						Enabled: false,
 					},
 					HwLogicalDiskMdMemberState: HwLogicalDiskMdMemberStateMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdMemberStateMetricAttributeKey{HwLogicalDiskMdMemberStateMetricAttributeKeyHwID, HwLogicalDiskMdMemberStateMetricAttributeKeyHwName, HwLogicalDiskMdMemberStateMetricAttributeKeyHwType, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMember, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState, HwLogicalDiskMdMemberStateMetricAttributeKeyHwParent},
+						Enabled: false,
 					},
 					HwLogicalDiskMdMismatches: HwLogicalDiskMdMismatchesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdMismatchesMetricAttributeKey{HwLogicalDiskMdMismatchesMetricAttributeKeyHwID, HwLogicalDiskMdMismatchesMetricAttributeKeyHwName, HwLogicalDiskMdMismatchesMetricAttributeKeyHwType},
+						Enabled: false,
 					},
 					HwLogicalDiskMdRaidDisks: HwLogicalDiskMdRaidDisksMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdRaidDisksMetricAttributeKey{HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType},
+						Enabled: false,
 					},
 					HwLogicalDiskMdSyncProgress: HwLogicalDiskMdSyncProgressMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncProgressMetricAttributeKey{HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType, HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction},
+						Enabled: false,
 					},
 					HwLogicalDiskMdSyncRemainingTime: HwLogicalDiskMdSyncRemainingTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey{HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction},
+						Enabled: false,
 					},
 					HwLogicalDiskMdSyncSpeed: HwLogicalDiskMdSyncSpeedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMdSyncSpeedMetricAttributeKey{HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType, HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction},
+						Enabled: false,
 					},
 					HwLogicalDiskMdSyncAction: HwLogicalDiskMdSyncActionMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMdSyncActionMetricAttributeKey{HwLogicalDiskMdSyncActionMetricAttributeKeyHwID, HwLogicalDiskMdSyncActionMetricAttributeKeyHwName, HwLogicalDiskMdSyncActionMetricAttributeKeyHwType, HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction},
+						Enabled: false,
 					},
 					HwLogicalDiskMetadataLimit: HwLogicalDiskMetadataLimitMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMetadataLimitMetricAttributeKey{HwLogicalDiskMetadataLimitMetricAttributeKeyHwID, HwLogicalDiskMetadataLimitMetricAttributeKeyHwName, HwLogicalDiskMetadataLimitMetricAttributeKeyHwType},
+						Enabled: false,
 					},
 					HwLogicalDiskMetadataUsage: HwLogicalDiskMetadataUsageMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMetadataUsageMetricAttributeKey{HwLogicalDiskMetadataUsageMetricAttributeKeyHwID, HwLogicalDiskMetadataUsageMetricAttributeKeyHwName, HwLogicalDiskMetadataUsageMetricAttributeKeyHwType, HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState},
+						Enabled: false,
 					},
 					HwLogicalDiskMetadataUtilization: HwLogicalDiskMetadataUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskMetadataUtilizationMetricAttributeKey{HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState},
+						Enabled: false,
 					},
 					HwLogicalDiskMultipathPaths: HwLogicalDiskMultipathPathsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskMultipathPathsMetricAttributeKey{HwLogicalDiskMultipathPathsMetricAttributeKeyHwID, HwLogicalDiskMultipathPathsMetricAttributeKeyHwName, HwLogicalDiskMultipathPathsMetricAttributeKeyHwType, HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState},
+						Enabled: false,
 					},
 					HwLogicalDiskThinPoolMode: HwLogicalDiskThinPoolModeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskThinPoolModeMetricAttributeKey{HwLogicalDiskThinPoolModeMetricAttributeKeyHwID, HwLogicalDiskThinPoolModeMetricAttributeKeyHwName, HwLogicalDiskThinPoolModeMetricAttributeKeyHwType, HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode},
+						Enabled: false,
 					},
 					HwLogicalDiskThinPoolNeedsCheck: HwLogicalDiskThinPoolNeedsCheckMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey{HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType},
+						Enabled: false,
 					},
 					HwLogicalDiskUsage: HwLogicalDiskUsageMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwLogicalDiskUsageMetricAttributeKey{HwLogicalDiskUsageMetricAttributeKeyHwID, HwLogicalDiskUsageMetricAttributeKeyHwName, HwLogicalDiskUsageMetricAttributeKeyHwType, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState},
+						Enabled: false,
 					},
 					HwLogicalDiskUtilization: HwLogicalDiskUtilizationMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwLogicalDiskUtilizationMetricAttributeKey{HwLogicalDiskUtilizationMetricAttributeKeyHwID, HwLogicalDiskUtilizationMetricAttributeKeyHwName, HwLogicalDiskUtilizationMetricAttributeKeyHwType, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState},
+						Enabled: false,
 					},
 					HwPhysicalDiskScsiCommands: HwPhysicalDiskScsiCommandsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwPhysicalDiskScsiCommandsMetricAttributeKey{HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType, HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome},
+						Enabled: false,
 					},
 					HwStatus: HwStatusMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []HwStatusMetricAttributeKey{HwStatusMetricAttributeKeyHwID, HwStatusMetricAttributeKeyHwName, HwStatusMetricAttributeKeyHwType, HwStatusMetricAttributeKeyHwState},
+						Enabled: false,
 					},
 					SystemFilesystemDeviceErrors: SystemFilesystemDeviceErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemDeviceErrorsMetricAttributeKey{SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType, SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType},
+						Enabled: false,
 					},
 					SystemFilesystemErrors: SystemFilesystemErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemErrorsMetricAttributeKey{SystemFilesystemErrorsMetricAttributeKeySystemDevice, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType},
+						Enabled: false,
 					},
 					SystemFilesystemErrorsTime: SystemFilesystemErrorsTimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemErrorsTimeMetricAttributeKey{SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType},
+						Enabled: false,
 					},
 					SystemFilesystemReadOnlyAfterErrors: SystemFilesystemReadOnlyAfterErrorsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey{SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType},
+						Enabled: false,
 					},
 				},
 			},
@@ -304,317 +200,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
-}
-func TestDiskHealthStackReadStatusMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().DiskHealthStackReadStatus
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []DiskHealthStackReadStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric disk_health.stack.read.status doesn't have an attribute invalid, valid attributes: [stack.part, stack.read.status]")
-
-	cfg = DefaultMetricsConfig().DiskHealthStackReadStatus
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, error.type, md.member, hw.parent]")
-
-	cfg = DefaultMetricsConfig().HwErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskLimit
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskLimit
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdArrayStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdArrayState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdArrayStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.array_state doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.array_state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdArrayState
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdDegradedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdDegraded
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdDegradedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.degraded doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdDegraded
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdMemberStateMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdMemberState
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdMemberStateMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.member.state doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.member, md.member.state, hw.parent]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdMemberState
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdMismatchesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdMismatches
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdMismatchesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.mismatches doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdMismatches
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdRaidDisksMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdRaidDisks
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdRaidDisksMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.raid_disks doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdRaidDisks
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdSyncProgressMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdSyncProgress
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdSyncProgressMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.sync.progress doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdSyncProgress
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdSyncRemainingTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdSyncRemainingTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdSyncRemainingTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.sync.remaining_time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdSyncRemainingTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdSyncSpeedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdSyncSpeed
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdSyncSpeedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.sync.speed doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdSyncSpeed
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMdSyncActionMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMdSyncAction
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMdSyncActionMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.md.sync_action doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, md.sync_action]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMdSyncAction
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMetadataLimitMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMetadataLimit
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMetadataLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.metadata.limit doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMetadataLimit
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMetadataUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMetadataUsage
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMetadataUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.metadata.usage doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMetadataUsage
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMetadataUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMetadataUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMetadataUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.metadata.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMetadataUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskMultipathPathsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskMultipathPaths
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskMultipathPathsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.multipath.paths doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, multipath.path.state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskMultipathPaths
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskThinPoolModeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskThinPoolMode
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskThinPoolModeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.thin_pool.mode doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, thin_pool.mode]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskThinPoolMode
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskThinPoolNeedsCheckMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskThinPoolNeedsCheck
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskThinPoolNeedsCheckMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.thin_pool.needs_check doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskThinPoolNeedsCheck
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskUsageMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskUsage
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.usage doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level, hw.logical_disk.state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskUsage
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwLogicalDiskUtilizationMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwLogicalDiskUtilization
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwLogicalDiskUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.logical_disk.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.logical_disk.raid_level, hw.logical_disk.state]")
-
-	cfg = DefaultMetricsConfig().HwLogicalDiskUtilization
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwPhysicalDiskScsiCommandsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwPhysicalDiskScsiCommands
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwPhysicalDiskScsiCommandsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.scsi.commands doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, scsi.command.outcome]")
-
-	cfg = DefaultMetricsConfig().HwPhysicalDiskScsiCommands
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestHwStatusMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().HwStatus
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []HwStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.state]")
-
-	cfg = DefaultMetricsConfig().HwStatus
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemDeviceErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemDeviceErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemDeviceErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.device.errors doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, error.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemDeviceErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.errors doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemErrorsTimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemErrorsTime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemErrorsTimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.errors.time doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemErrorsTime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestSystemFilesystemReadOnlyAfterErrorsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().SystemFilesystemReadOnlyAfterErrors
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []SystemFilesystemReadOnlyAfterErrorsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.read_only_after_errors doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
-
-	cfg = DefaultMetricsConfig().SystemFilesystemReadOnlyAfterErrors
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func loadMetricsBuilderConfig(t *testing.T, name string) MetricsBuilderConfig {

@@ -8,7 +8,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
 	conventions "go.opentelemetry.io/otel/semconv/v1.38.0"
-	"slices"
 	"time"
 )
 
@@ -615,10 +614,9 @@ func WithMdMemberMetricAttribute(mdMemberAttributeValue string) MetricAttributeO
 }
 
 type metricDiskHealthStackReadStatus struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        DiskHealthStackReadStatusMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   DiskHealthStackReadStatusMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
 }
 
 // init fills disk_health.stack.read.status metric with initial data.
@@ -630,51 +628,18 @@ func (m *metricDiskHealthStackReadStatus) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricDiskHealthStackReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, stackPartAttributeValue string, stackReadStatusAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthStackReadStatusMetricAttributeKeyStackPart) {
-		dp.Attributes().PutStr("stack.part", stackPartAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, DiskHealthStackReadStatusMetricAttributeKeyStackReadStatus) {
-		dp.Attributes().PutStr("stack.read.status", stackReadStatusAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("stack.part", stackPartAttributeValue)
+	dp.Attributes().PutStr("stack.read.status", stackReadStatusAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -687,11 +652,6 @@ func (m *metricDiskHealthStackReadStatus) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricDiskHealthStackReadStatus) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -709,10 +669,9 @@ func newMetricDiskHealthStackReadStatus(cfg DiskHealthStackReadStatusMetricConfi
 }
 
 type metricHwErrors struct {
-	data          pmetric.Metric       // data buffer for generated metric.
-	config        HwErrorsMetricConfig // metric config provided by user.
-	capacity      int                  // max observed number of data points added to the metric.
-	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric       // data buffer for generated metric.
+	config   HwErrorsMetricConfig // metric config provided by user.
+	capacity int                  // max observed number of data points added to the metric.
 }
 
 // init fills hw.errors metric with initial data.
@@ -724,60 +683,23 @@ func (m *metricHwErrors) init() {
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, errorTypeAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwErrorsMetricAttributeKeyErrorType) {
-		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
-	}
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
 	for _, op := range options {
 		op.apply(dp)
 	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -790,11 +712,6 @@ func (m *metricHwErrors) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -812,10 +729,9 @@ func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
 }
 
 type metricHwLogicalDiskLimit struct {
-	data          pmetric.Metric                 // data buffer for generated metric.
-	config        HwLogicalDiskLimitMetricConfig // metric config provided by user.
-	capacity      int                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   HwLogicalDiskLimitMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.limit metric with initial data.
@@ -827,57 +743,20 @@ func (m *metricHwLogicalDiskLimit) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskLimitMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskLimitMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskLimitMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskLimitMetricAttributeKeyHwLogicalDiskRaidLevel) {
-		dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -890,11 +769,6 @@ func (m *metricHwLogicalDiskLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -912,10 +786,9 @@ func newMetricHwLogicalDiskLimit(cfg HwLogicalDiskLimitMetricConfig) metricHwLog
 }
 
 type metricHwLogicalDiskMdArrayState struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwLogicalDiskMdArrayStateMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwLogicalDiskMdArrayStateMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.array_state metric with initial data.
@@ -927,57 +800,20 @@ func (m *metricHwLogicalDiskMdArrayState) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdArrayState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdArrayStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdArrayStateMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdArrayStateMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdArrayStateMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdArrayStateMetricAttributeKeyMdArrayState) {
-		dp.Attributes().PutStr("md.array_state", mdArrayStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.array_state", mdArrayStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -990,11 +826,6 @@ func (m *metricHwLogicalDiskMdArrayState) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdArrayState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1012,10 +843,9 @@ func newMetricHwLogicalDiskMdArrayState(cfg HwLogicalDiskMdArrayStateMetricConfi
 }
 
 type metricHwLogicalDiskMdDegraded struct {
-	data          pmetric.Metric                      // data buffer for generated metric.
-	config        HwLogicalDiskMdDegradedMetricConfig // metric config provided by user.
-	capacity      int                                 // max observed number of data points added to the metric.
-	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                      // data buffer for generated metric.
+	config   HwLogicalDiskMdDegradedMetricConfig // metric config provided by user.
+	capacity int                                 // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.degraded metric with initial data.
@@ -1027,54 +857,19 @@ func (m *metricHwLogicalDiskMdDegraded) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdDegraded) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdDegradedMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdDegradedMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdDegradedMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1087,11 +882,6 @@ func (m *metricHwLogicalDiskMdDegraded) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdDegraded) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1109,10 +899,9 @@ func newMetricHwLogicalDiskMdDegraded(cfg HwLogicalDiskMdDegradedMetricConfig) m
 }
 
 type metricHwLogicalDiskMdMemberState struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        HwLogicalDiskMdMemberStateMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   HwLogicalDiskMdMemberStateMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.member.state metric with initial data.
@@ -1124,60 +913,23 @@ func (m *metricHwLogicalDiskMdMemberState) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdMemberState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdMemberStateAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMemberStateMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMemberStateMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMemberStateMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMemberStateMetricAttributeKeyMdMemberState) {
-		dp.Attributes().PutStr("md.member.state", mdMemberStateAttributeValue)
-	}
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.member.state", mdMemberStateAttributeValue)
 	for _, op := range options {
 		op.apply(dp)
 	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
-	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1190,11 +942,6 @@ func (m *metricHwLogicalDiskMdMemberState) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdMemberState) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1212,10 +959,9 @@ func newMetricHwLogicalDiskMdMemberState(cfg HwLogicalDiskMdMemberStateMetricCon
 }
 
 type metricHwLogicalDiskMdMismatches struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwLogicalDiskMdMismatchesMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwLogicalDiskMdMismatchesMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.mismatches metric with initial data.
@@ -1227,54 +973,19 @@ func (m *metricHwLogicalDiskMdMismatches) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdMismatches) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMismatchesMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMismatchesMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdMismatchesMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1287,11 +998,6 @@ func (m *metricHwLogicalDiskMdMismatches) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdMismatches) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1309,10 +1015,9 @@ func newMetricHwLogicalDiskMdMismatches(cfg HwLogicalDiskMdMismatchesMetricConfi
 }
 
 type metricHwLogicalDiskMdRaidDisks struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        HwLogicalDiskMdRaidDisksMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   HwLogicalDiskMdRaidDisksMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.raid_disks metric with initial data.
@@ -1324,54 +1029,19 @@ func (m *metricHwLogicalDiskMdRaidDisks) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdRaidDisks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdRaidDisksMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1384,11 +1054,6 @@ func (m *metricHwLogicalDiskMdRaidDisks) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdRaidDisks) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1406,10 +1071,9 @@ func newMetricHwLogicalDiskMdRaidDisks(cfg HwLogicalDiskMdRaidDisksMetricConfig)
 }
 
 type metricHwLogicalDiskMdSyncProgress struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        HwLogicalDiskMdSyncProgressMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   HwLogicalDiskMdSyncProgressMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.sync.progress metric with initial data.
@@ -1419,57 +1083,20 @@ func (m *metricHwLogicalDiskMdSyncProgress) init() {
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdSyncProgress) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncProgressMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncProgressMetricAttributeKeyMdSyncAction) {
-		dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1482,11 +1109,6 @@ func (m *metricHwLogicalDiskMdSyncProgress) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdSyncProgress) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1504,10 +1126,9 @@ func newMetricHwLogicalDiskMdSyncProgress(cfg HwLogicalDiskMdSyncProgressMetricC
 }
 
 type metricHwLogicalDiskMdSyncRemainingTime struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        HwLogicalDiskMdSyncRemainingTimeMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   HwLogicalDiskMdSyncRemainingTimeMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.sync.remaining_time metric with initial data.
@@ -1517,57 +1138,20 @@ func (m *metricHwLogicalDiskMdSyncRemainingTime) init() {
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdSyncRemainingTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncRemainingTimeMetricAttributeKeyMdSyncAction) {
-		dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1580,11 +1164,6 @@ func (m *metricHwLogicalDiskMdSyncRemainingTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdSyncRemainingTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1602,10 +1181,9 @@ func newMetricHwLogicalDiskMdSyncRemainingTime(cfg HwLogicalDiskMdSyncRemainingT
 }
 
 type metricHwLogicalDiskMdSyncSpeed struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        HwLogicalDiskMdSyncSpeedMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   HwLogicalDiskMdSyncSpeedMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.sync.speed metric with initial data.
@@ -1615,57 +1193,20 @@ func (m *metricHwLogicalDiskMdSyncSpeed) init() {
 	m.data.SetUnit("By/s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdSyncSpeed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncSpeedMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncSpeedMetricAttributeKeyMdSyncAction) {
-		dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1678,11 +1219,6 @@ func (m *metricHwLogicalDiskMdSyncSpeed) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdSyncSpeed) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1700,10 +1236,9 @@ func newMetricHwLogicalDiskMdSyncSpeed(cfg HwLogicalDiskMdSyncSpeedMetricConfig)
 }
 
 type metricHwLogicalDiskMdSyncAction struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwLogicalDiskMdSyncActionMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwLogicalDiskMdSyncActionMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.md.sync_action metric with initial data.
@@ -1715,57 +1250,20 @@ func (m *metricHwLogicalDiskMdSyncAction) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMdSyncAction) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, mdSyncActionAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncActionMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncActionMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncActionMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMdSyncActionMetricAttributeKeyMdSyncAction) {
-		dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("md.sync_action", mdSyncActionAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1778,11 +1276,6 @@ func (m *metricHwLogicalDiskMdSyncAction) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMdSyncAction) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1800,10 +1293,9 @@ func newMetricHwLogicalDiskMdSyncAction(cfg HwLogicalDiskMdSyncActionMetricConfi
 }
 
 type metricHwLogicalDiskMetadataLimit struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        HwLogicalDiskMetadataLimitMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   HwLogicalDiskMetadataLimitMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.metadata.limit metric with initial data.
@@ -1815,54 +1307,19 @@ func (m *metricHwLogicalDiskMetadataLimit) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMetadataLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataLimitMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataLimitMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataLimitMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1875,11 +1332,6 @@ func (m *metricHwLogicalDiskMetadataLimit) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMetadataLimit) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1897,10 +1349,9 @@ func newMetricHwLogicalDiskMetadataLimit(cfg HwLogicalDiskMetadataLimitMetricCon
 }
 
 type metricHwLogicalDiskMetadataUsage struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        HwLogicalDiskMetadataUsageMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   HwLogicalDiskMetadataUsageMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.metadata.usage metric with initial data.
@@ -1912,57 +1363,20 @@ func (m *metricHwLogicalDiskMetadataUsage) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMetadataUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUsageMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUsageMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUsageMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUsageMetricAttributeKeyHwLogicalDiskState) {
-		dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1975,11 +1389,6 @@ func (m *metricHwLogicalDiskMetadataUsage) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMetadataUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1997,10 +1406,9 @@ func newMetricHwLogicalDiskMetadataUsage(cfg HwLogicalDiskMetadataUsageMetricCon
 }
 
 type metricHwLogicalDiskMetadataUtilization struct {
-	data          pmetric.Metric                               // data buffer for generated metric.
-	config        HwLogicalDiskMetadataUtilizationMetricConfig // metric config provided by user.
-	capacity      int                                          // max observed number of data points added to the metric.
-	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   HwLogicalDiskMetadataUtilizationMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.metadata.utilization metric with initial data.
@@ -2010,57 +1418,20 @@ func (m *metricHwLogicalDiskMetadataUtilization) init() {
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMetadataUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMetadataUtilizationMetricAttributeKeyHwLogicalDiskState) {
-		dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2073,11 +1444,6 @@ func (m *metricHwLogicalDiskMetadataUtilization) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMetadataUtilization) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2095,10 +1461,9 @@ func newMetricHwLogicalDiskMetadataUtilization(cfg HwLogicalDiskMetadataUtilizat
 }
 
 type metricHwLogicalDiskMultipathPaths struct {
-	data          pmetric.Metric                          // data buffer for generated metric.
-	config        HwLogicalDiskMultipathPathsMetricConfig // metric config provided by user.
-	capacity      int                                     // max observed number of data points added to the metric.
-	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                          // data buffer for generated metric.
+	config   HwLogicalDiskMultipathPathsMetricConfig // metric config provided by user.
+	capacity int                                     // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.multipath.paths metric with initial data.
@@ -2110,57 +1475,20 @@ func (m *metricHwLogicalDiskMultipathPaths) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskMultipathPaths) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, multipathPathStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMultipathPathsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMultipathPathsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMultipathPathsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskMultipathPathsMetricAttributeKeyMultipathPathState) {
-		dp.Attributes().PutStr("multipath.path.state", multipathPathStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("multipath.path.state", multipathPathStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2173,11 +1501,6 @@ func (m *metricHwLogicalDiskMultipathPaths) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskMultipathPaths) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2195,10 +1518,9 @@ func newMetricHwLogicalDiskMultipathPaths(cfg HwLogicalDiskMultipathPathsMetricC
 }
 
 type metricHwLogicalDiskThinPoolMode struct {
-	data          pmetric.Metric                        // data buffer for generated metric.
-	config        HwLogicalDiskThinPoolModeMetricConfig // metric config provided by user.
-	capacity      int                                   // max observed number of data points added to the metric.
-	aggDataPoints []int64                               // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   HwLogicalDiskThinPoolModeMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.thin_pool.mode metric with initial data.
@@ -2210,57 +1532,20 @@ func (m *metricHwLogicalDiskThinPoolMode) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskThinPoolMode) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, thinPoolModeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolModeMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolModeMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolModeMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolModeMetricAttributeKeyThinPoolMode) {
-		dp.Attributes().PutStr("thin_pool.mode", thinPoolModeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("thin_pool.mode", thinPoolModeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2273,11 +1558,6 @@ func (m *metricHwLogicalDiskThinPoolMode) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskThinPoolMode) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2295,10 +1575,9 @@ func newMetricHwLogicalDiskThinPoolMode(cfg HwLogicalDiskThinPoolModeMetricConfi
 }
 
 type metricHwLogicalDiskThinPoolNeedsCheck struct {
-	data          pmetric.Metric                              // data buffer for generated metric.
-	config        HwLogicalDiskThinPoolNeedsCheckMetricConfig // metric config provided by user.
-	capacity      int                                         // max observed number of data points added to the metric.
-	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   HwLogicalDiskThinPoolNeedsCheckMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.thin_pool.needs_check metric with initial data.
@@ -2308,54 +1587,19 @@ func (m *metricHwLogicalDiskThinPoolNeedsCheck) init() {
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskThinPoolNeedsCheck) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskThinPoolNeedsCheckMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2368,11 +1612,6 @@ func (m *metricHwLogicalDiskThinPoolNeedsCheck) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskThinPoolNeedsCheck) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2390,10 +1629,9 @@ func newMetricHwLogicalDiskThinPoolNeedsCheck(cfg HwLogicalDiskThinPoolNeedsChec
 }
 
 type metricHwLogicalDiskUsage struct {
-	data          pmetric.Metric                 // data buffer for generated metric.
-	config        HwLogicalDiskUsageMetricConfig // metric config provided by user.
-	capacity      int                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   HwLogicalDiskUsageMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.usage metric with initial data.
@@ -2405,60 +1643,21 @@ func (m *metricHwLogicalDiskUsage) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUsageMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUsageMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUsageMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskRaidLevel) {
-		dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUsageMetricAttributeKeyHwLogicalDiskState) {
-		dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2471,11 +1670,6 @@ func (m *metricHwLogicalDiskUsage) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskUsage) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2493,10 +1687,9 @@ func newMetricHwLogicalDiskUsage(cfg HwLogicalDiskUsageMetricConfig) metricHwLog
 }
 
 type metricHwLogicalDiskUtilization struct {
-	data          pmetric.Metric                       // data buffer for generated metric.
-	config        HwLogicalDiskUtilizationMetricConfig // metric config provided by user.
-	capacity      int                                  // max observed number of data points added to the metric.
-	aggDataPoints []float64                            // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                       // data buffer for generated metric.
+	config   HwLogicalDiskUtilizationMetricConfig // metric config provided by user.
+	capacity int                                  // max observed number of data points added to the metric.
 }
 
 // init fills hw.logical_disk.utilization metric with initial data.
@@ -2506,60 +1699,21 @@ func (m *metricHwLogicalDiskUtilization) init() {
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwLogicalDiskUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwLogicalDiskRaidLevelAttributeValue string, hwLogicalDiskStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUtilizationMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUtilizationMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUtilizationMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskRaidLevel) {
-		dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwLogicalDiskUtilizationMetricAttributeKeyHwLogicalDiskState) {
-		dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.raid_level", hwLogicalDiskRaidLevelAttributeValue)
+	dp.Attributes().PutStr("hw.logical_disk.state", hwLogicalDiskStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2572,11 +1726,6 @@ func (m *metricHwLogicalDiskUtilization) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwLogicalDiskUtilization) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2594,10 +1743,9 @@ func newMetricHwLogicalDiskUtilization(cfg HwLogicalDiskUtilizationMetricConfig)
 }
 
 type metricHwPhysicalDiskScsiCommands struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        HwPhysicalDiskScsiCommandsMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   HwPhysicalDiskScsiCommandsMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
 // init fills hw.physical_disk.scsi.commands metric with initial data.
@@ -2609,57 +1757,20 @@ func (m *metricHwPhysicalDiskScsiCommands) init() {
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwPhysicalDiskScsiCommands) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, scsiCommandOutcomeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskScsiCommandsMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskScsiCommandsMetricAttributeKeyScsiCommandOutcome) {
-		dp.Attributes().PutStr("scsi.command.outcome", scsiCommandOutcomeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("scsi.command.outcome", scsiCommandOutcomeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2672,11 +1783,6 @@ func (m *metricHwPhysicalDiskScsiCommands) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwPhysicalDiskScsiCommands) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2694,10 +1800,9 @@ func newMetricHwPhysicalDiskScsiCommands(cfg HwPhysicalDiskScsiCommandsMetricCon
 }
 
 type metricHwStatus struct {
-	data          pmetric.Metric       // data buffer for generated metric.
-	config        HwStatusMetricConfig // metric config provided by user.
-	capacity      int                  // max observed number of data points added to the metric.
-	aggDataPoints []int64              // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric       // data buffer for generated metric.
+	config   HwStatusMetricConfig // metric config provided by user.
+	capacity int                  // max observed number of data points added to the metric.
 }
 
 // init fills hw.status metric with initial data.
@@ -2709,57 +1814,20 @@ func (m *metricHwStatus) init() {
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricHwStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwID) {
-		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwName) {
-		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwType) {
-		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, HwStatusMetricAttributeKeyHwState) {
-		dp.Attributes().PutStr("hw.state", hwStateAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("hw.state", hwStateAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2772,11 +1840,6 @@ func (m *metricHwStatus) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricHwStatus) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2794,10 +1857,9 @@ func newMetricHwStatus(cfg HwStatusMetricConfig) metricHwStatus {
 }
 
 type metricSystemFilesystemDeviceErrors struct {
-	data          pmetric.Metric                           // data buffer for generated metric.
-	config        SystemFilesystemDeviceErrorsMetricConfig // metric config provided by user.
-	capacity      int                                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   SystemFilesystemDeviceErrorsMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
 }
 
 // init fills system.filesystem.device.errors metric with initial data.
@@ -2809,57 +1871,20 @@ func (m *metricSystemFilesystemDeviceErrors) init() {
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricSystemFilesystemDeviceErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, errorTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDeviceErrorsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDeviceErrorsMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDeviceErrorsMetricAttributeKeyErrorType) {
-		dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	dp.Attributes().PutStr("error.type", errorTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2872,11 +1897,6 @@ func (m *metricSystemFilesystemDeviceErrors) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricSystemFilesystemDeviceErrors) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2894,10 +1914,9 @@ func newMetricSystemFilesystemDeviceErrors(cfg SystemFilesystemDeviceErrorsMetri
 }
 
 type metricSystemFilesystemErrors struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        SystemFilesystemErrorsMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   SystemFilesystemErrorsMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
 }
 
 // init fills system.filesystem.errors metric with initial data.
@@ -2909,54 +1928,19 @@ func (m *metricSystemFilesystemErrors) init() {
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricSystemFilesystemErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2969,11 +1953,6 @@ func (m *metricSystemFilesystemErrors) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricSystemFilesystemErrors) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2991,10 +1970,9 @@ func newMetricSystemFilesystemErrors(cfg SystemFilesystemErrorsMetricConfig) met
 }
 
 type metricSystemFilesystemErrorsTime struct {
-	data          pmetric.Metric                         // data buffer for generated metric.
-	config        SystemFilesystemErrorsTimeMetricConfig // metric config provided by user.
-	capacity      int                                    // max observed number of data points added to the metric.
-	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                         // data buffer for generated metric.
+	config   SystemFilesystemErrorsTimeMetricConfig // metric config provided by user.
+	capacity int                                    // max observed number of data points added to the metric.
 }
 
 // init fills system.filesystem.errors.time metric with initial data.
@@ -3004,54 +1982,19 @@ func (m *metricSystemFilesystemErrorsTime) init() {
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricSystemFilesystemErrorsTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsTimeMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemErrorsTimeMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3064,11 +2007,6 @@ func (m *metricSystemFilesystemErrorsTime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricSystemFilesystemErrorsTime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3086,10 +2024,9 @@ func newMetricSystemFilesystemErrorsTime(cfg SystemFilesystemErrorsTimeMetricCon
 }
 
 type metricSystemFilesystemReadOnlyAfterErrors struct {
-	data          pmetric.Metric                                  // data buffer for generated metric.
-	config        SystemFilesystemReadOnlyAfterErrorsMetricConfig // metric config provided by user.
-	capacity      int                                             // max observed number of data points added to the metric.
-	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   SystemFilesystemReadOnlyAfterErrorsMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
 }
 
 // init fills system.filesystem.read_only_after_errors metric with initial data.
@@ -3099,54 +2036,19 @@ func (m *metricSystemFilesystemReadOnlyAfterErrors) init() {
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
 func (m *metricSystemFilesystemReadOnlyAfterErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemDevice) {
-		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemMountpoint) {
-		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemReadOnlyAfterErrorsMetricAttributeKeySystemFilesystemType) {
-		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3159,11 +2061,6 @@ func (m *metricSystemFilesystemReadOnlyAfterErrors) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricSystemFilesystemReadOnlyAfterErrors) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()

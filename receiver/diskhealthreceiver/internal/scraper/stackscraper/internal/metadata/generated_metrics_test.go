@@ -19,7 +19,6 @@ const (
 	testDataSetDefault testDataSet = iota
 	testDataSetAll
 	testDataSetNone
-	testDataSetReag
 )
 
 func TestMetricsBuilder(t *testing.T) {
@@ -38,11 +37,6 @@ func TestMetricsBuilder(t *testing.T) {
 			resAttrsSet: testDataSetAll,
 		},
 		{
-			name:        "reaggregate_set",
-			metricsSet:  testDataSetReag,
-			resAttrsSet: testDataSetReag,
-		},
-		{
 			name:        "none_set",
 			metricsSet:  testDataSetNone,
 			resAttrsSet: testDataSetNone,
@@ -57,228 +51,93 @@ func TestMetricsBuilder(t *testing.T) {
 			settings := scrapertest.NewNopSettings(scrapertest.NopType)
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
-			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["disk_health.stack.read.status"] = mb.metricDiskHealthStackReadStatus.config.AggregationStrategy
-			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
-			aggMap["hw.logical_disk.limit"] = mb.metricHwLogicalDiskLimit.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.array_state"] = mb.metricHwLogicalDiskMdArrayState.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.degraded"] = mb.metricHwLogicalDiskMdDegraded.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.member.state"] = mb.metricHwLogicalDiskMdMemberState.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.mismatches"] = mb.metricHwLogicalDiskMdMismatches.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.raid_disks"] = mb.metricHwLogicalDiskMdRaidDisks.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.sync.progress"] = mb.metricHwLogicalDiskMdSyncProgress.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.sync.remaining_time"] = mb.metricHwLogicalDiskMdSyncRemainingTime.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.sync.speed"] = mb.metricHwLogicalDiskMdSyncSpeed.config.AggregationStrategy
-			aggMap["hw.logical_disk.md.sync_action"] = mb.metricHwLogicalDiskMdSyncAction.config.AggregationStrategy
-			aggMap["hw.logical_disk.metadata.limit"] = mb.metricHwLogicalDiskMetadataLimit.config.AggregationStrategy
-			aggMap["hw.logical_disk.metadata.usage"] = mb.metricHwLogicalDiskMetadataUsage.config.AggregationStrategy
-			aggMap["hw.logical_disk.metadata.utilization"] = mb.metricHwLogicalDiskMetadataUtilization.config.AggregationStrategy
-			aggMap["hw.logical_disk.multipath.paths"] = mb.metricHwLogicalDiskMultipathPaths.config.AggregationStrategy
-			aggMap["hw.logical_disk.thin_pool.mode"] = mb.metricHwLogicalDiskThinPoolMode.config.AggregationStrategy
-			aggMap["hw.logical_disk.thin_pool.needs_check"] = mb.metricHwLogicalDiskThinPoolNeedsCheck.config.AggregationStrategy
-			aggMap["hw.logical_disk.usage"] = mb.metricHwLogicalDiskUsage.config.AggregationStrategy
-			aggMap["hw.logical_disk.utilization"] = mb.metricHwLogicalDiskUtilization.config.AggregationStrategy
-			aggMap["hw.physical_disk.scsi.commands"] = mb.metricHwPhysicalDiskScsiCommands.config.AggregationStrategy
-			aggMap["hw.status"] = mb.metricHwStatus.config.AggregationStrategy
-			aggMap["system.filesystem.device.errors"] = mb.metricSystemFilesystemDeviceErrors.config.AggregationStrategy
-			aggMap["system.filesystem.errors"] = mb.metricSystemFilesystemErrors.config.AggregationStrategy
-			aggMap["system.filesystem.errors.time"] = mb.metricSystemFilesystemErrorsTime.config.AggregationStrategy
-			aggMap["system.filesystem.read_only_after_errors"] = mb.metricSystemFilesystemReadOnlyAfterErrors.config.AggregationStrategy
 
 			expectedWarnings := 0
-			if tt.metricsSet != testDataSetReag {
-				assert.Equal(t, expectedWarnings, observedLogs.Len())
-			}
+			assert.Equal(t, expectedWarnings, observedLogs.Len())
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthStackReadStatusDataPoint(ts, 1, AttributeStackPartMd, AttributeStackReadStatusOk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordDiskHealthStackReadStatusDataPoint(ts, 3, AttributeStackPartDeviceMapper, AttributeStackReadStatusPermissionDenied)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "error.type-val", WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "error.type-val-2", WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskLimitDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.logical_disk.raid_level-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdArrayStateClear)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdArrayStateInactive)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdMemberStateInSync, WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdMemberStateFaulty, WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdSyncActionResync)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdSyncActionResync)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdSyncActionResync)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMdSyncActionResync)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMetadataLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMetadataLimitDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwLogicalDiskStateUsed)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwLogicalDiskStateFree)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwLogicalDiskStateUsed)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwLogicalDiskStateFree)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskMultipathPathsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMultipathPathStateActive)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskMultipathPathsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeMultipathPathStateFailed)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskThinPoolModeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeThinPoolModeRw)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskThinPoolModeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeThinPoolModeRo)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskUsageDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.logical_disk.raid_level-val-2", AttributeHwLogicalDiskStateFree)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.logical_disk.raid_level-val-2", AttributeHwLogicalDiskStateFree)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwPhysicalDiskScsiCommandsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeScsiCommandOutcomeRequested)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwPhysicalDiskScsiCommandsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeScsiCommandOutcomeDone)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwStateOk)
-			if tt.name == "reaggregate_set" {
-				mb.RecordHwStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwStateDegraded)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemDeviceErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4, "error.type-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemDeviceErrorsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemTypeBtrfs, "error.type-val-2")
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemErrorsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemTypeBtrfs)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemErrorsTimeDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemErrorsTimeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemTypeBtrfs)
-			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4)
-			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemTypeBtrfs)
-			}
 
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
-			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricDiskHealthStackReadStatus.aggDataPoints)
-				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskLimit.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdArrayState.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdDegraded.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdMemberState.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdMismatches.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdRaidDisks.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdSyncProgress.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdSyncRemainingTime.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdSyncSpeed.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMdSyncAction.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMetadataLimit.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMetadataUsage.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMetadataUtilization.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskMultipathPaths.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskThinPoolMode.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskThinPoolNeedsCheck.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskUsage.aggDataPoints)
-				assert.Empty(t, mb.metricHwLogicalDiskUtilization.aggDataPoints)
-				assert.Empty(t, mb.metricHwPhysicalDiskScsiCommands.aggDataPoints)
-				assert.Empty(t, mb.metricHwStatus.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemDeviceErrors.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemErrors.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemErrorsTime.aggDataPoints)
-				assert.Empty(t, mb.metricSystemFilesystemReadOnlyAfterErrors.aggDataPoints)
-			}
 
 			if tt.expectEmpty {
 				assert.Equal(t, 0, metrics.ResourceMetrics().Len())
@@ -306,1479 +165,653 @@ func TestMetricsBuilder(t *testing.T) {
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
 				case "disk_health.stack.read.status":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["disk_health.stack.read.status"], "Found a duplicate in the metrics slice: disk_health.stack.read.status")
-						validatedMetrics["disk_health.stack.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each part of the stack source, 1 for the current one (a state set over stack.read.status). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						stackPartAttrVal, ok := dp.Attributes().Get("stack.part")
-						assert.True(t, ok)
-						assert.Equal(t, "md", stackPartAttrVal.Str())
-						stackReadStatusAttrVal, ok := dp.Attributes().Get("stack.read.status")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", stackReadStatusAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["disk_health.stack.read.status"], "Found a duplicate in the metrics slice: disk_health.stack.read.status")
-						validatedMetrics["disk_health.stack.read.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Outcome of the last read of each part of the stack source, 1 for the current one (a state set over stack.read.status). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["disk_health.stack.read.status"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("stack.part")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("stack.read.status")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["disk_health.stack.read.status"], "Found a duplicate in the metrics slice: disk_health.stack.read.status")
+					validatedMetrics["disk_health.stack.read.status"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Outcome of the last read of each part of the stack source, 1 for the current one (a state set over stack.read.status). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					stackPartAttrVal, ok := dp.Attributes().Get("stack.part")
+					assert.True(t, ok)
+					assert.Equal(t, "md", stackPartAttrVal.Str())
+					stackReadStatusAttrVal, ok := dp.Attributes().Get("stack.read.status")
+					assert.True(t, ok)
+					assert.Equal(t, "ok", stackReadStatusAttrVal.Str())
 				case "hw.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
-						validatedMetrics["hw.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk; md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
-						assert.True(t, ok)
-						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
-						mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
-						assert.True(t, ok)
-						assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
-						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
-						validatedMetrics["hw.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk; md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("error.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
+					validatedMetrics["hw.errors"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk; md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
+					assert.Equal(t, "{error}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+					assert.True(t, ok)
+					assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
+					mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
+					assert.True(t, ok)
+					assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
+					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 				case "hw.logical_disk.limit":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.limit")
-						validatedMetrics["hw.logical_disk.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of the logical disk (semantic conventions) - an md array's usable size, a thin pool's data size, a thin volume's or multipath map's length. Stack.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.limit")
-						validatedMetrics["hw.logical_disk.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of the logical disk (semantic conventions) - an md array's usable size, a thin pool's data size, a thin volume's or multipath map's length. Stack.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.limit"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.limit")
+					validatedMetrics["hw.logical_disk.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of the logical disk (semantic conventions) - an md array's usable size, a thin pool's data size, a thin volume's or multipath map's length. Stack.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
 				case "hw.logical_disk.md.array_state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.array_state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.array_state")
-						validatedMetrics["hw.logical_disk.md.array_state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "An md array's array_state, 1 for the current one (a state set over md.array_state). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdArrayStateAttrVal, ok := dp.Attributes().Get("md.array_state")
-						assert.True(t, ok)
-						assert.Equal(t, "clear", mdArrayStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.array_state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.array_state")
-						validatedMetrics["hw.logical_disk.md.array_state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "An md array's array_state, 1 for the current one (a state set over md.array_state). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.array_state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.array_state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.array_state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.array_state")
+					validatedMetrics["hw.logical_disk.md.array_state"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "An md array's array_state, 1 for the current one (a state set over md.array_state). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdArrayStateAttrVal, ok := dp.Attributes().Get("md.array_state")
+					assert.True(t, ok)
+					assert.Equal(t, "clear", mdArrayStateAttrVal.Str())
 				case "hw.logical_disk.md.degraded":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.degraded"], "Found a duplicate in the metrics slice: hw.logical_disk.md.degraded")
-						validatedMetrics["hw.logical_disk.md.degraded"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Member slots of an md array without a working in-sync member (md/degraded); levels without redundancy report none. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{disk}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.degraded"], "Found a duplicate in the metrics slice: hw.logical_disk.md.degraded")
-						validatedMetrics["hw.logical_disk.md.degraded"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Member slots of an md array without a working in-sync member (md/degraded); levels without redundancy report none. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{disk}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.degraded"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.degraded"], "Found a duplicate in the metrics slice: hw.logical_disk.md.degraded")
+					validatedMetrics["hw.logical_disk.md.degraded"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Member slots of an md array without a working in-sync member (md/degraded); levels without redundancy report none. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{disk}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.member.state":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.member.state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.member.state")
-						validatedMetrics["hw.logical_disk.md.member.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
-						assert.True(t, ok)
-						assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
-						mdMemberStateAttrVal, ok := dp.Attributes().Get("md.member.state")
-						assert.True(t, ok)
-						assert.Equal(t, "in_sync", mdMemberStateAttrVal.Str())
-						hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.member.state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.member.state")
-						validatedMetrics["hw.logical_disk.md.member.state"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.member.state"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.member.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.member.state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.member.state")
+					validatedMetrics["hw.logical_disk.md.member.state"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "One series per state word of each md member, 1 when set (dev-*/state); hw.parent is the member's physical disk. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
+					assert.True(t, ok)
+					assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
+					mdMemberStateAttrVal, ok := dp.Attributes().Get("md.member.state")
+					assert.True(t, ok)
+					assert.Equal(t, "in_sync", mdMemberStateAttrVal.Str())
+					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 				case "hw.logical_disk.md.mismatches":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.mismatches"], "Found a duplicate in the metrics slice: hw.logical_disk.md.mismatches")
-						validatedMetrics["hw.logical_disk.md.mismatches"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Sectors the last check or repair found inconsistent between copies or with parity (mismatch_cnt, 512-byte sectors). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{sector}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.mismatches"], "Found a duplicate in the metrics slice: hw.logical_disk.md.mismatches")
-						validatedMetrics["hw.logical_disk.md.mismatches"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Sectors the last check or repair found inconsistent between copies or with parity (mismatch_cnt, 512-byte sectors). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{sector}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.mismatches"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.mismatches"], "Found a duplicate in the metrics slice: hw.logical_disk.md.mismatches")
+					validatedMetrics["hw.logical_disk.md.mismatches"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Sectors the last check or repair found inconsistent between copies or with parity (mismatch_cnt, 512-byte sectors). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{sector}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.raid_disks":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.raid_disks"], "Found a duplicate in the metrics slice: hw.logical_disk.md.raid_disks")
-						validatedMetrics["hw.logical_disk.md.raid_disks"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Member slots of an md array (md/raid_disks). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{disk}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.raid_disks"], "Found a duplicate in the metrics slice: hw.logical_disk.md.raid_disks")
-						validatedMetrics["hw.logical_disk.md.raid_disks"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Member slots of an md array (md/raid_disks). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{disk}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.raid_disks"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.raid_disks"], "Found a duplicate in the metrics slice: hw.logical_disk.md.raid_disks")
+					validatedMetrics["hw.logical_disk.md.raid_disks"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Member slots of an md array (md/raid_disks). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{disk}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.sync.progress":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.progress"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.progress")
-						validatedMetrics["hw.logical_disk.md.sync.progress"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Progress of the running resync, recovery, check, repair or reshape, 0–1 (sync_completed); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
-						assert.True(t, ok)
-						assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.progress"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.progress")
-						validatedMetrics["hw.logical_disk.md.sync.progress"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Progress of the running resync, recovery, check, repair or reshape, 0–1 (sync_completed); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.sync.progress"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.sync_action")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.sync.progress"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.progress")
+					validatedMetrics["hw.logical_disk.md.sync.progress"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Progress of the running resync, recovery, check, repair or reshape, 0–1 (sync_completed); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
+					assert.True(t, ok)
+					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
 				case "hw.logical_disk.md.sync.remaining_time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.remaining_time"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.remaining_time")
-						validatedMetrics["hw.logical_disk.md.sync.remaining_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Estimated time to the end of the running sync at its current speed, in seconds (what /proc/mdstat's finish= says); absent when none runs or no speed is known yet. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
-						assert.True(t, ok)
-						assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.remaining_time"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.remaining_time")
-						validatedMetrics["hw.logical_disk.md.sync.remaining_time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Estimated time to the end of the running sync at its current speed, in seconds (what /proc/mdstat's finish= says); absent when none runs or no speed is known yet. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.sync.remaining_time"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.sync_action")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.sync.remaining_time"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.remaining_time")
+					validatedMetrics["hw.logical_disk.md.sync.remaining_time"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Estimated time to the end of the running sync at its current speed, in seconds (what /proc/mdstat's finish= says); absent when none runs or no speed is known yet. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
+					assert.True(t, ok)
+					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
 				case "hw.logical_disk.md.sync.speed":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.speed"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.speed")
-						validatedMetrics["hw.logical_disk.md.sync.speed"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Speed of the running sync in bytes per second (sync_speed, the kernel's 30-second average); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
-						assert.True(t, ok)
-						assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync.speed"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.speed")
-						validatedMetrics["hw.logical_disk.md.sync.speed"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Speed of the running sync in bytes per second (sync_speed, the kernel's 30-second average); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By/s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.sync.speed"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.sync_action")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.sync.speed"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.speed")
+					validatedMetrics["hw.logical_disk.md.sync.speed"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Speed of the running sync in bytes per second (sync_speed, the kernel's 30-second average); absent when none runs. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "By/s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
+					assert.True(t, ok)
+					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
 				case "hw.logical_disk.md.sync_action":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync_action"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync_action")
-						validatedMetrics["hw.logical_disk.md.sync_action"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "An md array's sync_action, 1 for the current one (a state set over md.sync_action). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
-						assert.True(t, ok)
-						assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.md.sync_action"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync_action")
-						validatedMetrics["hw.logical_disk.md.sync_action"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "An md array's sync_action, 1 for the current one (a state set over md.sync_action). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.md.sync_action"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("md.sync_action")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.md.sync_action"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync_action")
+					validatedMetrics["hw.logical_disk.md.sync_action"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "An md array's sync_action, 1 for the current one (a state set over md.sync_action). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
+					assert.True(t, ok)
+					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
 				case "hw.logical_disk.metadata.limit":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.limit")
-						validatedMetrics["hw.logical_disk.metadata.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of a thin pool's metadata device in bytes. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.limit")
-						validatedMetrics["hw.logical_disk.metadata.limit"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Size of a thin pool's metadata device in bytes. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.metadata.limit"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.metadata.limit"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.limit")
+					validatedMetrics["hw.logical_disk.metadata.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Size of a thin pool's metadata device in bytes. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
 				case "hw.logical_disk.metadata.usage":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.usage")
-						validatedMetrics["hw.logical_disk.metadata.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Used and free space of a thin pool's metadata in bytes; when it fills, the pool turns read-only. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
-						assert.True(t, ok)
-						assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.usage")
-						validatedMetrics["hw.logical_disk.metadata.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Used and free space of a thin pool's metadata in bytes; when it fills, the pool turns read-only. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.metadata.usage"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.metadata.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.usage")
+					validatedMetrics["hw.logical_disk.metadata.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Used and free space of a thin pool's metadata in bytes; when it fills, the pool turns read-only. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
+					assert.True(t, ok)
+					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
 				case "hw.logical_disk.metadata.utilization":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.utilization")
-						validatedMetrics["hw.logical_disk.metadata.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Used and free share of a thin pool's metadata, 0–1. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
-						assert.True(t, ok)
-						assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.metadata.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.utilization")
-						validatedMetrics["hw.logical_disk.metadata.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Used and free share of a thin pool's metadata, 0–1. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.logical_disk.metadata.utilization"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.metadata.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.utilization")
+					validatedMetrics["hw.logical_disk.metadata.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Used and free share of a thin pool's metadata, 0–1. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
+					assert.True(t, ok)
+					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
 				case "hw.logical_disk.multipath.paths":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.multipath.paths"], "Found a duplicate in the metrics slice: hw.logical_disk.multipath.paths")
-						validatedMetrics["hw.logical_disk.multipath.paths"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Paths of a multipath map by state; their sum is the map's paths. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{path}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						multipathPathStateAttrVal, ok := dp.Attributes().Get("multipath.path.state")
-						assert.True(t, ok)
-						assert.Equal(t, "active", multipathPathStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.multipath.paths"], "Found a duplicate in the metrics slice: hw.logical_disk.multipath.paths")
-						validatedMetrics["hw.logical_disk.multipath.paths"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Paths of a multipath map by state; their sum is the map's paths. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{path}", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.multipath.paths"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("multipath.path.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.multipath.paths"], "Found a duplicate in the metrics slice: hw.logical_disk.multipath.paths")
+					validatedMetrics["hw.logical_disk.multipath.paths"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Paths of a multipath map by state; their sum is the map's paths. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{path}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					multipathPathStateAttrVal, ok := dp.Attributes().Get("multipath.path.state")
+					assert.True(t, ok)
+					assert.Equal(t, "active", multipathPathStateAttrVal.Str())
 				case "hw.logical_disk.thin_pool.mode":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.mode"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.mode")
-						validatedMetrics["hw.logical_disk.thin_pool.mode"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A thin pool's mode, 1 for the current one (a state set over thin_pool.mode). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						thinPoolModeAttrVal, ok := dp.Attributes().Get("thin_pool.mode")
-						assert.True(t, ok)
-						assert.Equal(t, "rw", thinPoolModeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.mode"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.mode")
-						validatedMetrics["hw.logical_disk.thin_pool.mode"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A thin pool's mode, 1 for the current one (a state set over thin_pool.mode). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.thin_pool.mode"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("thin_pool.mode")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.mode"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.mode")
+					validatedMetrics["hw.logical_disk.thin_pool.mode"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "A thin pool's mode, 1 for the current one (a state set over thin_pool.mode). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					thinPoolModeAttrVal, ok := dp.Attributes().Get("thin_pool.mode")
+					assert.True(t, ok)
+					assert.Equal(t, "rw", thinPoolModeAttrVal.Str())
 				case "hw.logical_disk.thin_pool.needs_check":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.needs_check"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.needs_check")
-						validatedMetrics["hw.logical_disk.thin_pool.needs_check"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when a thin pool's metadata is flagged needs_check (read-only until thin_check/thin_repair). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.needs_check"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.needs_check")
-						validatedMetrics["hw.logical_disk.thin_pool.needs_check"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when a thin pool's metadata is flagged needs_check (read-only until thin_check/thin_repair). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.thin_pool.needs_check"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.thin_pool.needs_check"], "Found a duplicate in the metrics slice: hw.logical_disk.thin_pool.needs_check")
+					validatedMetrics["hw.logical_disk.thin_pool.needs_check"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 when a thin pool's metadata is flagged needs_check (read-only until thin_check/thin_repair). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
 				case "hw.logical_disk.usage":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.usage")
-						validatedMetrics["hw.logical_disk.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Used and free space of a thin pool's data or a thin volume (mapped sectors) in bytes (semantic conventions). Stack.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
-						hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
-						assert.True(t, ok)
-						assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.usage")
-						validatedMetrics["hw.logical_disk.usage"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Used and free space of a thin pool's data or a thin volume (mapped sectors) in bytes (semantic conventions). Stack.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.logical_disk.usage"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.usage")
+					validatedMetrics["hw.logical_disk.usage"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Used and free space of a thin pool's data or a thin volume (mapped sectors) in bytes (semantic conventions). Stack.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
+					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
+					assert.True(t, ok)
+					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
 				case "hw.logical_disk.utilization":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.logical_disk.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.utilization")
-						validatedMetrics["hw.logical_disk.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Used and free share of a thin pool's data or a thin volume, 0–1 (semantic conventions). Stack.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
-						hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
-						assert.True(t, ok)
-						assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.logical_disk.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.utilization")
-						validatedMetrics["hw.logical_disk.utilization"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Used and free share of a thin pool's data or a thin volume, 0–1 (semantic conventions). Stack.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["hw.logical_disk.utilization"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.raid_level")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.logical_disk.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.logical_disk.utilization"], "Found a duplicate in the metrics slice: hw.logical_disk.utilization")
+					validatedMetrics["hw.logical_disk.utilization"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Used and free share of a thin pool's data or a thin volume, 0–1 (semantic conventions). Stack.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
+					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
+					assert.True(t, ok)
+					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
 				case "hw.physical_disk.scsi.commands":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.physical_disk.scsi.commands"], "Found a duplicate in the metrics slice: hw.physical_disk.scsi.commands")
-						validatedMetrics["hw.physical_disk.scsi.commands"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{command}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						scsiCommandOutcomeAttrVal, ok := dp.Attributes().Get("scsi.command.outcome")
-						assert.True(t, ok)
-						assert.Equal(t, "requested", scsiCommandOutcomeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.physical_disk.scsi.commands"], "Found a duplicate in the metrics slice: hw.physical_disk.scsi.commands")
-						validatedMetrics["hw.physical_disk.scsi.commands"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{command}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.physical_disk.scsi.commands"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("scsi.command.outcome")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.physical_disk.scsi.commands"], "Found a duplicate in the metrics slice: hw.physical_disk.scsi.commands")
+					validatedMetrics["hw.physical_disk.scsi.commands"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{command}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					scsiCommandOutcomeAttrVal, ok := dp.Attributes().Get("scsi.command.outcome")
+					assert.True(t, ok)
+					assert.Equal(t, "requested", scsiCommandOutcomeAttrVal.Str())
 				case "hw.status":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
-						validatedMetrics["hw.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Health of the logical disk, 1 for the current state and 0 for the others (semantic conventions state set). Stack - md arrays, thin pools, multipath maps.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
-						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
-						assert.True(t, ok)
-						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
-						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
-						assert.True(t, ok)
-						assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
-						hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
-						assert.True(t, ok)
-						assert.Equal(t, "ok", hwStateAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
-						validatedMetrics["hw.status"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Health of the logical disk, 1 for the current state and 0 for the others (semantic conventions state set). Stack - md arrays, thin pools, multipath maps.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						assert.False(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["hw.status"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("hw.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.name")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("hw.state")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["hw.status"], "Found a duplicate in the metrics slice: hw.status")
+					validatedMetrics["hw.status"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Health of the logical disk, 1 for the current state and 0 for the others (semantic conventions state set). Stack - md arrays, thin pools, multipath maps.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
+					assert.True(t, ok)
+					assert.Equal(t, "ok", hwStateAttrVal.Str())
 				case "system.filesystem.device.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.device.errors"], "Found a duplicate in the metrics slice: system.filesystem.device.errors")
-						validatedMetrics["system.filesystem.device.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A btrfs device's error counters (error_stats, what `btrfs device stats` prints; kept in the filesystem across mounts) by error.type. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
-						errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
-						assert.True(t, ok)
-						assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.device.errors"], "Found a duplicate in the metrics slice: system.filesystem.device.errors")
-						validatedMetrics["system.filesystem.device.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "A btrfs device's error counters (error_stats, what `btrfs device stats` prints; kept in the filesystem across mounts) by error.type. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.device.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("error.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["system.filesystem.device.errors"], "Found a duplicate in the metrics slice: system.filesystem.device.errors")
+					validatedMetrics["system.filesystem.device.errors"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "A btrfs device's error counters (error_stats, what `btrfs device stats` prints; kept in the filesystem across mounts) by error.type. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{error}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+					assert.True(t, ok)
+					assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+					assert.True(t, ok)
+					assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+					assert.True(t, ok)
+					assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
+					errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
+					assert.True(t, ok)
+					assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
 				case "system.filesystem.errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.errors"], "Found a duplicate in the metrics slice: system.filesystem.errors")
-						validatedMetrics["system.filesystem.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors ext4 recorded in its superblock (errors_count, kept across mounts until fsck clears them). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.errors"], "Found a duplicate in the metrics slice: system.filesystem.errors")
-						validatedMetrics["system.filesystem.errors"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Errors ext4 recorded in its superblock (errors_count, kept across mounts until fsck clears them). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "{error}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["system.filesystem.errors"], "Found a duplicate in the metrics slice: system.filesystem.errors")
+					validatedMetrics["system.filesystem.errors"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Errors ext4 recorded in its superblock (errors_count, kept across mounts until fsck clears them). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{error}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+					assert.True(t, ok)
+					assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+					assert.True(t, ok)
+					assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+					assert.True(t, ok)
+					assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
 				case "system.filesystem.errors.time":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.errors.time"], "Found a duplicate in the metrics slice: system.filesystem.errors.time")
-						validatedMetrics["system.filesystem.errors.time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time of the last error ext4 recorded, in seconds since the Unix epoch (last_error_time); absent when none. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.errors.time"], "Found a duplicate in the metrics slice: system.filesystem.errors.time")
-						validatedMetrics["system.filesystem.errors.time"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time of the last error ext4 recorded, in seconds since the Unix epoch (last_error_time); absent when none. Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.errors.time"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["system.filesystem.errors.time"], "Found a duplicate in the metrics slice: system.filesystem.errors.time")
+					validatedMetrics["system.filesystem.errors.time"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time of the last error ext4 recorded, in seconds since the Unix epoch (last_error_time); absent when none. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+					assert.True(t, ok)
+					assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+					assert.True(t, ok)
+					assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+					assert.True(t, ok)
+					assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
 				case "system.filesystem.read_only_after_errors":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["system.filesystem.read_only_after_errors"], "Found a duplicate in the metrics slice: system.filesystem.read_only_after_errors")
-						validatedMetrics["system.filesystem.read_only_after_errors"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
-						assert.True(t, ok)
-						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
-						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.True(t, ok)
-						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
-						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
-						assert.True(t, ok)
-						assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["system.filesystem.read_only_after_errors"], "Found a duplicate in the metrics slice: system.filesystem.read_only_after_errors")
-						validatedMetrics["system.filesystem.read_only_after_errors"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.", mi.Description())
-						assert.Equal(t, "1", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["system.filesystem.read_only_after_errors"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("system.device")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("system.filesystem.type")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["system.filesystem.read_only_after_errors"], "Found a duplicate in the metrics slice: system.filesystem.read_only_after_errors")
+					validatedMetrics["system.filesystem.read_only_after_errors"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 when the kernel made the filesystem read-only because of errors (ext4 emergency_ro, or a read-only superblock under a read-write mount of a filesystem with recorded errors). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "1", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+					assert.True(t, ok)
+					assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+					systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+					assert.True(t, ok)
+					assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+					assert.True(t, ok)
+					assert.Equal(t, "ext4", systemFilesystemTypeAttrVal.Str())
 				}
 			}
 		})
