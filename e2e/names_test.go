@@ -103,13 +103,23 @@ func loadDocumentation(t *testing.T) []docMetric {
 	require.NoError(t, err)
 	require.NotEmpty(t, docs)
 	var all []docMetric
+	seen := map[string]docMetric{}
 	for _, doc := range docs {
 		data, err := os.ReadFile(doc)
 		require.NoError(t, err)
 		ms, err := parseDocumentation(data)
 		require.NoError(t, err, doc)
 		require.NotEmpty(t, ms, doc)
-		all = append(all, ms...)
+		for _, m := range ms {
+			// hw.status and hw.errors are emitted by two sources (SMART: physical disks; stack: logical
+			// disks and kernel counters): one name, so one unit and type.
+			if prev, dup := seen[m.Name]; dup {
+				require.Equal(t, prev, m, "%s is documented twice with different units or types (%s)", m.Name, doc)
+				continue
+			}
+			seen[m.Name] = m
+			all = append(all, m)
+		}
 	}
 	return all
 }

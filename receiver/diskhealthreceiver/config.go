@@ -14,6 +14,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 )
 
 // Config is the disk_health receiver's configuration. Each source's section is that source's own
@@ -43,6 +44,9 @@ type Config struct {
 	// Latency configures per-device block request latency histograms and kernel-seen I/O errors (eBPF);
 	// its devices are iostat's (iostat.devices, iostat.device_classes).
 	Latency latencyscraper.Config `mapstructure:"latency"`
+	// Stack configures md RAID arrays, device-mapper thin pools and multipath maps (logical disks with a
+	// health verdict), and the SCSI, ext4 and btrfs error counters.
+	Stack stackscraper.Config `mapstructure:"stack"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -56,6 +60,8 @@ type MetricsConfig struct {
 	Pressure   pressurescraper.MetricsConfig   `mapstructure:",squash"`
 	Cgroups    cgroupsscraper.MetricsConfig    `mapstructure:",squash"`
 	Latency    latencyscraper.MetricsConfig    `mapstructure:",squash"`
+	// Stack shares hw.status and hw.errors with SMART: one key switches both sources' series.
+	Stack stackscraper.MetricsConfig `mapstructure:",squash"`
 }
 
 // ResourceAttributesConfig is every source's resource_attributes: part. An attribute several sources
@@ -80,7 +86,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
-	for _, src := range cfg.sources(nil) {
+	for _, src := range cfg.sources(nil, nil) {
 		if err := src.validate(src.name); err != nil {
 			errs = append(errs, err)
 		}

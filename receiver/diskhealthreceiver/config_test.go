@@ -20,6 +20,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -71,7 +72,7 @@ func TestConfigLatency(t *testing.T) {
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
 	var lat *latencyscraper.Config
-	for _, s := range cfg.sources(nil) {
+	for _, s := range cfg.sources(nil, nil) {
 		if s.name == "latency" {
 			lat = s.cfg.(*latencyscraper.Config)
 		}
@@ -170,7 +171,7 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	cfg := loadConfig(t, "metrics")
 	require.NoError(t, confmap.Validate(cfg))
 	byName := map[string]source{}
-	for _, s := range cfg.sources(nil) {
+	for _, s := range cfg.sources(nil, nil) {
 		byName[s.name] = s
 	}
 	io := byName["iostat"].cfg.(*iostatscraper.Config).MetricsBuilderConfig
@@ -184,6 +185,13 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	assert.False(t, byName["pressure"].cfg.(*pressurescraper.Config).Metrics.SystemIoLinuxPressure5m.Enabled)
 	assert.False(t, byName["cgroups"].cfg.(*cgroupsscraper.Config).MetricsBuilderConfig.Metrics.ContainerDiskOperations.Enabled)
 	assert.False(t, byName["latency"].cfg.(*latencyscraper.Config).Metrics.SystemDiskKernelErrors.Enabled)
+	st := byName["stack"].cfg.(*stackscraper.Config)
+	assert.False(t, st.MetricsBuilderConfig.Metrics.HwLogicalDiskMdSyncSpeed.Enabled)
+	// hw.errors is one key for the two sources that emit it.
+	assert.False(t, st.MetricsBuilderConfig.Metrics.HwErrors.Enabled)
+	assert.False(t, sm.Metrics.HwErrors.Enabled)
+	assert.True(t, st.MetricsBuilderConfig.Metrics.HwStatus.Enabled)
+	assert.Nil(t, st.Signs, "validation builds the table without a board")
 	for _, s := range byName {
 		assert.Equal(t, "/", rootOf(s.cfg), s.name)
 	}
@@ -210,6 +218,8 @@ func rootOf(c any) string {
 	case *cgroupsscraper.Config:
 		return s.RootPath
 	case *latencyscraper.Config:
+		return s.RootPath
+	case *stackscraper.Config:
 		return s.RootPath
 	}
 	return ""

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // diskHealthReceiver runs one scraper controller per data source, so a slow source (a hung mount, a
@@ -72,7 +73,8 @@ func (r *diskHealthReceiver) build() error {
 	if next == nil {
 		next = dropMetrics
 	}
-	for _, src := range r.cfg.sources(r.logs) {
+	board := signs.New()
+	for _, src := range r.cfg.sources(r.logs, board) {
 		if !src.enabled || (r.metrics == nil && !src.events) {
 			continue
 		}

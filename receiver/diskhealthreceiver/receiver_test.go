@@ -41,8 +41,8 @@ func TestSharedReceiver(t *testing.T) {
 }
 
 // TestOnePipelineRule: every source follows the same rule. Metrics-only sources run only with a metrics
-// pipeline (pressure and cgroups once walked the cgroup tree for a logs pipeline alone); the SMART source,
-// which sends events, also runs for a logs pipeline alone; a disabled source never runs.
+// pipeline (pressure and cgroups once walked the cgroup tree for a logs pipeline alone); the SMART and
+// stack sources, which send events, also run for a logs pipeline alone; a disabled source never runs.
 func TestOnePipelineRule(t *testing.T) {
 	set := receivertest.NewNopSettings(metadata.Type)
 	for _, tc := range []struct {
@@ -51,11 +51,12 @@ func TestOnePipelineRule(t *testing.T) {
 		disable       func(*Config)
 		want          int
 	}{
-		{name: "metrics", metrics: true, want: 6},
-		{name: "metrics and logs", metrics: true, logs: true, want: 6},
-		{name: "logs alone", logs: true, want: 1},
-		{name: "logs alone, smart off", logs: true, disable: func(c *Config) { c.SMART.Enabled = false }, want: 0},
-		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 4},
+		{name: "metrics", metrics: true, want: 7},
+		{name: "metrics and logs", metrics: true, logs: true, want: 7},
+		{name: "logs alone", logs: true, want: 2},
+		{name: "logs alone, smart off", logs: true, disable: func(c *Config) { c.SMART.Enabled = false }, want: 1},
+		{name: "logs alone, smart and stack off", logs: true, disable: func(c *Config) { c.SMART.Enabled, c.Stack.Enabled = false, false }, want: 0},
+		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)

@@ -13,6 +13,8 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // source is one data source as the receiver runs it.
@@ -31,8 +33,11 @@ type source struct {
 }
 
 // sources is the table of every source, each section completed with root_path and its part of the
-// metrics and resource_attributes keys. events receives the SMART health events (nil: none).
-func (cfg *Config) sources(events consumer.Logs) []source {
+// metrics and resource_attributes keys. events receives the health events of SMART and stack (nil:
+// none). board is the signs board shared by the sources of one receiver: stack posts each physical
+// disk's kernel and filesystem error counters on it, SMART weighs them in that disk's verdict (nil: no
+// sharing, as for validation).
+func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 	root := cfg.rootPath()
 
 	io := cfg.IOStat
@@ -46,6 +51,7 @@ func (cfg *Config) sources(events consumer.Logs) []source {
 	sm := cfg.SMART
 	sm.RootPath = root
 	sm.MetricsBuilderConfig.Metrics, sm.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.SMART, cfg.ResourceAttributes.SMART
+	sm.Signs = board
 
 	ps := cfg.Pressure
 	ps.RootPath = root
@@ -61,6 +67,11 @@ func (cfg *Config) sources(events consumer.Logs) []source {
 	// Latency covers the devices iostat reports: the filter is written once, in the iostat section.
 	lat.Devices, lat.DeviceClasses = cfg.IOStat.Devices, cfg.IOStat.DeviceClasses
 
+	st := cfg.Stack
+	st.RootPath = root
+	st.MetricsBuilderConfig.Metrics = cfg.Metrics.Stack
+	st.Signs = board
+
 	return []source{
 		{name: "iostat", enabled: io.Enabled, validate: io.Validate, factory: iostatscraper.NewFactory(), cfg: &io},
 		{name: "filesystem", enabled: fs.Enabled, validate: fs.Validate, factory: filesystemscraper.NewFactory(), cfg: &fs},
@@ -69,6 +80,7 @@ func (cfg *Config) sources(events consumer.Logs) []source {
 		{name: "pressure", enabled: ps.Enabled, validate: ps.Validate, factory: pressurescraper.NewFactory(), cfg: &ps},
 		{name: "cgroups", enabled: cg.Enabled, validate: cg.Validate, factory: cgroupsscraper.NewFactory(), cfg: &cg},
 		{name: "latency", enabled: lat.Enabled, validate: lat.Validate, factory: latencyscraper.NewFactory(), cfg: &lat},
+		{name: "stack", enabled: st.Enabled, validate: st.Validate, factory: stackscraper.NewFactoryWithEvents(events), cfg: &st, events: true},
 	}
 }
 
@@ -80,10 +92,11 @@ func defaultSections(cfg *Config) {
 	cfg.Pressure = *pressurescraper.NewFactory().CreateDefaultConfig().(*pressurescraper.Config)
 	cfg.Cgroups = *cgroupsscraper.NewFactory().CreateDefaultConfig().(*cgroupsscraper.Config)
 	cfg.Latency = *latencyscraper.NewFactory().CreateDefaultConfig().(*latencyscraper.Config)
+	cfg.Stack = *stackscraper.NewFactory().CreateDefaultConfig().(*stackscraper.Config)
 	cfg.Metrics = MetricsConfig{
 		IOStat: cfg.IOStat.MetricsBuilderConfig.Metrics, Filesystem: cfg.Filesystem.MetricsBuilderConfig.Metrics,
 		SMART: cfg.SMART.MetricsBuilderConfig.Metrics, Pressure: cfg.Pressure.Metrics, Cgroups: cfg.Cgroups.MetricsBuilderConfig.Metrics,
-		Latency: cfg.Latency.Metrics,
+		Latency: cfg.Latency.Metrics, Stack: cfg.Stack.MetricsBuilderConfig.Metrics,
 	}
 	cfg.ResourceAttributes = ResourceAttributesConfig{
 		IOStat: cfg.IOStat.MetricsBuilderConfig.ResourceAttributes, Filesystem: cfg.Filesystem.MetricsBuilderConfig.ResourceAttributes,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 )
 
@@ -41,6 +42,9 @@ type Config struct {
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// Signs is the receiver's signs board: the error counters other sources (stack) saw on a disk join
+	// its health rules (kernel_io_errors_rising, filesystem_errors_rising). Nil: SMART data only.
+	Signs *signs.Board `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {

@@ -10,7 +10,9 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -22,9 +24,10 @@ type smartScraper struct {
 	mb     *metadata.MetricsBuilder
 	stale  *metadata.MetricsBuilder // last values of disks that could not be read, marked stale
 	rb     *metadata.ResourceBuilder
-	events *eventBuffer
+	events *emit.Events
 	sink   consumer.Logs // nil: events are logged only
 	reader *device.Reader
+	signs  *signs.Board // other sources' error counters per disk (nil: none)
 	disks  map[string]*diskTrack
 	// discoveryErr is the last discovery problem logged, so a lasting one is logged once.
 	discoveryErr string
@@ -39,9 +42,10 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		stale:  metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
-		events: newEventBuffer(set.BuildInfo.Version),
+		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:   sink,
 		reader: device.NewReader(dc),
+		signs:  cfg.Signs,
 		disks:  map[string]*diskTrack{},
 		now:    now,
 	}
@@ -61,7 +65,6 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	seen := make(map[string]bool, len(results))
-	var events []string
 	for i := range results {
 		res := &results[i]
 		key := res.Disk.Name + "\x00" + res.Disk.ID
@@ -78,10 +81,11 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		if snap := res.Snapshot; snap != nil {
 			var verdict *health.Verdict
 			if in, ok := healthInput(snap); ok && res.Status == device.StatusOK {
+				in.Signs = s.signs.Counters(res.Disk.ID)
 				v, h := health.Evaluate(tr.history, in)
 				tr.history, verdict = h, &v
 				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
-				events = s.appendEvents(events, res, res1, v)
+				s.appendEvents(res, res1, v)
 			}
 			recordValues(&recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, snap, verdict)
 		} else if tr.last != nil && !tr.staleSent {
@@ -110,11 +114,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	markStale(stale)
 	stale.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 
-	var err error
-	if len(events) > 0 {
-		err = s.sendEvents(ctx, events)
-	}
-	return md, err
+	return md, s.events.Send(ctx, s.logger, s.sink)
 }
 
 func errString(err error) string {

@@ -15,7 +15,7 @@ import (
 type evaluator struct {
 	prev    History
 	next    History
-	rule    *rule
+	rule    *RuleInfo // the rule being evaluated
 	reasons []Reason
 }
 
@@ -60,16 +60,17 @@ func (e *evaluator) rising(subject, key string, v nvme.Uint128, hint string) {
 
 // ruleOrder is each rule's position in the table, for listing reasons.
 var ruleOrder = func() map[RuleID]int {
-	m := make(map[RuleID]int, len(rules))
+	m := make(map[RuleID]int, len(rules)+len(logicalRules))
 	for i, r := range rules {
 		m[r.ID] = i
+	}
+	for i, r := range logicalRules {
+		m[r.ID] = len(rules) + i
 	}
 	return m
 }()
 
-// Evaluate applies every rule to snap and compares the outcome with prev.
-// It never modifies prev.
-func Evaluate(prev History, snap Snapshot) (Verdict, History) {
+func newEvaluator(prev History) *evaluator {
 	e := &evaluator{prev: prev, next: History{
 		signs:    make(map[string]nvme.Uint128),
 		counters: make(map[string]counter, len(prev.counters)),
@@ -77,6 +78,13 @@ func Evaluate(prev History, snap Snapshot) (Verdict, History) {
 	// Watched counters seen before but missing from this read keep their
 	// baseline: one unreadable page must not reset "rising" rules.
 	maps.Copy(e.next.counters, prev.counters)
+	return e
+}
+
+// Evaluate applies every rule to snap and compares the outcome with prev.
+// It never modifies prev.
+func Evaluate(prev History, snap Snapshot) (Verdict, History) {
+	e := newEvaluator(prev)
 	// The Backblaze counters are observed even while zero, so the first
 	// non-zero value can be reported as a rise from 0.
 	if snap.ATA != nil {
@@ -87,10 +95,16 @@ func Evaluate(prev History, snap Snapshot) (Verdict, History) {
 		}
 	}
 	for i := range rules {
-		e.rule = &rules[i]
-		e.rule.eval(e, &snap)
+		e.rule = &rules[i].RuleInfo
+		rules[i].eval(e, &snap)
 	}
+	return e.verdict()
+}
 
+// verdict orders the reasons, takes the worst state and lists the events:
+// a state change, and each sign not seen before or whose level rose.
+func (e *evaluator) verdict() (Verdict, History) {
+	prev := e.prev
 	v := Verdict{State: OK, Reasons: e.reasons}
 	slices.SortStableFunc(v.Reasons, func(a, b Reason) int {
 		return cmp.Or(cmp.Compare(b.State, a.State), cmp.Compare(ruleOrder[a.Rule], ruleOrder[b.Rule]), strings.Compare(a.Subject, b.Subject))

@@ -24,6 +24,7 @@
 package health // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 
 import (
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
@@ -58,6 +59,10 @@ type Snapshot struct {
 	ATA  *ATA
 	NVMe *NVMe
 	SCSI *SCSI
+	// Signs are the counters other sources posted for this disk on the
+	// signs board (kernel I/O errors, filesystem errors); the rising rules
+	// weigh them against the baseline this History keeps.
+	Signs []signs.Counter
 }
 
 // ATA is the SATA part of a snapshot.

@@ -1,6 +1,7 @@
 package health
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
@@ -215,13 +217,21 @@ func TestEachRuleFires(t *testing.T) {
 		{"scsi self-test failed", single(Snapshot{SCSI: &SCSI{SelfTests: []scsi.SelfTestResult{{Number: 1, Code: 1, Result: 5, PowerOnHours: 77, SenseKey: 3, ASC: 0x11}}}}), []RuleID{RuleSelfTestFailed}, Degraded, "MEDIUM ERROR 11/00"},
 		{"usage attribute at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{190: 45}, raw(190, old, 45, 45, 55))}}), []RuleID{RuleUsageAtThreshold}, Degraded, "old-age attribute Airflow_Temperature_Cel (190) is at 45"},
 		{"prefail failed in past", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{3: 21}, raw(3, pre, 90, 20, 0))}}), []RuleID{RulePreFailFailedInPast}, Degraded, "once fell to 20"},
+		{"kernel io errors rising", step{
+			first: Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of sda", Value: 2}}},
+			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of sda", Value: 5}}},
+		}, []RuleID{RuleKernelIOErrorsRising}, Degraded, "SCSI ioerr_cnt of sda rose from 2 to 5 since monitoring began"},
+		{"filesystem errors rising", step{
+			first: Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 0}}},
+			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 1}}},
+		}, []RuleID{RuleFilesystemErrorsRising}, Degraded, "ext4 errors on sda1 (/data) rose from 0 to 1"},
 		{"scsi warning", single(Snapshot{SCSI: &SCSI{IE: &scsi.InformationalExceptions{ASC: 0x0B, ASCQ: 0x01}}}), []RuleID{RuleSCSIInformationalExcept}, Degraded, "0B/01"},
 	}
 	fired := map[RuleID]bool{}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := History{}
-			if tc.step.first != (Snapshot{}) {
+			if !reflect.ValueOf(tc.step.first).IsZero() {
 				_, h = Evaluate(History{}, tc.step.first)
 			}
 			v, _ := Evaluate(h, tc.step.then)

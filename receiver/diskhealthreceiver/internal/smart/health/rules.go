@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
@@ -55,6 +56,8 @@ const (
 	RuleUsageAtThreshold        RuleID = "usage_attribute_at_threshold"
 	RulePreFailFailedInPast     RuleID = "prefail_attribute_failed_in_past"
 	RuleSCSIInformationalExcept RuleID = "scsi_informational_exception"
+	RuleKernelIOErrorsRising    RuleID = "kernel_io_errors_rising"
+	RuleFilesystemErrorsRising  RuleID = "filesystem_errors_rising"
 )
 
 // backblazeFive are the meanings of the ATA attributes Backblaze found most
@@ -240,6 +243,12 @@ var rules = []rule{
 				}
 			}
 		}},
+	{RuleInfo{RuleKernelIOErrorsRising, Degraded, "any (signs board)",
+		"An error count the kernel keeps for I/O to the disk rose since monitoring began: SCSI ioerr_cnt or iotmo_cnt, corrected read errors of an md member on the disk (posted by the stack source on the signs board, package signs)."},
+		func(e *evaluator, s *Snapshot) { boardRising(e, s, signs.KernelIOErrors) }},
+	{RuleInfo{RuleFilesystemErrorsRising, Degraded, "any (signs board)",
+		"An error count a filesystem keeps for a device on the disk rose since monitoring began: ext4 errors_count of a partition, btrfs error_stats of a device (posted by the stack source on the signs board)."},
+		func(e *evaluator, s *Snapshot) { boardRising(e, s, signs.FilesystemErrors) }},
 	{RuleInfo{RuleUsageAtThreshold, Degraded, "ATA",
 		"An old-age (not pre-fail) attribute's normalized value is at or below its threshold now."},
 		func(e *evaluator, s *Snapshot) {
@@ -283,6 +292,15 @@ func nvmeBit(bit nvme.CriticalWarning, text string) func(*evaluator, *Snapshot) 
 	return func(e *evaluator, s *Snapshot) {
 		if s.NVMe != nil && s.NVMe.Log.CriticalWarning.Has(bit) {
 			e.fire(Reason{Subject: "critical warning " + bit.String(), Text: text})
+		}
+	}
+}
+
+// boardRising applies the rising rule to the board's counters of one kind.
+func boardRising(e *evaluator, s *Snapshot, kind signs.Kind) {
+	for _, c := range s.Signs {
+		if c.Kind == kind {
+			e.rising(c.Subject, "board/"+string(kind)+"/"+c.Subject, nvme.Uint128{Lo: c.Value}, "")
 		}
 	}
 }

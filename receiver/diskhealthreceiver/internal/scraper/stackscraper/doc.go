@@ -1,0 +1,7 @@
+// Package stackscraper is the stack source of the disk_health receiver: md RAID arrays and device-mapper
+// thin pools, thin volumes and multipath maps as logical disks with one health verdict each (and log
+// events when it changes), and the kernel's and filesystems' own error counters (SCSI, ext4, btrfs),
+// which it also posts on the signs board for the physical disks' SMART verdict.
+//
+//go:generate go tool -modfile=../../../../../internal/tools/go.mod mdatagen metadata.yaml
+package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"

@@ -1,0 +1,139 @@
+package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+)
+
+// scrapeErrors records the SCSI, ext4 and btrfs counters and posts each on its physical disk's board
+// entry. Each counter family is independent: one that cannot be read is a partial error.
+func (s *stackScraper) scrapeErrors(ctx context.Context, sc *scrape) error {
+	var errs []error
+	errs = append(errs, s.scrapeSCSI(sc))
+	mounts, merr := s.mounts()
+	if merr != nil {
+		errs = append(errs, merr)
+	}
+	errs = append(errs, s.scrapeExt4(sc, mounts), s.scrapeBtrfs(ctx, sc, mounts))
+	return errors.Join(errs...)
+}
+
+// mountsByDevice is the mount table by the mounted device's kernel name (first mount wins).
+type mountsByDevice map[string]errcount.MountState
+
+func (s *stackScraper) mounts() (mountsByDevice, error) {
+	b, err := s.r.mountinfo()
+	if err != nil {
+		return nil, err
+	}
+	states, perr := errcount.ParseMountStates(b)
+	out := mountsByDevice{}
+	for _, m := range states {
+		if m.FSType != "ext4" && m.FSType != "btrfs" {
+			continue
+		}
+		name := ""
+		if m.FSType == "btrfs" {
+			// btrfs mounts an anonymous device number; the source names one of its devices.
+			if strings.HasPrefix(m.Source, "/dev/") {
+				name = path.Base(m.Source)
+			}
+		} else if n, err := errcount.DeviceName(s.r.sys, m.Major, m.Minor); err == nil {
+			name = n
+		}
+		if _, dup := out[name]; name != "" && !dup {
+			out[name] = m
+		}
+	}
+	return out, perr
+}
+
+func (s *stackScraper) scrapeSCSI(sc *scrape) error {
+	ents, err := fs.ReadDir(s.r.sys, "block")
+	if err != nil {
+		if isNotExist(err) {
+			return nil
+		}
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		name := e.Name()
+		c, err := errcount.ReadSCSI(s.r.sys, name)
+		if err != nil {
+			if !isNotExist(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		id, _ := s.ids.of(name)
+		if id == "" {
+			continue // not a whole physical disk in sysfs's view
+		}
+		lt := metadata.AttributeHwTypePhysicalDisk
+		s.mb.RecordHwErrorsDataPoint(sc.ts, clampInt(c.Errors), id, name, lt, "scsi_io_error")
+		s.mb.RecordHwErrorsDataPoint(sc.ts, clampInt(c.Timeouts), id, name, lt, "scsi_timeout")
+		s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, clampInt(c.Requests), id, name, lt, metadata.AttributeScsiCommandOutcomeRequested)
+		s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, clampInt(c.Done), id, name, lt, metadata.AttributeScsiCommandOutcomeDone)
+		sc.post(id, signs.Counter{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of " + name, Value: c.Errors})
+		sc.post(id, signs.Counter{Kind: signs.KernelIOErrors, Subject: "SCSI iotmo_cnt of " + name, Value: c.Timeouts})
+	}
+	return errors.Join(errs...)
+}
+
+func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
+	fss, err := errcount.ReadExt4(s.r.sys)
+	for _, e := range fss {
+		m, mounted := mounts[e.Device]
+		mp := m.MountPoint
+		typ := metadata.AttributeSystemFilesystemTypeExt4
+		s.mb.RecordSystemFilesystemErrorsDataPoint(sc.ts, clampInt(e.Count), e.Device, mp, typ)
+		if !e.LastErrorTime.IsZero() {
+			s.mb.RecordSystemFilesystemErrorsTimeDataPoint(sc.ts, e.LastErrorTime.Unix(), e.Device, mp, typ)
+		}
+		if mounted {
+			s.mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, boolInt(m.ReadOnlyAfterErrors(e.Count)), e.Device, mp, typ)
+		}
+		if id, _ := s.ids.of(e.Device); id != "" {
+			sc.post(id, signs.Counter{Kind: signs.FilesystemErrors, Subject: fmt.Sprintf("ext4 errors on %s (%s)", e.Device, mp), Value: e.Count})
+		}
+	}
+	return err
+}
+
+func (s *stackScraper) scrapeBtrfs(ctx context.Context, sc *scrape, mounts mountsByDevice) error {
+	devs, err := s.r.btrfs.Read(ctx)
+	// A filesystem's mount point, from whichever of its devices mountinfo names.
+	mountOf := map[string]string{}
+	for _, d := range devs {
+		if m, ok := mounts[d.Device]; ok && d.Device != "" {
+			mountOf[d.FSID] = m.MountPoint
+		}
+	}
+	typ := metadata.AttributeSystemFilesystemTypeBtrfs
+	for _, d := range devs {
+		if d.Device == "" {
+			continue // unpaired devid: the error says why
+		}
+		mp := mountOf[d.FSID]
+		for _, c := range []struct {
+			kind string
+			v    uint64
+		}{{"write", d.Stats.Write}, {"read", d.Stats.Read}, {"flush", d.Stats.Flush}, {"corruption", d.Stats.Corruption}, {"generation", d.Stats.Generation}} {
+			s.mb.RecordSystemFilesystemDeviceErrorsDataPoint(sc.ts, clampInt(c.v), d.Device, mp, typ, c.kind)
+		}
+		if id, _ := s.ids.of(d.Device); id != "" {
+			total := d.Stats.Write + d.Stats.Read + d.Stats.Flush + d.Stats.Corruption + d.Stats.Generation
+			sc.post(id, signs.Counter{Kind: signs.FilesystemErrors, Subject: fmt.Sprintf("btrfs errors on %s (%s)", d.Device, mp), Value: total})
+		}
+	}
+	return err
+}

@@ -1,0 +1,99 @@
+package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
+)
+
+// mdID is an array's hw.id: md names are unique on a host (sysfs has no array uuid to prefer).
+func mdID(name string) string { return "md:" + name }
+
+var memberStates = []struct {
+	flag mdraid.MemberFlags
+	attr metadata.AttributeMdMemberState
+}{
+	{mdraid.InSync, metadata.AttributeMdMemberStateInSync}, {mdraid.Faulty, metadata.AttributeMdMemberStateFaulty},
+	{mdraid.Spare, metadata.AttributeMdMemberStateSpare}, {mdraid.WriteMostly, metadata.AttributeMdMemberStateWriteMostly},
+	{mdraid.Blocked, metadata.AttributeMdMemberStateBlocked}, {mdraid.WriteError, metadata.AttributeMdMemberStateWriteError},
+	{mdraid.WantReplacement, metadata.AttributeMdMemberStateWantReplacement}, {mdraid.Replacement, metadata.AttributeMdMemberStateReplacement},
+	{mdraid.Journal, metadata.AttributeMdMemberStateJournal}, {mdraid.FailFast, metadata.AttributeMdMemberStateFailfast},
+}
+
+// scrapeMD records every md array. The listing error is the part's; an array's own error is partial.
+func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
+	results, err := s.r.md.Read(ctx)
+	if err != nil {
+		if isNotExist(err) {
+			return nil // no block devices in this sysfs view: nothing to report
+		}
+		return err
+	}
+	for i := range results {
+		r := &results[i]
+		sc.partial(r.Err)
+		if r.Array.Level == "" && r.Array.State == "" {
+			continue // timed out or unreadable: no values, and no verdict from none
+		}
+		s.recordArray(sc, &r.Array)
+	}
+	return nil
+}
+
+func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
+	id, name, lt := mdID(a.Name), a.Name, metadata.AttributeHwTypeLogicalDisk
+	ts := sc.ts
+	s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(a.SizeBytes), id, name, lt, a.Level)
+	st, known := metadata.MapAttributeMdArrayState[a.State]
+	for _, v := range metadata.MapAttributeMdArrayState {
+		s.mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, boolInt(known && v == st), id, name, lt, v)
+	}
+	if act, ok := metadata.MapAttributeMdSyncAction[a.SyncAction]; ok {
+		for _, v := range metadata.MapAttributeMdSyncAction {
+			s.mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, boolInt(v == act), id, name, lt, v)
+		}
+		if a.Sync.Running && !a.Sync.Delayed && a.SyncAction != mdraid.ActionIdle {
+			s.mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, a.Sync.Ratio, id, name, lt, act)
+			s.mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, clampInt(a.Sync.SpeedBytes), id, name, lt, act)
+			if a.Sync.ETA > 0 {
+				s.mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, a.Sync.ETA.Seconds(), id, name, lt, act)
+			}
+		}
+		s.mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, clampInt(a.MismatchSectors), id, name, lt)
+	}
+	if a.Degraded >= 0 {
+		s.mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, int64(a.Degraded), id, name, lt)
+	}
+	s.mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, int64(a.RaidDisks), id, name, lt)
+
+	var faulty []string
+	for _, m := range a.Members {
+		parent, disk := s.ids.of(m.Name)
+		opts := []metadata.MetricAttributeOption{metadata.WithMdMemberMetricAttribute(m.Name)}
+		if parent != "" {
+			opts = append(opts, metadata.WithHwParentMetricAttribute(parent))
+		}
+		for _, ms := range memberStates {
+			s.mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, ms.attr, opts...)
+		}
+		s.mb.RecordHwErrorsDataPoint(ts, clampInt(m.CorrectedReadErrors), id, name, lt, "corrected_read", opts...)
+		if disk != "" {
+			sc.post(parent, signs.Counter{Kind: signs.KernelIOErrors, Subject: fmt.Sprintf("md corrected read errors of %s in %s", m.Name, a.Name), Value: m.CorrectedReadErrors})
+		}
+		if m.Flags&mdraid.Faulty != 0 {
+			who := m.Name
+			if parent != "" {
+				who += " (hw.id " + parent + ")"
+			}
+			faulty = append(faulty, who)
+		}
+	}
+	s.judge(sc, id, a.Level, name+" ("+a.Level+")", health.LogicalDisk{
+		Kind: health.KindArray, Name: name, Level: a.Level, State: a.State,
+		Degraded: a.Degraded, Redundancy: a.Redundancy(), FaultyMembers: faulty,
+	})
+}

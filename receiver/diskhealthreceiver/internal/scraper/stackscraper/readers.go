@@ -1,0 +1,158 @@
+package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
+)
+
+// The readers the scraper uses, as interfaces so tests and benchmarks plug in fixtures and fakes.
+type (
+	mdSource interface {
+		Read(ctx context.Context) ([]mdraid.Result, error)
+	}
+	dmSource interface {
+		Read(ctx context.Context) ([]dm.Device, error)
+		Close() error
+	}
+	btrfsSource interface {
+		Read(ctx context.Context) ([]errcount.BtrfsDeviceErrors, error)
+	}
+)
+
+// readers is what one scraper reads; a nil source is a part switched off.
+type readers struct {
+	sysRoot string // <root_path>/sys, for blockdev's identity reads
+	sys     fs.FS
+	md      mdSource
+	dm      dmSource
+	errors  bool
+	btrfs   btrfsSource
+	// mountinfo returns the host's mount table (the filesystem source's: <root_path>/proc/1/mountinfo).
+	mountinfo func() ([]byte, error)
+}
+
+func newReaders(c *Config) readers {
+	root := c.RootPath
+	if root == "" {
+		root = "/"
+	}
+	sysRoot := filepath.Join(root, "sys")
+	r := readers{sysRoot: sysRoot, sys: os.DirFS(sysRoot), errors: c.Errors}
+	if c.MD {
+		r.md = mdraid.NewReader(r.sys, c.Timeout)
+	}
+	if c.DeviceMapper {
+		r.dm = dm.NewReader(dm.ReaderConfig{ControlPath: filepath.Join(root, "dev", "mapper", "control"), Timeout: c.Timeout})
+	}
+	if c.Errors {
+		r.btrfs = errcount.NewBtrfsReader(r.sys, os.DirFS(filepath.Join(root, "dev")), c.Timeout)
+		r.mountinfo = func() ([]byte, error) {
+			b, err := os.ReadFile(filepath.Join(root, "proc", "1", "mountinfo"))
+			if err != nil {
+				// Without access to pid 1 (a non-root collector on some kernels) our own view is the next best.
+				if b2, err2 := os.ReadFile(filepath.Join(root, "proc", "self", "mountinfo")); err2 == nil {
+					return b2, nil
+				}
+			}
+			return b, err
+		}
+	}
+	return r
+}
+
+// diskIDs resolves a block device (a disk, or a partition of one) to its physical disk's hw.id, the
+// one the I/O and SMART sources give it (blockdev.DiskID). An identity is read once per device number.
+type diskIDs struct {
+	sysRoot string
+	sys     fs.FS
+	cache   map[string]diskIDEntry
+	used    map[string]bool
+}
+
+type diskIDEntry struct{ dev, id, disk string }
+
+func newDiskIDs(sysRoot string, sys fs.FS) *diskIDs {
+	return &diskIDs{sysRoot: sysRoot, sys: sys, cache: map[string]diskIDEntry{}, used: map[string]bool{}}
+}
+
+// of returns the hw.id and kernel name of the physical disk name lives on; "" for devices that are
+// not on one (loop, dm, md) or that sysfs does not show.
+func (c *diskIDs) of(name string) (id, disk string) {
+	if name == "" || strings.ContainsAny(name, "/\x00") {
+		return "", ""
+	}
+	dev := readTrim(c.sys, "class/block/"+name+"/dev")
+	if dev == "" {
+		return "", ""
+	}
+	c.used[name] = true
+	if e, ok := c.cache[name]; ok && e.dev == dev {
+		return e.id, e.disk
+	}
+	e := diskIDEntry{dev: dev}
+	if ident, ok := c.identity(name, dev); ok {
+		switch {
+		case ident.Class == blockdev.ClassDisk:
+			e.id, e.disk = blockdev.DiskID(&ident), name
+		case ident.Class == blockdev.ClassPartition && ident.Parent != "":
+			if pdev := readTrim(c.sys, "class/block/"+ident.Parent+"/dev"); pdev != "" {
+				if pid, ok := c.identity(ident.Parent, pdev); ok && pid.Class == blockdev.ClassDisk {
+					e.id, e.disk = blockdev.DiskID(&pid), ident.Parent
+				}
+			}
+		}
+	}
+	c.cache[name] = e
+	return e.id, e.disk
+}
+
+func (c *diskIDs) identity(name, dev string) (blockdev.Identity, bool) {
+	maj, minor, ok := parseDev(dev)
+	if !ok {
+		return blockdev.Identity{}, false
+	}
+	// Identity errors are enrichment (a missing model); the class and WWN that matter are still read.
+	ident, _ := blockdev.ReadIdentity(c.sysRoot, name, maj, minor)
+	return ident, true
+}
+
+// prune forgets devices not asked about since the last prune.
+func (c *diskIDs) prune() {
+	for name := range c.cache {
+		if !c.used[name] {
+			delete(c.cache, name)
+		}
+	}
+	clear(c.used)
+}
+
+func parseDev(s string) (maj, minor uint32, ok bool) {
+	a, b, found := strings.Cut(s, ":")
+	if !found {
+		return 0, 0, false
+	}
+	x, err1 := strconv.ParseUint(a, 10, 32)
+	y, err2 := strconv.ParseUint(b, 10, 32)
+	return uint32(x), uint32(y), err1 == nil && err2 == nil
+}
+
+func readTrim(sys fs.FS, name string) string {
+	b, err := fs.ReadFile(sys, name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// isNotExist: the part has nothing to read here (no md, no ext4, no SCSI counters).
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
