@@ -66,6 +66,7 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 	lat.Metrics = cfg.Metrics.Latency
 	// Latency covers the devices iostat reports: the filter is written once, in the iostat section.
 	lat.Devices, lat.DeviceClasses = cfg.IOStat.Devices, cfg.IOStat.DeviceClasses
+	lat.Signs = board
 
 	st := cfg.Stack
 	st.RootPath = root

@@ -1,6 +1,8 @@
 package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 
 import (
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+
 	"fmt"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
@@ -36,6 +38,8 @@ type Config struct {
 	Devices       match.Config  `mapstructure:"-"`
 	DeviceClasses []string      `mapstructure:"-"`
 	Metrics       MetricsConfig `mapstructure:"-"`
+	// Signs receives the kernel-seen I/O errors of each whole disk, for its SMART verdict; nil: none.
+	Signs *signs.Board `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {

@@ -19,6 +19,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // probe is what the scraper uses of *biolat.Probe; tests put a fake behind it.
@@ -186,7 +187,32 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		}
 		ids[biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}] = pi
 	}
+	s.cfg.Signs.Publish(boardSource, kernelErrors(&snap, ids))
 	return s.build(&snap, ids, ts), errs.Combine()
+}
+
+// boardSource names this source's counters on the signs board.
+const boardSource = "latency"
+
+// kernelErrors is every whole disk's count of requests the kernel completed with an error, the
+// input of the SMART verdict's kernel_io_errors_rising rule: the kernel sees a failing disk's errors
+// long before the disk's SMART admits anything.
+func kernelErrors(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) map[string][]signs.Counter {
+	totals := map[string]uint64{}
+	names := map[string]string{}
+	for _, e := range snap.Errors {
+		pi, ok := ids[e.Dev]
+		if !ok || pi.hwID == "" {
+			continue
+		}
+		totals[pi.hwID] += e.Count
+		names[pi.hwID] = pi.device
+	}
+	out := make(map[string][]signs.Counter, len(totals))
+	for id, n := range totals {
+		out[id] = []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of " + names[id], Value: n}}
+	}
+	return out
 }
 
 // forgetDeparted drops the series of every device that left /proc/diskstats since the last scrape

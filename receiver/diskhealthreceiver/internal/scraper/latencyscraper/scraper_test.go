@@ -25,6 +25,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // fakeProbe serves fixed snapshots; Forget drops a device's series from what it serves next, as the
@@ -357,4 +358,32 @@ func TestRealProbeStartsOrExplains(t *testing.T) {
 	s.now = time.Now
 	_, err := s.scrape(t.Context())
 	require.NoError(t, err)
+}
+
+// TestKernelErrorsReachTheBoard: every whole disk's kernel-seen errors, summed over directions and
+// statuses, go to the signs board under its hw.id for the SMART verdict (kernel_io_errors_rising); a
+// device without a physical disk behind it (dm-0) or outside iostat's classes (loop0) posts nothing.
+func TestKernelErrorsReachTheBoard(t *testing.T) {
+	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+	cfg := createDefaultConfig()
+	cfg.RootPath = fakeRoot(t, "sda", "sda1", "dm-0", "loop0")
+	cfg.Signs = signs.New()
+	var opts biolat.Options
+	s, _ := newTestScraper(t, cfg, fakeOpener(p, &opts), &clock{t0.Add(time.Minute)})
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+
+	var sdaID string
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		dps := dhtest.NumberPoints(m)
+		for i := range dps.Len() {
+			if dev, _ := dps.At(i).Attributes().Get("system.device"); dev.Str() == "sda" {
+				id, _ := dps.At(i).Attributes().Get("hw.id")
+				sdaID = id.Str()
+			}
+		}
+	})
+	require.NotEmpty(t, sdaID, "sda's error points carry its hw.id")
+	assert.Equal(t, []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 3}},
+		cfg.Signs.Counters(sdaID))
 }
