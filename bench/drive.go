@@ -90,7 +90,7 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 		m["scrapers"] = map[string]any{string(src): sc}
 	case DiskHealth, DiskHealthParity, DiskHealthEngine:
 		f = diskhealthreceiver.NewFactory()
-		for _, s := range []string{"iostat", "filesystem", "smart", "pressure", "cgroups"} {
+		for _, s := range []string{"iostat", "filesystem", "smart", "pressure", "cgroups", "latency", "stack"} {
 			m[s] = map[string]any{"enabled": false}
 		}
 		own := map[Source]string{Disk: "iostat", Filesystem: "filesystem"}[src]

@@ -32,6 +32,8 @@ const diskHealthConfig = `receivers:
     smart: {enabled: false}
     pressure: {enabled: false}
     cgroups: {enabled: false}
+    latency: {enabled: false}
+    stack: {enabled: false}
 exporters:
   debug:
     verbosity: basic
