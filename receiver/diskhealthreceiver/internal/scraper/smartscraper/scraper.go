@@ -64,7 +64,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	var events []string
 	for i := range results {
 		res := &results[i]
-		key := res.Disk.Name + "\x00" + res.Disk.ID
+		key := res.Disk.Key()
 		seen[key] = true
 		tr := s.disks[key]
 		if tr == nil {
