@@ -108,6 +108,8 @@ func TestNamesUnchangedBySplit(t *testing.T) {
 		"metric system.disk.discard.operation.duration": histogram + " attributes=hw.id=Any Str,system.device=Any Str",
 		"metric system.disk.flush.operation.duration":   histogram + " attributes=hw.id=Any Str,system.device=Any Str",
 		"metric system.disk.operation.device.duration":  histogram + " attributes=disk.io.direction=Str: ``read``, ``write``,hw.id=Any Str,system.device=Any Str",
+		// Issue 11: every NVMe namespace names its controller's hw.id, so each joins its health.
+		"resource hw.parent": "Any Str",
 	}
 	for k, v := range got {
 		if _, old := want[k]; old {
