@@ -462,3 +462,74 @@ service:
 		t.Logf("%d documents", len(docs))
 	})
 }
+
+// nvmeRoot lays out a root_path with one NVMe controller, nvme0, and two namespaces, nvme0n1 and
+// nvme0n2 (/sys/class/nvme/nvme0 and its namespaces' block devices, each with its own WWN).
+func nvmeRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	link := func(rel, target string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		r, err := filepath.Rel(filepath.Dir(p), filepath.Join(root, target))
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(r, p))
+	}
+	write("proc/stat", procStat(time.Now().Add(-time.Hour)))
+	ctrl := "sys/devices/pci0000:00/0000:00:03.0/nvme/nvme0"
+	write(ctrl+"/model", "E2E NVMe Ctrl\n")
+	write(ctrl+"/serial", "CTRL0001\n")
+	link("sys/class/nvme/nvme0", ctrl)
+	var ds strings.Builder
+	for n := 1; n <= 2; n++ {
+		name := fmt.Sprintf("nvme0n%d", n)
+		dir := ctrl + "/" + name
+		write(dir+"/dev", fmt.Sprintf("259:%d\n", n-1))
+		write(dir+"/size", "2097152\n")
+		write(dir+"/nsid", fmt.Sprintf("%d\n", n))
+		write(dir+"/wwid", fmt.Sprintf("eui.e2e000000000000%d\n", n))
+		write(dir+"/queue/rotational", "0\n")
+		link(dir+"/device", ctrl)
+		link("sys/block/"+name, dir)
+		link("sys/class/block/"+name, dir)
+		fmt.Fprintf(&ds, " 259       %d %s 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n", n-1, name)
+	}
+	write("proc/diskstats", ds.String())
+	return root
+}
+
+// TestNVMeJoinInPrometheus: with config/prometheus.yaml, every namespace's I/O joins its controller's
+// SMART read status in PromQL through hw_parent, both namespaces, not only the first.
+func TestNVMeJoinInPrometheus(t *testing.T) {
+	bin := collectorBinary(t)
+	prom := needTool(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), routeArgs(nvmeRoot(t))...)
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: diskhealth\n    static_configs:\n      - targets: [%q]\n", exporterAddr)), 0o644))
+	startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
+	api := promAPI{base: "http://" + promAddr}
+
+	// The controller's health, relabelled hw_parent, times each namespace's I/O.
+	join := `max by (system_device, hw_parent) (system_disk_io_bytes_total{job="diskhealth"}) * on (hw_parent) group_left (hw_name)
+  label_replace(max by (hw_id, hw_name) (hw_physical_disk_smart_read_status{job="diskhealth"}), "hw_parent", "$1", "hw_id", "(.+)")`
+	var res []promSample
+	require.Eventually(t, func() bool {
+		var err error
+		res, err = api.query(join)
+		return err == nil && len(res) == 2
+	}, 60*time.Second, 500*time.Millisecond, "the join did not return both namespaces (last: %v)", res)
+	got := map[string]string{}
+	for _, s := range res {
+		got[s.Metric["system_device"]] = s.Metric["hw_name"] + " " + s.Metric["hw_parent"]
+	}
+	assert.Equal(t, map[string]string{"nvme0n1": "nvme0 eui.e2e0000000000001", "nvme0n2": "nvme0 eui.e2e0000000000001"}, got)
+}
