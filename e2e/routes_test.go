@@ -279,7 +279,7 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 		for _, cfg := range []string{"default.yaml", "prometheus.yaml"} {
 			t.Run(cfg, func(t *testing.T) {
 				dir := t.TempDir()
-				exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+				exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
 				t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
 				t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
 				sent := &exportTail{path: filepath.Join(dir, "sent.json")}
@@ -289,16 +289,7 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 				}
 				col := startCollector(t, bin, shippedConfig(t, cfg), append(routeArgs(root), fileCopy(t, exporters, sent.path),
 					"--set=exporters.prometheus.endpoint="+exporterAddr)...)
-				promCfg := filepath.Join(dir, "prometheus.yml")
-				require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: diskhealth
-    static_configs:
-      - targets: [%q]
-`, exporterAddr)), 0o644))
-				startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-				api := promAPI{base: "http://" + promAddr}
+				_, api := startPrometheus(t, prom, dir, exporterAddr)
 
 				// Two reads (the gauges), the cgroups and SMART: then what the exporter was given is complete.
 				i := col.waitExport(t, sent, 0, 30*time.Second, "system.disk.utilization", func(md pmetric.Metrics) bool {
@@ -350,38 +341,9 @@ scrape_configs:
 
 	t.Run("otlp without resource", func(t *testing.T) {
 		dir := t.TempDir()
-		grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
-		got := map[string]*exportTail{"grpc": {path: filepath.Join(dir, "got-grpc.json")}, "http": {path: filepath.Join(dir, "got-http.json")}}
-		sink := startCollector(t, bin, fmt.Sprintf(`receivers:
-  otlp/grpc:
-    protocols:
-      grpc:
-        endpoint: %s
-  otlp/http:
-    protocols:
-      http:
-        endpoint: %s
-exporters:
-  file/grpc:
-    path: %s
-  file/http:
-    path: %s
-  file/logs:
-    path: %s
-service:
-  pipelines:
-    metrics/grpc:
-      receivers: [otlp/grpc]
-      exporters: [file/grpc]
-    metrics/http:
-      receivers: [otlp/http]
-      exporters: [file/http]
-    logs:
-      receivers: [otlp/grpc, otlp/http]
-      exporters: [file/logs]
-`, grpcAddr, httpAddr, got["grpc"].path, got["http"].path, filepath.Join(dir, "got-logs.json")), telemetryOff)
-		require.Eventually(t, func() bool { return strings.Contains(sink.output.String(), "Everything is ready") },
-			15*time.Second, 100*time.Millisecond, "the receiving collector did not start")
+		sink := startOTLPSink(t, bin, dir)
+		grpcAddr, httpAddr := sink.grpcAddr, sink.httpAddr
+		got := map[string]*exportTail{"grpc": {path: sink.grpcPath}, "http": {path: sink.httpPath}}
 		t.Setenv("DD_AGENT_OTLP_ENDPOINT", grpcAddr)
 		t.Setenv("ELASTIC_OTLP_ENDPOINT", "http://"+httpAddr)
 		t.Setenv("ELASTIC_API_KEY", "aWQ6a2V5")
@@ -509,14 +471,11 @@ func TestNVMeJoinInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
 	prom := needTool(t, "prometheus", "prometheus")
 	dir := t.TempDir()
-	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
 	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
 	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
 	startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), routeArgs(nvmeRoot(t))...)
-	promCfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: diskhealth\n    static_configs:\n      - targets: [%q]\n", exporterAddr)), 0o644))
-	startPeer(t, prom, "--config.file="+promCfg, "--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr)
-	api := promAPI{base: "http://" + promAddr}
+	_, api := startPrometheus(t, prom, dir, exporterAddr)
 
 	// The controller's health, relabelled hw_parent, times each namespace's I/O.
 	join := `max by (system_device, hw_parent) (system_disk_io_bytes_total{job="diskhealth"}) * on (hw_parent) group_left (hw_name)
