@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -114,54 +113,14 @@ func TestFlattenKeepsIdentity(t *testing.T) {
 func TestOTLPChain(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
-	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
-
-	sink := startCollector(t, bin, fmt.Sprintf(`receivers:
-  otlp/grpc:
-    protocols:
-      grpc:
-        endpoint: %s
-  otlp/http:
-    protocols:
-      http:
-        endpoint: %s
-exporters:
-  file/grpc:
-    path: %s
-  file/http:
-    path: %s
-  file/logs:
-    path: %s
-service:
-  pipelines:
-    metrics/grpc:
-      receivers: [otlp/grpc]
-      exporters: [file/grpc]
-    metrics/http:
-      receivers: [otlp/http]
-      exporters: [file/http]
-    # The senders' logs pipelines (SMART health events, where a disk has any) need a taker too.
-    logs:
-      receivers: [otlp/grpc, otlp/http]
-      exporters: [file/logs]
-`, grpcAddr, httpAddr, filepath.Join(dir, "got-grpc.json"), filepath.Join(dir, "got-http.json"), filepath.Join(dir, "got-logs.json")), telemetryOff)
-	require.Eventually(t, func() bool { return strings.Contains(sink.output.String(), "Everything is ready") },
-		15*time.Second, 100*time.Millisecond, "the receiving collector did not start")
+	sink := startOTLPSink(t, bin, dir)
+	grpcAddr, httpAddr := sink.grpcAddr, sink.httpAddr
 
 	// The senders: the shipped configs, plus a file exporter recording what they sent (a second
 	// --config is merged in; its exporters list replaces the pipeline's).
 	sender := func(cfg, exporter, sent string) *collector {
-		extra := filepath.Join(dir, "extra-"+exporter+".yaml")
-		require.NoError(t, os.WriteFile(extra, []byte(fmt.Sprintf(`exporters:
-  file/sent:
-    path: %s
-service:
-  pipelines:
-    metrics:
-      exporters: [%s, file/sent]
-`, sent, exporter)), 0o644))
 		// 3 s instead of 30 s, so that the gauges (second read) are in the window too.
-		return startCollector(t, bin, shippedConfig(t, cfg), "--config="+extra, telemetryOff,
+		return startCollector(t, bin, shippedConfig(t, cfg), fileCopy(t, exporter, sent), telemetryOff,
 			"--set=receivers.disk_health.collection_interval=3s")
 	}
 	t.Setenv("DD_AGENT_OTLP_ENDPOINT", grpcAddr)
@@ -173,9 +132,9 @@ service:
 		sent, got *exportTail
 	}{
 		{"grpc", sender("datadog.yaml", "otlp", filepath.Join(dir, "sent-grpc.json")),
-			&exportTail{path: filepath.Join(dir, "sent-grpc.json")}, &exportTail{path: filepath.Join(dir, "got-grpc.json")}},
+			&exportTail{path: filepath.Join(dir, "sent-grpc.json")}, &exportTail{path: sink.grpcPath}},
 		{"http", sender("elastic-otlp.yaml", "otlp_http", filepath.Join(dir, "sent-http.json")),
-			&exportTail{path: filepath.Join(dir, "sent-http.json")}, &exportTail{path: filepath.Join(dir, "got-http.json")}},
+			&exportTail{path: filepath.Join(dir, "sent-http.json")}, &exportTail{path: sink.httpPath}},
 	}
 	hostName, hostID := hostIdentity(t)
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -101,4 +103,68 @@ func wholeDisks(t *testing.T) map[string]string {
 		out[name] = strings.TrimSpace(string(dev))
 	}
 	return out
+}
+
+// otlpSink is a second otelcol-diskhealth that receives OTLP over gRPC and HTTP and writes each
+// route's metrics with the file exporter (got-grpc.json, got-http.json in dir; logs to got-logs.json).
+type otlpSink struct {
+	*collector
+	grpcAddr, httpAddr string
+	grpcPath, httpPath string
+}
+
+func startOTLPSink(t *testing.T, bin, dir string) otlpSink {
+	t.Helper()
+	s := otlpSink{grpcAddr: freeAddr(t), httpAddr: freeAddr(t),
+		grpcPath: filepath.Join(dir, "got-grpc.json"), httpPath: filepath.Join(dir, "got-http.json")}
+	s.collector = startCollector(t, bin, fmt.Sprintf(`receivers:
+  otlp/grpc:
+    protocols:
+      grpc:
+        endpoint: %s
+  otlp/http:
+    protocols:
+      http:
+        endpoint: %s
+exporters:
+  file/grpc:
+    path: %s
+  file/http:
+    path: %s
+  file/logs:
+    path: %s
+service:
+  pipelines:
+    metrics/grpc:
+      receivers: [otlp/grpc]
+      exporters: [file/grpc]
+    metrics/http:
+      receivers: [otlp/http]
+      exporters: [file/http]
+    # The senders' logs pipelines (SMART health events, where a disk has any) need a taker too.
+    logs:
+      receivers: [otlp/grpc, otlp/http]
+      exporters: [file/logs]
+`, s.grpcAddr, s.httpAddr, s.grpcPath, s.httpPath, filepath.Join(dir, "got-logs.json")), telemetryOff)
+	require.Eventually(t, func() bool { return strings.Contains(s.output.String(), "Everything is ready") },
+		15*time.Second, 100*time.Millisecond, "the receiving collector did not start")
+	return s
+}
+
+// startPrometheus runs Debian's Prometheus (the binary prom) scraping target every second as job
+// diskhealth, with its data in dir, and returns its query API.
+func startPrometheus(t *testing.T, prom, dir, target string, args ...string) (*collector, promAPI) {
+	t.Helper()
+	promCfg := filepath.Join(dir, "prometheus.yml")
+	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: diskhealth
+    static_configs:
+      - targets: [%q]
+`, target)), 0o644))
+	addr := freeAddr(t)
+	server := startPeer(t, prom, append([]string{"--config.file=" + promCfg, "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
+		"--web.listen-address=" + addr}, args...)...)
+	return server, promAPI{base: "http://" + addr}
 }

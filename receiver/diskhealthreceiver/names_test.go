@@ -159,6 +159,8 @@ var addedSinceSplit = func() map[string]string {
 		"metric system.filesystem.errors":                 "unit={error} type=Sum/Int/Cumulative/true attributes=system.device=Any Str,system.filesystem.mountpoint=Any Str,system.filesystem.type=Str: ``ext4``, ``btrfs``",
 		"metric system.filesystem.errors.time":            "unit=s type=Gauge/Int attributes=system.device=Any Str,system.filesystem.mountpoint=Any Str,system.filesystem.type=Str: ``ext4``, ``btrfs``",
 		"metric system.filesystem.read_only_after_errors": "unit=1 type=Gauge/Int attributes=system.device=Any Str,system.filesystem.mountpoint=Any Str,system.filesystem.type=Str: ``ext4``, ``btrfs``",
+		// Issue 11: every NVMe namespace names its controller's hw.id, so each joins its health.
+		"resource hw.parent": "Any Str",
 	}
 }()
 

@@ -2,7 +2,9 @@ package blockdev
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 )
 
@@ -11,12 +13,24 @@ import (
 // change while a device exists, and reading them every scrape is what made
 // node_exporter 10x slower on hosts with thousands of devices. Not safe for
 // concurrent use; the zero value is ready to use.
+//
+// A disk hot-swapped under the same name and major:minor is another device
+// all the same: on Linux 5.15+ Refresh sees its new diskseq (one small read
+// per whole disk per call); on older kernels the caller tells the cache with
+// Reread when the device's counters restarted.
 type Cache struct {
 	root string
 	keys []devKey // the device set of the last Refresh, in diskstats order
 	ids  map[string]*Identity
+	fsys fs.FS // the tree of the last Refresh
+	// seqs lists the whole disks that have a diskseq, with its path.
+	seqs []seqDisk
 	// openFS opens the sysfs tree; nil means os.DirFS. Tests count reads.
 	openFS func(root string) fs.FS
+}
+
+type seqDisk struct {
+	name, path string
 }
 
 type devKey struct {
@@ -29,12 +43,19 @@ type devKey struct {
 // devices that are gone. When the device set is the same as last time it
 // does no syscall and no allocation.
 //
+// On kernels with diskseq (5.15+) it also reads, on every call, the diskseq
+// of each whole disk, and reads a disk whose diskseq changed (a disk swapped
+// under the same name and major:minor) again, with its partitions: one
+// open, read and close per whole disk (BenchmarkIdentityCacheRefreshDiskseq100:
+// about 6 µs and 5 small allocations per disk). Without diskseq an unchanged
+// set costs nothing: no syscall, no allocation.
+//
 // Errors are those of the devices read in this call (see ReadIdentity); a
 // device whose read failed keeps the fields that could be read and is not
 // read again until it changes, so a broken attribute is reported once.
 func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	if c.ids != nil && sysRoot == c.root && c.sameSet(stats) {
-		return nil
+		return c.checkSeqs()
 	}
 	open := c.openFS
 	if open == nil {
@@ -45,9 +66,18 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	if sysRoot != c.root {
 		old = nil // another tree: nothing carries over
 	}
+	// A disk swapped since the last call is read again, not carried over.
+	var errs []error
+	if old != nil {
+		c.fsys = s.fsys
+		for _, sd := range c.seqs {
+			if id := old[sd.name]; id != nil && c.seqChanged(sd.path, id.DiskSeq) {
+				old = c.cloneWithout(old, sd.name)
+			}
+		}
+	}
 
 	next := make(map[string]*Identity, len(stats))
-	var errs []error
 	for i := range stats {
 		st := &stats[i]
 		if _, dup := next[st.Name]; dup {
@@ -86,13 +116,136 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 			next[stats[i].Name] = &cp
 		}
 	}
+	setParents(next)
 
-	c.root, c.ids = sysRoot, next
+	c.root, c.ids, c.fsys = sysRoot, next, s.fsys
 	c.keys = c.keys[:0]
 	for i := range stats {
 		c.keys = append(c.keys, devKey{stats[i].Name, stats[i].Major, stats[i].Minor})
 	}
+	c.indexSeqs()
 	return errors.Join(errs...)
+}
+
+// checkSeqs reads the diskseq of every whole disk that has one and reads a
+// disk whose diskseq changed again.
+func (c *Cache) checkSeqs() error {
+	var errs []error
+	for _, sd := range c.seqs {
+		if id := c.ids[sd.name]; id != nil && c.seqChanged(sd.path, id.DiskSeq) {
+			if err := c.Reread(sd.name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// seqChanged reports whether the diskseq at rel is readable and differs
+// from seq. An unreadable one (the disk is going away) is no change: the
+// next /proc/diskstats read tells.
+func (c *Cache) seqChanged(rel string, seq uint64) bool {
+	f, err := c.fsys.Open(rel)
+	if err != nil {
+		return false
+	}
+	var buf [24]byte
+	n, _ := io.ReadFull(f, buf[:])
+	_ = f.Close() // read-only sysfs attribute: nothing to flush
+	v, ok := parseSeq(buf[:n])
+	return ok && v != seq
+}
+
+// parseSeq parses a diskseq attribute ("123\n") without allocating.
+func parseSeq(b []byte) (uint64, bool) {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, ch := range b {
+		if ch < '0' || ch > '9' {
+			return 0, false
+		}
+		d := uint64(ch - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// cloneWithout copies ids without name and its partitions.
+func (c *Cache) cloneWithout(ids map[string]*Identity, name string) map[string]*Identity {
+	out := make(map[string]*Identity, len(ids))
+	for k, id := range ids {
+		if k != name && !(id.Class == ClassPartition && id.Parent == name) {
+			out[k] = id
+		}
+	}
+	return out
+}
+
+// Reread reads one device of the last Refresh again, with the partitions of
+// a disk: what a caller does when the device's counters restarted (a device
+// re-created under the same name and major:minor, which kernels before 5.15
+// give no other sign of). Identities already handed out are not modified.
+func (c *Cache) Reread(name string) error {
+	id, ok := c.ids[name]
+	if !ok || c.fsys == nil {
+		return nil
+	}
+	s := sysfs{root: c.root, fsys: c.fsys}
+	next := make(map[string]*Identity, len(c.ids))
+	for k, v := range c.ids {
+		next[k] = v
+	}
+	var errs []error
+	reread := func(old *Identity) *Identity {
+		n, ierrs := s.own(old.Name, old.Major, old.Minor)
+		errs = append(errs, ierrs...)
+		return &n
+	}
+	disk := id
+	if id.Class == ClassPartition {
+		disk = next[id.Parent]
+	} else {
+		disk = reread(id)
+		next[name] = disk
+	}
+	for _, k := range c.keys {
+		p := next[k.name]
+		if p.Class != ClassPartition || (p.Name != name && p.Parent != name) {
+			continue
+		}
+		np := reread(p)
+		if disk != nil {
+			np.setHardware(disk.hardware())
+		} else {
+			hw, herrs := s.hardwareOf(np.Parent)
+			errs = append(errs, herrs...)
+			np.setHardware(hw)
+		}
+		next[k.name] = np
+	}
+	setParents(next)
+	c.ids = next
+	c.indexSeqs()
+	return errors.Join(errs...)
+}
+
+// indexSeqs lists the whole disks of the cache that have a diskseq, in
+// diskstats order.
+func (c *Cache) indexSeqs() {
+	c.seqs = c.seqs[:0]
+	for _, k := range c.keys {
+		if id := c.ids[k.name]; id != nil && id.Class == ClassDisk && id.DiskSeq != 0 {
+			c.seqs = append(c.seqs, seqDisk{name: id.Name, path: "class/block/" + sysName(id.Name) + "/diskseq"})
+		}
+	}
 }
 
 func (c *Cache) sameSet(stats []Dev) bool {

@@ -50,6 +50,10 @@ func TestIdentityCacheMatchesReadIdentity(t *testing.T) {
 	stats := hostDevs()
 	require.NoError(t, c.Refresh(s.root, stats))
 	want := wantHost()
+	// The cache knows the other namespaces too: it names each namespace's controller.
+	nvme := want["nvme0n1"]
+	nvme.HWParent = "eui.002538b111b2c3d4"
+	want["nvme0n1"] = nvme
 	for _, st := range stats {
 		got, ok := c.Get(st.Name)
 		require.True(t, ok, st.Name)

@@ -42,6 +42,16 @@ type Identity struct {
 	Model, Serial, WWN, Firmware string
 	Rotational                   int8   // 1 rotational, 0 not, -1 unknown
 	Size                         uint64 // bytes
+	// DiskSeq is the kernel's diskseq (Linux 5.15+): a number no other disk gets until reboot, new
+	// whenever a disk is created under any name or major:minor. Partitions carry their disk's. 0 when
+	// the kernel has none.
+	DiskSeq uint64
+	// Controller and NSID name an NVMe namespace's controller (nvme0) and its namespace ID; "" and 0
+	// for every other device. HWParent is the controller's hw.id (see ControllerID), filled by Cache
+	// only, for every namespace of the controller.
+	Controller string
+	NSID       uint32
+	HWParent   string
 }
 
 // AttrError reports a sysfs attribute that exists but could not be used:
@@ -78,14 +88,16 @@ func ReadIdentity(sysRoot, name string, major, minor uint32) (Identity, error) {
 type hardware struct {
 	Model, Serial, WWN, Firmware string
 	Rotational                   int8
+	DiskSeq                      uint64
 }
 
 func (id *Identity) hardware() hardware {
-	return hardware{Model: id.Model, Serial: id.Serial, WWN: id.WWN, Firmware: id.Firmware, Rotational: id.Rotational}
+	return hardware{Model: id.Model, Serial: id.Serial, WWN: id.WWN, Firmware: id.Firmware, Rotational: id.Rotational, DiskSeq: id.DiskSeq}
 }
 
 func (id *Identity) setHardware(h hardware) {
 	id.Model, id.Serial, id.WWN, id.Firmware, id.Rotational = h.Model, h.Serial, h.WWN, h.Firmware, h.Rotational
+	id.DiskSeq = h.DiskSeq
 }
 
 // sysfs reads block device attributes through fsys, an fs.FS rooted at root
@@ -110,6 +122,8 @@ const (
 	hasWWID
 	hasQueue
 	hasSize
+	hasDiskseq
+	hasNSID
 )
 
 // sysName is the sysfs spelling of a kernel name: the kernel turns '/' in
@@ -146,6 +160,10 @@ func (s sysfs) list(name string) (entries, error) {
 			e |= flagIf(de.IsDir(), hasQueue)
 		case "size":
 			e |= hasSize
+		case "diskseq":
+			e |= hasDiskseq
+		case "nsid":
+			e |= hasNSID
 		}
 	}
 	return e, nil
@@ -190,6 +208,9 @@ func (s sysfs) own(name string, major, minor uint32) (Identity, []error) {
 		id.DMName, _ = s.text(name, dir+"dm/name", &errs)
 	}
 	id.setHardware(s.hardware(name, e, &errs))
+	if id.Class == ClassDisk {
+		id.Controller, id.NSID = s.nvmeNamespace(name, e, &errs)
+	}
 	return id, errs
 }
 
@@ -247,6 +268,9 @@ func (s sysfs) hardwareOf(disk string) (hardware, []error) {
 func (s sysfs) hardware(name string, e entries, errs *[]error) hardware {
 	h := hardware{Rotational: -1}
 	dir := "class/block/" + sysName(name) + "/"
+	if e&hasDiskseq != 0 {
+		h.DiskSeq, _ = s.number(name, dir+"diskseq", math.MaxUint64, errs)
+	}
 	if e&hasQueue != 0 {
 		if v, ok := s.number(name, dir+"queue/rotational", 1, errs); ok {
 			h.Rotational = int8(v)

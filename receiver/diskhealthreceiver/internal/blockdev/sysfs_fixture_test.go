@@ -14,11 +14,11 @@ import (
 // (every device) and block/<name> (whole disks), and a "device" link from a
 // whole disk to its parent device.
 type fakeSys struct {
-	t    *testing.T
+	t    testing.TB
 	root string
 }
 
-func newFakeSys(t *testing.T) *fakeSys {
+func newFakeSys(t testing.TB) *fakeSys {
 	return &fakeSys{t: t, root: filepath.Join(t.TempDir(), "sys")}
 }
 

@@ -7,10 +7,13 @@ import (
 )
 
 // Key identifies a device series. A device re-created under another
-// major:minor, or a number reused by another device name, is another series.
+// major:minor, or a number reused by another device name, is another series;
+// so is one with another Seq (its diskseq: a disk swapped under the same name
+// and major:minor).
 type Key struct {
 	Major, Minor uint32
 	Name         string
+	Seq          uint64
 }
 
 // Result is what one read of one device yields.

@@ -116,7 +116,18 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		if !ok || !s.filter.Match(id) {
 			continue
 		}
-		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName}, st, now)
+		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName, Seq: id.DiskSeq}, st, now)
+		if r.Reset && id.DiskSeq == 0 {
+			// Without diskseq (kernels before 5.15) restarted counters are the only sign of a device
+			// re-created under the same name and major:minor: its identity is read again, so a swapped
+			// disk's new serial and hw.id come with its new series.
+			if err := s.ids.Reread(st.DeviceName); err != nil {
+				errs.AddPartial(emit.CountErrors(err), err)
+			}
+			if id, ok = s.ids.Get(st.DeviceName); !ok {
+				continue
+			}
+		}
 		if s.direct != nil {
 			res := s.direct.resource(st, id, func() pcommon.Resource { return s.resource(st, id) })
 			s.direct.device(rms, ts, st, id, &r, res)
@@ -216,6 +227,7 @@ func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.
 	if id.Class == blockdev.ClassDisk {
 		rb.SetHwID(blockdev.DiskID(id))
 	}
+	emit.SetIfNotEmpty(rb.SetHwParent, id.HWParent)
 	return rb.Emit()
 }
 

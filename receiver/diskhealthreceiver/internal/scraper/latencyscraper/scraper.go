@@ -52,6 +52,9 @@ type latencyScraper struct {
 	// device's series were forgotten: its new start when it comes back.
 	present   map[biolat.Dev]bool
 	restarted map[biolat.Dev]time.Time
+	// marks is what told each reported device apart at its last scrape: a disk swapped under the
+	// same major:minor keeps its probe series, which must then restart.
+	marks map[biolat.Dev]devMark
 
 	reader diskstats.FileReader
 	parser diskstats.Parser
@@ -78,6 +81,7 @@ func newScraper(set scraper.Settings, cfg *Config, open opener, now func() time.
 		sysDir:    filepath.Join(cfg.RootPath, "sys"),
 		present:   map[biolat.Dev]bool{},
 		restarted: map[biolat.Dev]time.Time{},
+		marks:     map[biolat.Dev]devMark{},
 		now:       now,
 	}, nil
 }
@@ -175,44 +179,53 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 
 	ids := make(map[biolat.Dev]pointIdentity, len(stats))
+	marks := make(map[biolat.Dev]devMark, len(stats))
 	for i := range stats {
 		st := &stats[i]
 		id, ok := s.ids.Get(st.DeviceName)
 		if !ok || !s.filter.Match(id) {
 			continue
 		}
+		dev := biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}
+		old, known := s.marks[dev]
+		ios := st.ReadIOs + st.WriteIOs + st.DiscardIOs + st.FlushRequestsCompleted
+		if known && ios < old.ios && id.DiskSeq == 0 {
+			// Counters that went back are, before Linux 5.15, the only sign of a device re-created
+			// under the same name and major:minor (iostat does the same).
+			if err := s.ids.Reread(st.DeviceName); err != nil {
+				errs.AddPartial(emit.CountErrors(err), err)
+			}
+			if id, ok = s.ids.Get(st.DeviceName); !ok {
+				continue
+			}
+		}
 		pi := pointIdentity{device: st.DeviceName}
 		if id.Class == blockdev.ClassDisk {
 			pi.hwID = blockdev.DiskID(id)
 		}
-		ids[biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}] = pi
+		m := devMark{name: st.DeviceName, seq: id.DiskSeq, hwID: pi.hwID, ios: ios}
+		marks[dev] = m
+		if known && (old.name != m.name || old.seq != m.seq || old.hwID != m.hwID) {
+			// Another disk under the same number: what the probe counted so far is partly the old
+			// disk's. Its series start again from the next scrape, none of it reported under the new
+			// disk's identity.
+			if err := s.probe.Forget(dev); err != nil {
+				errs.AddPartial(1, err)
+			}
+			s.restarted[dev] = s.now()
+			continue
+		}
+		ids[dev] = pi
 	}
+	s.marks = marks
 	s.cfg.Signs.Publish(boardSource, kernelErrors(&snap, ids))
 	return s.build(&snap, ids, ts), errs.Combine()
 }
 
-// boardSource names this source's counters on the signs board.
-const boardSource = "latency"
-
-// kernelErrors is every whole disk's count of requests the kernel completed with an error, the
-// input of the SMART verdict's kernel_io_errors_rising rule: the kernel sees a failing disk's errors
-// long before the disk's SMART admits anything.
-func kernelErrors(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) map[string][]signs.Counter {
-	totals := map[string]uint64{}
-	names := map[string]string{}
-	for _, e := range snap.Errors {
-		pi, ok := ids[e.Dev]
-		if !ok || pi.hwID == "" {
-			continue
-		}
-		totals[pi.hwID] += e.Count
-		names[pi.hwID] = pi.device
-	}
-	out := make(map[string][]signs.Counter, len(totals))
-	for id, n := range totals {
-		out[id] = []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of " + names[id], Value: n}}
-	}
-	return out
+// devMark is what tells one device from the next one under the same major:minor.
+type devMark struct {
+	name, hwID string
+	seq, ios   uint64
 }
 
 // forgetDeparted drops the series of every device that left /proc/diskstats since the last scrape
@@ -287,4 +300,28 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 		return pmetric.NewMetrics()
 	}
 	return md
+}
+
+// boardSource names this source's counters on the signs board.
+const boardSource = "latency"
+
+// kernelErrors is every whole disk's count of requests the kernel completed with an error, the
+// input of the SMART verdict's kernel_io_errors_rising rule: the kernel sees a failing disk's errors
+// long before the disk's SMART admits anything.
+func kernelErrors(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) map[string][]signs.Counter {
+	totals := map[string]uint64{}
+	names := map[string]string{}
+	for _, e := range snap.Errors {
+		pi, ok := ids[e.Dev]
+		if !ok || pi.hwID == "" {
+			continue
+		}
+		totals[pi.hwID] += e.Count
+		names[pi.hwID] = pi.device
+	}
+	out := make(map[string][]signs.Counter, len(totals))
+	for id, n := range totals {
+		out[id] = []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of " + names[id], Value: n}}
+	}
+	return out
 }

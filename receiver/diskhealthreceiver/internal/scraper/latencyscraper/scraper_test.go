@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -386,4 +387,70 @@ func TestKernelErrorsReachTheBoard(t *testing.T) {
 	require.NotEmpty(t, sdaID, "sda's error points carry its hw.id")
 	assert.Equal(t, []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 3}},
 		cfg.Signs.Counters(sdaID))
+}
+
+// TestSwappedDiskRestarts: a disk swapped under the same name and major:minor (a new diskseq on 5.15+;
+// before, counters that went back) is known by its new hw.id at once; what the probe had counted is not
+// reported under it: its series start again at the scrape that saw the swap.
+func TestSwappedDiskRestarts(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		diskseq bool
+	}{{"diskseq", true}, {"counters reset", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+			cfg := createDefaultConfig()
+			cfg.RootPath = fakeRoot(t, "sda", "dm-0")
+			write := func(rel, content string) {
+				require.NoError(t, os.WriteFile(filepath.Join(cfg.RootPath, rel), []byte(content), 0o644))
+			}
+			if tc.diskseq {
+				write("sys/class/block/sda/diskseq", "3\n")
+			}
+			c := &clock{t0.Add(time.Minute)}
+			var opts biolat.Options
+			s, _ := newTestScraper(t, cfg, fakeOpener(p, &opts), c)
+			md, err := s.scrape(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, []string{"naa.5000c500a1b2c3d4"}, hwIDsIn(md))
+
+			// The swap: another WWN; the new disk's counters start from zero (diskseq or not).
+			write("sys/class/block/sda/wwid", "naa.5000c500ffffffff\n")
+			if tc.diskseq {
+				write("sys/class/block/sda/diskseq", "4\n")
+			}
+			write("proc/diskstats", "   8       0 sda 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n 252       0 dm-0 3 0 24 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n")
+			c.t = t0.Add(2 * time.Minute)
+			p.forgotten = nil
+			md, err = s.scrape(t.Context())
+			require.NoError(t, err)
+			assert.Contains(t, p.forgotten, sda)
+			assert.Empty(t, devicesIn(md)["sda"], "nothing the old disk counted under the new identity")
+			assert.NotContains(t, hwIDsIn(md), "naa.5000c500a1b2c3d4")
+
+			p.snap.Series = append(p.snap.Series, biolat.Series{Dev: sda, Direction: biolat.Read, Kind: biolat.Total, Histogram: hist(-100, 0, 1)})
+			c.t = t0.Add(3 * time.Minute)
+			md, err = s.scrape(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, []string{"naa.5000c500ffffffff"}, hwIDsIn(md))
+			assert.Equal(t, []pcommon.Timestamp{pcommon.NewTimestampFromTime(t0.Add(2 * time.Minute))}, devicesIn(md)["sda"])
+		})
+	}
+}
+
+// hwIDsIn returns the distinct hw.id values of the histogram points.
+func hwIDsIn(md pmetric.Metrics) []string {
+	var out []string
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+			return
+		}
+		dps := m.ExponentialHistogram().DataPoints()
+		for i := range dps.Len() {
+			if v, ok := dps.At(i).Attributes().Get("hw.id"); ok && !slices.Contains(out, v.Str()) {
+				out = append(out, v.Str())
+			}
+		}
+	})
+	return out
 }

@@ -67,7 +67,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	seen := make(map[string]bool, len(results))
 	for i := range results {
 		res := &results[i]
-		key := res.Disk.Name + "\x00" + res.Disk.ID
+		key := res.Disk.Key()
 		seen[key] = true
 		tr := s.disks[key]
 		if tr == nil {

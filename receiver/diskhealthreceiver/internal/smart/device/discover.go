@@ -1,11 +1,11 @@
 package device
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -51,6 +51,13 @@ type Disk struct {
 	HwmonDir string
 }
 
+// Key tells one disk from every other one the host had since boot: its name, hw.id and diskseq (a
+// disk swapped under the same name and hw.id, one without serial or WWN, is another disk on 5.15+).
+// What is kept per disk between reads is kept under it.
+func (d *Disk) Key() string {
+	return d.Name + "\x00" + d.ID + "\x00" + strconv.FormatUint(d.Identity.DiskSeq, 10)
+}
+
 // Namespace is one NVMe namespace block device.
 type Namespace struct {
 	Name string // nvme0n1
@@ -58,7 +65,6 @@ type Namespace struct {
 }
 
 var (
-	reNVMeNamespace  = regexp.MustCompile(`^nvme(\d+)n(\d+)$`)
 	reNVMeHidden     = regexp.MustCompile(`^nvme\d+c\d+n\d+$`)
 	reNVMeController = regexp.MustCompile(`^nvme\d+$`)
 )
@@ -82,6 +88,7 @@ func Discover(root string) ([]Disk, error) {
 		disks []Disk
 		errs  []error
 		ctrls = map[string]*Disk{}
+		nsIDs = map[string][]*blockdev.Identity{} // each controller's namespaces
 	)
 	for _, e := range ents {
 		sysName := e.Name()
@@ -102,14 +109,15 @@ func Discover(root string) ([]Disk, error) {
 			// Identity is enrichment; the disk is still read.
 			errs = append(errs, ierr)
 		}
-		if m := reNVMeNamespace.FindStringSubmatch(name); m != nil {
-			ctrl := controllerOf(sysRoot, sysName, "nvme"+m[1])
+		if id.Controller != "" {
+			ctrl := id.Controller
 			d := ctrls[ctrl]
 			if d == nil {
 				d = &Disk{Name: ctrl, Protocol: ProtocolNVMe, Node: filepath.Join(devRoot, ctrl)}
 				ctrls[ctrl] = d
 			}
-			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: nsid(sysRoot, sysName, m[2])})
+			d.Namespaces = append(d.Namespaces, Namespace{Name: name, NSID: id.NSID})
+			nsIDs[ctrl] = append(nsIDs[ctrl], &id)
 			continue
 		}
 		d := Disk{Name: name, Node: filepath.Join(devRoot, name), Identity: id, ID: blockdev.DiskID(&id)}
@@ -137,62 +145,21 @@ func Discover(root string) ([]Disk, error) {
 		}
 	}
 	for name, d := range ctrls {
-		slices.SortFunc(d.Namespaces, func(a, b Namespace) int { return int(a.NSID) - int(b.NSID) })
-		if len(d.Namespaces) > 0 {
-			ns := d.Namespaces[0].Name
-			maj, minor, _ := devNumbers(sysRoot, strings.ReplaceAll(ns, "/", "!"))
-			d.Identity, _ = blockdev.ReadIdentity(sysRoot, ns, maj, minor) // its errors were reported above
+		slices.SortFunc(d.Namespaces, func(a, b Namespace) int { return cmp.Or(cmp.Compare(a.NSID, b.NSID), cmp.Compare(a.Name, b.Name)) })
+		if ns := nsIDs[name]; len(ns) > 0 {
+			// The controller is its first namespace: the same rule, and so the same hw.id, as the
+			// hw.parent the I/O source puts on every namespace.
+			d.Identity = *slices.MinFunc(ns, blockdev.CompareNamespaces)
+			d.ID = blockdev.ControllerID(ns)
 		} else {
 			d.Identity = controllerIdentity(sysRoot, name)
+			d.ID = blockdev.DiskID(&d.Identity)
 		}
-		d.ID = blockdev.DiskID(&d.Identity)
 		d.HwmonDir = hwmonDir(filepath.Join(sysRoot, "class", "nvme", name))
 		disks = append(disks, *d)
 	}
 	slices.SortFunc(disks, func(a, b Disk) int { return strings.Compare(a.Name, b.Name) })
 	return disks, errors.Join(errs...)
-}
-
-// controllerOf finds the NVMe controller of a namespace block device: its
-// "device" link points at the controller, or, for a multipath head, at the
-// subsystem, whose first controller is taken. The kernel name is the last
-// resort.
-func controllerOf(sysRoot, sysName, fromName string) string {
-	target, err := os.Readlink(filepath.Join(sysRoot, "block", sysName, "device"))
-	if err != nil {
-		return fromName
-	}
-	base := path.Base(target)
-	if reNVMeController.MatchString(base) {
-		return base
-	}
-	if strings.HasPrefix(base, "nvme-subsys") {
-		ents, err := os.ReadDir(filepath.Join(sysRoot, "class", "nvme-subsystem", base))
-		if err == nil {
-			var names []string
-			for _, e := range ents {
-				if reNVMeController.MatchString(e.Name()) {
-					names = append(names, e.Name())
-				}
-			}
-			if len(names) > 0 {
-				slices.Sort(names)
-				return names[0]
-			}
-		}
-	}
-	return fromName
-}
-
-// nsid reads the namespace ID sysfs gives, else the number in the name
-// (the kernel's instance number, equal to the NSID on single-path systems).
-func nsid(sysRoot, sysName, fromName string) uint32 {
-	for _, s := range []string{readTrim(sysRoot, "block", sysName, "nsid"), fromName} {
-		if v, err := strconv.ParseUint(s, 10, 32); err == nil && v > 0 {
-			return uint32(v)
-		}
-	}
-	return 1
 }
 
 func controllerIdentity(sysRoot, name string) blockdev.Identity {

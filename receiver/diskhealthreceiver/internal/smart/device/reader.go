@@ -183,15 +183,15 @@ func (r *Reader) Collect(ctx context.Context) ([]Result, error) {
 }
 
 // states returns each disk's state, creating new ones and forgetting disks
-// that are gone. The key includes the hw.id so that a different disk under
-// a reused name starts afresh.
+// that are gone. The key (Disk.Key) includes the hw.id and the diskseq so
+// that a different disk under a reused name starts afresh.
 func (r *Reader) states(disks []Disk) []*diskState {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*diskState, len(disks))
 	seen := make(map[string]bool, len(disks))
 	for i, d := range disks {
-		key := d.Name + "\x00" + d.ID
+		key := d.Key()
 		seen[key] = true
 		st := r.disks[key]
 		if st == nil {

@@ -1253,6 +1253,7 @@ type ResourceAttributesConfig struct {
 	HwFirmwareVersion ResourceAttributeConfig `mapstructure:"hw.firmware_version"`
 	HwID              ResourceAttributeConfig `mapstructure:"hw.id"`
 	HwModel           ResourceAttributeConfig `mapstructure:"hw.model"`
+	HwParent          ResourceAttributeConfig `mapstructure:"hw.parent"`
 	HwSerialNumber    ResourceAttributeConfig `mapstructure:"hw.serial_number"`
 }
 
@@ -1283,6 +1284,9 @@ func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 			Enabled: true,
 		},
 		HwModel: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		HwParent: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		HwSerialNumber: ResourceAttributeConfig{

@@ -2353,6 +2353,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 	if mbc.ResourceAttributes.HwModel.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["hw.model"] = filter.CreateFilter(mbc.ResourceAttributes.HwModel.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.HwParent.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HwParent.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["hw.parent"] = filter.CreateFilter(mbc.ResourceAttributes.HwParent.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.HwSerialNumber.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["hw.serial_number"] = filter.CreateFilter(mbc.ResourceAttributes.HwSerialNumber.MetricsInclude)
 	}

@@ -240,6 +240,7 @@ func TestMetricsBuilder(t *testing.T) {
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
+			rb.SetHwParent("hw.parent-val")
 			rb.SetHwSerialNumber("hw.serial_number-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))

@@ -126,6 +126,13 @@ func (rb *ResourceBuilder) SetHwModel(val string) {
 	}
 }
 
+// SetHwParent sets provided value as "hw.parent" attribute.
+func (rb *ResourceBuilder) SetHwParent(val string) {
+	if rb.config.HwParent.Enabled {
+		rb.res.Attributes().PutStr("hw.parent", val)
+	}
+}
+
 // SetHwSerialNumber sets provided value as "hw.serial_number" attribute.
 func (rb *ResourceBuilder) SetHwSerialNumber(val string) {
 	if rb.config.HwSerialNumber.Enabled {

@@ -22,6 +22,7 @@ func TestResourceBuilder(t *testing.T) {
 			rb.SetHwFirmwareVersion("hw.firmware_version-val")
 			rb.SetHwID("hw.id-val")
 			rb.SetHwModel("hw.model-val")
+			rb.SetHwParent("hw.parent-val")
 			rb.SetHwSerialNumber("hw.serial_number-val")
 
 			res := rb.Emit()
@@ -29,9 +30,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 11, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 10, res.Attributes().Len())
+				assert.Equal(t, 11, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -82,6 +83,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "hw.model-val", hwModelAttrVal.Str())
+			}
+			hwParentAttrVal, ok := res.Attributes().Get("hw.parent")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
 			}
 			hwSerialNumberAttrVal, ok := res.Attributes().Get("hw.serial_number")
 			assert.True(t, ok)
