@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/stretchr/testify/require"
@@ -142,7 +143,18 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 		h0, d0 := histsOf(t, p, dev), opStats(diskstat(t, name))
 		out, err := exec.Command(fio, append(common, job.args...)...).Output()
 		require.NoError(t, err, "%s", out)
-		h1, d1 := histsOf(t, p, dev), opStats(diskstat(t, name))
+		// fio can return before its last request is accounted: blk_mq_end_request wakes the reader
+		// (blk_update_request) before it accounts the request (block_io_done, then diskstats) on the
+		// completing CPU. Read again until the probe and diskstats agree, or 2 s pass.
+		var h1 map[Direction]Histogram
+		var d1 map[Direction][2]uint64
+		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			d1 = opStats(diskstat(t, name))
+			h1 = histsOf(t, p, dev)
+			if accounted(h0, h1, d0, d1) || time.Now().After(deadline) {
+				break
+			}
+		}
 
 		var report struct{ Jobs []fioJob }
 		require.NoError(t, json.Unmarshal(out[bytes.IndexByte(out, '{'):], &report))
@@ -217,4 +229,15 @@ func quantileLowerBound(b map[int32]uint64, count uint64, q float64) float64 {
 		}
 	}
 	return math.Inf(1)
+}
+
+// accounted reports whether the histograms grew by what diskstats counted in every direction (the
+// probe fires just before diskstats adds, so for an instant they can differ either way).
+func accounted(h0, h1 map[Direction]Histogram, d0, d1 map[Direction][2]uint64) bool {
+	for dir := range numDirections {
+		if h1[dir].Count-h0[dir].Count != d1[dir][0]-d0[dir][0] {
+			return false
+		}
+	}
+	return true
 }
