@@ -3,6 +3,7 @@ package cgroupsscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -123,8 +124,10 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), errs.Combine()
 	}
 	if err := s.refreshNames(); err != nil {
-		// Devices are then named by major:minor; the I/O is still reported.
-		errs.Add(err)
+		// /proc/diskstats is read only for device names: without it (or for its bad lines) devices are
+		// named by major:minor and every cgroup's I/O is still reported, so the error is partial (the
+		// controller drops a scrape that returns a plain error).
+		errs.AddPartial(emit.CountErrors(err), fmt.Errorf("device names (devices then named by major:minor): %w", err))
 	}
 	ts := pcommon.NewTimestampFromTime(now)
 	for i := range res.Cgroups {
