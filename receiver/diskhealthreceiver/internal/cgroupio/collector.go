@@ -9,6 +9,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // Version is the cgroup hierarchy's kind.
@@ -287,9 +288,11 @@ func (c *Collector) report(n *node) Cgroup {
 	}
 	if n.attr == nil {
 		a := Attribute(n.path)
+		a.SystemdUnit = sanitize.String(sanitize.SystemdUnit, a.SystemdUnit)
 		n.attr = &a
 	}
-	cg := Cgroup{Path: "/" + n.path, Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
+	// Directory names are bytes: the path leaves as valid UTF-8 of bounded length.
+	cg := Cgroup{Path: sanitize.String(sanitize.CgroupPath, "/"+n.path), Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
 	if c.cfg.Pressure != nil {
 		data, err := c.cfg.Pressure.ReadFile(join(n.path, "io.pressure"), c.buf)
 		c.buf = data

@@ -1,12 +1,11 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
-	"strings"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
@@ -95,7 +94,7 @@ func newDirect(s *fsScraper, mbc metadata.MetricsBuilderConfig) *direct {
 func (d *direct) mount(m *fsusage.Mount, build func(mp string) pcommon.Resource) *mountCache {
 	c := d.mounts[m]
 	if c == nil || c.src != m.MountPoint || c.major != m.Major || c.minor != m.Minor {
-		mp := strings.ToValidUTF8(m.MountPoint, "\uFFFD")
+		mp := sanitize.String(sanitize.MountPoint, m.MountPoint)
 		c = &mountCache{src: m.MountPoint, major: m.Major, minor: m.Minor, mp: mp, res: build(mp)}
 		d.mounts[m] = c
 	}

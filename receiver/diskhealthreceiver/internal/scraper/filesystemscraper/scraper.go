@@ -2,7 +2,6 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
@@ -82,7 +82,7 @@ func (s *fsScraper) shutdown(context.Context) error {
 // logStateChange writes one line per change of a mount's status, never one per scrape.
 func (s *fsScraper) logStateChange(c fsusage.StateChange) {
 	fields := []zap.Field{
-		zap.String("mountpoint", c.Mount.MountPoint), zap.String("device", c.Mount.Source),
+		zap.String("mountpoint", sanitize.String(sanitize.MountPoint, c.Mount.MountPoint)), zap.String("device", c.Mount.Source),
 		zap.String("from", c.From.String()), zap.String("to", c.To.String()),
 	}
 	if c.To == fsusage.StatusOK {
@@ -154,8 +154,8 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
 	mb := s.mb
 	dev, typ := m.Source, m.FSType
-	// Mount points are bytes on Linux; attributes must be valid UTF-8.
-	mp := strings.ToValidUTF8(m.MountPoint, "\uFFFD")
+	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
+	mp := sanitize.String(sanitize.MountPoint, m.MountPoint)
 	for _, st := range fsStatuses {
 		v := int64(0)
 		if st.status == r.Status {
