@@ -123,8 +123,9 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 			d.restart(&cur, notAfter(d.last, now))
 			res.Reset = true
 		} else {
+			limits := wrapLimits(now.Sub(d.last))
 			for i := range d.ticks {
-				d.ticks[i] += narrowDelta(d.prev.narrow[i], cur.narrow[i])
+				d.ticks[i] += plausibleDelta(d.prev.narrow[i], cur.narrow[i], limits[i])
 			}
 			d.prev = cur
 		}
@@ -229,6 +230,7 @@ func inFlight(v uint64) uint64 {
 }
 
 func msToSeconds(ms uint64) float64 { return float64(ms) / 1000 }
+
 
 // notAfter keeps a start time from lying after the point it starts, which
 // only a caller passing times out of order can cause.
