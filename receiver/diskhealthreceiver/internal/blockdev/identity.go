@@ -173,7 +173,8 @@ func (s sysfs) own(name string, major, minor uint32) (Identity, []error) {
 	id.Class = classify(name, e)
 
 	if e&hasSize != 0 {
-		if v, ok := s.number(name, dir+"size", math.MaxUint64/512, &errs); ok {
+		// system.disk.limit is an int64: a size past it (8 EiB) is garbage, not a size.
+		if v, ok := s.number(name, dir+"size", math.MaxInt64/512, &errs); ok {
 			id.Size = v * 512
 		}
 	}

@@ -596,3 +596,30 @@ func TestWrapLimits(t *testing.T) {
 	assert.Equal(t, uint64(5), plausibleDelta(5, 10, 0), "forward steps are not limited")
 }
 
+// TestCountersStaySigned: 64-bit counters at and past 2^63, and sectors whose bytes pass 2^64, come out
+// within the int64 range of the data points: clamped, never wrapped, and flat (not falling) from there.
+func TestCountersStaySigned(t *testing.T) {
+	e := NewEngine(boot)
+	now := boot.Add(time.Hour)
+	k, s := line(t, nvmeA)
+	s.ReadIOs = 1 << 63
+	s.WriteIOs = math.MaxUint64
+	s.ReadSectors = 1<<55 + 1 // × 512 = 2^64 + 512: wraps to 512 in uint64
+	s.WriteSectors = 1 << 54  // × 512 = 2^63
+	r := e.Update(k, s, now)
+	e.EndScrape(now)
+	c := r.Counters
+	for name, v := range map[string]uint64{"read ops": c.ReadOps, "write ops": c.WriteOps, "read bytes": c.ReadBytes, "write bytes": c.WriteBytes} {
+		assert.LessOrEqual(t, v, uint64(math.MaxInt64), name)
+		assert.GreaterOrEqual(t, v, uint64(math.MaxInt64-511), name)
+	}
+	now = now.Add(time.Second)
+	next := *s
+	next.ReadIOs++
+	next.ReadSectors++
+	r2 := e.Update(k, &next, now)
+	checkResult(t, &r, r2, now)
+	assert.False(t, r2.Reset)
+	assert.Equal(t, c.ReadOps, r2.Counters.ReadOps, "clamped: flat")
+	assert.Equal(t, c.ReadBytes, r2.Counters.ReadBytes)
+}

@@ -7,10 +7,13 @@ import "time"
 // counters as read; the times come from 32-bit millisecond fields extended
 // across wraps, so they keep growing where the kernel's value wraps at 2^32.
 type Counters struct {
+	// Counts and bytes are at most 2^63 - 1, the int64 range of the data
+	// points they become: a count past it (only garbage input gets there) is
+	// clamped and then stays flat, never negative; bytes are sectors × 512,
+	// saturating the same way (past 2^54 sectors, 8 EiB) instead of wrapping.
 	ReadOps, WriteOps, DiscardOps, FlushOps uint64 // completed requests
 	ReadMerged, WriteMerged, DiscardMerged  uint64 // requests merged into adjacent ones
-	// Bytes are sectors × 512; they would wrap only past 2^55 sectors (16 EiB).
-	ReadBytes, WriteBytes, DiscardBytes uint64
+	ReadBytes, WriteBytes, DiscardBytes     uint64
 	// Seconds spent by all requests of the kind (rd/wr/dc/fl_ticks).
 	ReadTime, WriteTime, DiscardTime, FlushTime float64
 	IOTime                                      float64 // seconds with at least one request in flight (io_ticks)

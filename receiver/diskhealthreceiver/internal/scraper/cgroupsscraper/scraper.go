@@ -170,13 +170,13 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 			continue
 		}
 		kept = true
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.ReadBytes), dev, rd)
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.WriteBytes), dev, wr)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.ReadOps), dev, rd)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.WriteOps), dev, wr)
+		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), dev, rd)
+		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), dev, wr)
+		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), dev, rd)
+		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), dev, wr)
 		if d.HasDiscard {
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, int64(d.DiscardBytes), dev)
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, int64(d.DiscardOps), dev)
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), dev)
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), dev)
 		}
 	}
 	if !kept {

@@ -151,8 +151,8 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 	if hasInodes {
 		if s := d.inodesUsage; s != nil {
 			dps := s.Begin(ms, 2)
-			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(int64(u.InodesUsed))
-			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(int64(u.InodesFree))
+			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(emit.Int(u.InodesUsed))
+			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(emit.Int(u.InodesFree))
 		}
 		if s := d.inodesUtil; s != nil {
 			emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).
@@ -160,7 +160,7 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 		}
 	}
 	if s := d.limit; s != nil && ok {
-		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetIntValue(int64(u.Limit))
+		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetIntValue(emit.Int(u.Limit))
 	}
 	if s := d.status; s != nil {
 		dps := s.Begin(ms, len(fsStatuses))
@@ -177,9 +177,9 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 	}
 	if s := d.usage; s != nil && ok {
 		dps := s.Begin(ms, 3)
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(int64(u.Used))
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(int64(u.Free))
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.reserved).SetIntValue(int64(u.Reserved))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(emit.Int(u.Used))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(emit.Int(u.Free))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.reserved).SetIntValue(emit.Int(u.Reserved))
 	}
 	if s := d.util; s != nil && ok && hasRatio {
 		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetDoubleValue(ratio)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
@@ -169,16 +170,16 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 			mode = metadata.AttributeSystemFilesystemModeRo
 		}
 		u := &r.Usage
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
-		mb.RecordSystemFilesystemLimitDataPoint(ts, int64(u.Limit), dev, mode, mp, typ)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		mb.RecordSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
 		if ratio, ok := u.Utilization(); ok {
 			mb.RecordSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
 		}
 		if u.Inodes > 0 {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
 			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
 		}
 		if r.Forecast.OK {

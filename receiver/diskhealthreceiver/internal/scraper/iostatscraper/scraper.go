@@ -140,28 +140,28 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 
 	// Counters start when their series started (boot, the device's appearance, or its re-creation).
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.Start)))
-	mb.RecordSystemDiskIoDataPoint(ts, int64(c.ReadBytes), dev, rd)
-	mb.RecordSystemDiskIoDataPoint(ts, int64(c.WriteBytes), dev, wr)
-	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.ReadOps), dev, rd)
-	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.WriteOps), dev, wr)
-	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.ReadMerged), dev, rd)
-	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.WriteMerged), dev, wr)
+	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
+	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
+	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
+	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
+	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
+	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
 	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
 	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
 	mb.RecordSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
 	mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
-	mb.RecordSystemDiskPendingOperationsDataPoint(ts, int64(c.InFlight), dev)
+	mb.RecordSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
 	if id.Size > 0 {
-		mb.RecordSystemDiskLimitDataPoint(ts, int64(id.Size), dev)
+		mb.RecordSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
 	}
 	if st.HasDiscard() {
-		mb.RecordSystemDiskDiscardIoDataPoint(ts, int64(c.DiscardBytes), dev)
-		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, int64(c.DiscardOps), dev)
-		mb.RecordSystemDiskDiscardMergedDataPoint(ts, int64(c.DiscardMerged), dev)
+		mb.RecordSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
+		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
+		mb.RecordSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
 		mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
 	}
 	if st.HasFlush() {
-		mb.RecordSystemDiskFlushOperationsDataPoint(ts, int64(c.FlushOps), dev)
+		mb.RecordSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
 		mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
 	}
 
