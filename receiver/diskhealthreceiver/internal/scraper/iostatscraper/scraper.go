@@ -1,7 +1,9 @@
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -82,7 +84,10 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	path := filepath.Join(s.procDir, "diskstats")
 	data, err := s.reader.Read(path)
 	if err != nil {
-		return pmetric.NewMetrics(), err
+		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %s is empty", path)
 	}
 	// The read time is the sample time: intervals use its monotonic reading.
 	now := s.now()
@@ -113,7 +118,16 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	for i := range stats {
 		st := &stats[i]
 		id, ok := s.ids.Get(st.DeviceName)
-		if !ok || !s.filter.Match(id) {
+		if !ok {
+			continue
+		}
+		if !s.filter.Match(id) {
+			if uerr := s.ids.Unreadable(st.DeviceName); uerr != nil {
+				// Said every scrape while it lasts (the reporter logs it once): the device is not
+				// merely filtered out as configured, it is missing for want of its identity.
+				errs.AddPartial(1, fmt.Errorf("device %s dropped from I/O metrics: its sysfs identity could not be read, "+
+					"so its class falls back to other, which %s.device_classes does not include: %w", st.DeviceName, section, uerr))
+			}
 			continue
 		}
 		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName}, st, now)
