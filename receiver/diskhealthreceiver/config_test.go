@@ -184,8 +184,8 @@ func rootOf(c any) string {
 	return ""
 }
 
-// TestConfigEmptyPatternsRejected (issue 14, item 7): an include list with an empty pattern (`include: [""]`) validated and matched nothing; every
-// source's filter now rejects an empty pattern, naming the full key as the user wrote it.
+// TestConfigEmptyPatternsRejected (issue 14, item 7): an empty pattern (`include: [""]`) validated and
+// matched nothing; every source's filter now rejects one, naming the full key as the user wrote it.
 func TestConfigEmptyPatternsRejected(t *testing.T) {
 	cm := confmap.NewFromStringMap(map[string]any{
 		"iostat":     map[string]any{"devices": map[string]any{"include": []any{""}}},
