@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
@@ -548,37 +549,23 @@ type propPoint struct {
 
 func newPropState() *propState { return &propState{last: map[string]propPoint{}} }
 
-// capOf is the cap of an attribute's value (sanitize's kinds); other attributes are the receiver's own
-// values or built from capped parts, bounded by the largest cap.
+// attrKinds are the sanitised kinds of the attributes read from the host.
+var attrKinds = map[string]sanitize.Kind{
+	"hw.model": sanitize.Model, "hw.serial_number": sanitize.Serial, "hw.firmware_version": sanitize.Firmware,
+	"disk.wwn": sanitize.WWN, "hw.id": sanitize.HWID, "disk.dm_name": sanitize.DMName,
+	"disk.parent": sanitize.Device, "hw.name": sanitize.Device, "system.device": sanitize.Device,
+	"system.filesystem.mountpoint": sanitize.MountPoint, "system.filesystem.type": sanitize.FSType,
+	"cgroup.path": sanitize.CgroupPath, "systemd.unit.name": sanitize.SystemdUnit,
+}
+
+// capOf is the cap of an attribute's value (its sanitised kind's); other attributes are the receiver's
+// own values or built from capped parts, bounded by the largest cap.
 func capOf(metric, key string) int {
-	switch key {
-	case "hw.model":
-		return sanitize.Cap(sanitize.Model)
-	case "hw.serial_number":
-		return sanitize.Cap(sanitize.Serial)
-	case "hw.firmware_version":
-		return sanitize.Cap(sanitize.Firmware)
-	case "disk.wwn":
-		return sanitize.Cap(sanitize.WWN)
-	case "hw.id":
-		return sanitize.Cap(sanitize.HWID)
-	case "disk.dm_name":
-		return sanitize.Cap(sanitize.DMName)
-	case "disk.parent", "hw.name":
-		return sanitize.Cap(sanitize.Device)
-	case "system.device":
-		if strings.HasPrefix(metric, "system.filesystem.") {
-			return sanitize.Cap(sanitize.MountSource)
-		}
-		return sanitize.Cap(sanitize.Device)
-	case "system.filesystem.mountpoint":
-		return sanitize.Cap(sanitize.MountPoint)
-	case "system.filesystem.type":
-		return sanitize.Cap(sanitize.FSType)
-	case "cgroup.path":
-		return sanitize.Cap(sanitize.CgroupPath)
-	case "systemd.unit.name":
-		return sanitize.Cap(sanitize.SystemdUnit)
+	if key == "system.device" && strings.HasPrefix(metric, "system.filesystem.") {
+		return sanitize.Cap(sanitize.MountSource)
+	}
+	if k, ok := attrKinds[key]; ok {
+		return sanitize.Cap(k)
 	}
 	return 4096
 }
@@ -605,29 +592,12 @@ func checkAttrs(t *testing.T, where, metric string, attrs pcommon.Map) {
 }
 
 func forEachPoint(md pmetric.Metrics, fn func(pcommon.Resource, pmetric.Metric, pmetric.NumberDataPoint)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		rm := rms.At(i)
-		sms := rm.ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				default:
-					continue
-				}
-				for l := range dps.Len() {
-					fn(rm.Resource(), m, dps.At(l))
-				}
-			}
+	dhtest.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		dps := dhtest.NumberPoints(m)
+		for i := range dps.Len() {
+			fn(res, m, dps.At(i))
 		}
-	}
+	})
 }
 
 func pointValue(dp pmetric.NumberDataPoint) float64 {
