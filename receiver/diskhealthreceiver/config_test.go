@@ -224,3 +224,21 @@ func rootOf(c any) string {
 	}
 	return ""
 }
+
+// TestConfigEmptyPatternsRejected (issue 14, item 7): an empty pattern (`include: [""]`) validated and
+// matched nothing; every source's filter now rejects one, naming the full key as the user wrote it.
+func TestConfigEmptyPatternsRejected(t *testing.T) {
+	cm := confmap.NewFromStringMap(map[string]any{
+		"iostat":     map[string]any{"devices": map[string]any{"include": []any{""}}},
+		"filesystem": map[string]any{"mount_points": map[string]any{"exclude": []any{"/proc", ""}}},
+		"smart":      map[string]any{"devices": map[string]any{"exclude": []any{""}}},
+		"cgroups":    map[string]any{"devices": map[string]any{"include": []any{""}}},
+	})
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, cm.Unmarshal(cfg))
+	err := confmap.Validate(cfg)
+	require.Error(t, err)
+	for _, key := range []string{"iostat.devices.include[0]", "filesystem.mount_points.exclude[1]", "smart.devices.exclude[0]", "cgroups.devices.include[0]"} {
+		assert.Contains(t, err.Error(), key+": empty pattern")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
@@ -26,6 +27,9 @@ type diskHealthReceiver struct {
 
 	metrics consumer.Metrics // nil without a metrics pipeline
 	logs    consumer.Logs    // nil without a logs pipeline
+
+	// notes logs the strings the sources' inputs needed sanitising, once per kind for all sources.
+	notes sanitize.Notes
 
 	mu          sync.Mutex
 	started     bool
@@ -82,7 +86,7 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory), src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes), src.cfg))
 		if err != nil {
 			return err
 		}
@@ -131,8 +135,9 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 
 // reported wraps a source's factory so that its scrape problems are logged once per change
 // (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
-// not, still goes on.
-func reported(f scraper.Factory) scraper.Factory {
+// not, still goes on. After each scrape, notes logs what input strings had to be sanitised (once per
+// kind).
+func reported(f scraper.Factory, notes *sanitize.Notes) scraper.Factory {
 	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
 		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
 			s, err := f.CreateMetrics(ctx, set, cfg)
@@ -142,6 +147,7 @@ func reported(f scraper.Factory) scraper.Factory {
 			rep := emit.NewReporter(set.Logger)
 			return scraper.NewMetrics(func(ctx context.Context) (pmetric.Metrics, error) {
 				md, err := s.ScrapeMetrics(ctx)
+				notes.Log(set.Logger)
 				return md, rep.Report(err)
 			}, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 		}, f.MetricsStability()))

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 )
 
 // Cache keeps the sysfs identity of every device in the last
@@ -25,6 +26,9 @@ type Cache struct {
 	fsys fs.FS // the tree of the last Refresh
 	// seqs lists the whole disks that have a diskseq, with its path.
 	seqs []seqDisk
+	// unread holds, for each device whose sysfs entry could not be listed, why: its class is then
+	// unknown (ClassOther) and only this says so.
+	unread map[string]error
 	// openFS opens the sysfs tree; nil means os.DirFS. Tests count reads.
 	openFS func(root string) fs.FS
 }
@@ -78,6 +82,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	}
 
 	next := make(map[string]*Identity, len(stats))
+	var unread map[string]error
 	for i := range stats {
 		st := &stats[i]
 		if _, dup := next[st.Name]; dup {
@@ -85,11 +90,17 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 		}
 		if id, ok := old[st.Name]; ok && id.Major == st.Major && id.Minor == st.Minor {
 			next[st.Name] = id
+			if err := c.unread[st.Name]; err != nil {
+				unread = setErr(unread, st.Name, err)
+			}
 			continue
 		}
 		id, ierrs := s.own(st.Name, st.Major, st.Minor)
 		errs = append(errs, ierrs...)
 		next[st.Name] = &id
+		if id.Class == ClassOther && len(ierrs) == 1 && isListError(ierrs[0], s.root, st.Name) {
+			unread = setErr(unread, st.Name, ierrs[0])
+		}
 	}
 
 	// Partitions carry their disk's hardware fields. Redone on every change
@@ -118,7 +129,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	}
 	setParents(next)
 
-	c.root, c.ids, c.fsys = sysRoot, next, s.fsys
+	c.root, c.ids, c.fsys, c.unread = sysRoot, next, s.fsys, unread
 	c.keys = c.keys[:0]
 	for i := range stats {
 		c.keys = append(c.keys, devKey{stats[i].Name, stats[i].Major, stats[i].Minor})
@@ -266,6 +277,24 @@ func (c *Cache) sameSet(stats []Dev) bool {
 func (c *Cache) Get(name string) (*Identity, bool) {
 	id, ok := c.ids[name]
 	return id, ok
+}
+
+// Unreadable returns why a device of the last Refresh has no class: its sysfs entry could not be
+// listed, so its Identity is only its name and numbers, classed ClassOther. nil for every other device.
+func (c *Cache) Unreadable(name string) error { return c.unread[name] }
+
+func setErr(m map[string]error, name string, err error) map[string]error {
+	if m == nil {
+		m = map[string]error{}
+	}
+	m[name] = err
+	return m
+}
+
+// isListError reports whether err is own's failure to list the device's sysfs directory.
+func isListError(err error, root, name string) bool {
+	var ae *AttrError
+	return errors.As(err, &ae) && ae.Path == filepath.Join(root, "class/block", sysName(name))
 }
 
 // Dev names one block device of a /proc/diskstats read: its kernel name and major:minor.

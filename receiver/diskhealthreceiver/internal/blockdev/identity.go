@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // Class is the kind of block device, from sysfs.
@@ -189,7 +191,8 @@ func (s sysfs) own(name string, major, minor uint32) (Identity, []error) {
 	id.Class = classify(name, e)
 
 	if e&hasSize != 0 {
-		if v, ok := s.number(name, dir+"size", math.MaxUint64/512, &errs); ok {
+		// system.disk.limit is an int64: a size past it (8 EiB) is garbage, not a size.
+		if v, ok := s.number(name, dir+"size", math.MaxInt64/512, &errs); ok {
 			id.Size = v * 512
 		}
 	}
@@ -201,11 +204,11 @@ func (s sysfs) own(name string, major, minor uint32) (Identity, []error) {
 		if err != nil {
 			errs = append(errs, &AttrError{Device: name, Path: filepath.Join(s.root, "class/block", sysName(name)), Err: unwrapPathError(err)})
 		} else {
-			id.Parent = strings.ReplaceAll(path.Base(path.Dir(target)), "!", "/")
+			id.Parent = sanitize.String(sanitize.Device, strings.ReplaceAll(path.Base(path.Dir(target)), "!", "/"))
 		}
 		return id, errs
 	case ClassDM:
-		id.DMName, _ = s.text(name, dir+"dm/name", &errs)
+		id.DMName, _ = s.text(name, dir+"dm/name", sanitize.DMName, &errs)
 	}
 	id.setHardware(s.hardware(name, e, &errs))
 	if id.Class == ClassDisk {
@@ -277,28 +280,28 @@ func (s sysfs) hardware(name string, e entries, errs *[]error) hardware {
 		}
 	}
 	if e&hasWWID != 0 {
-		h.WWN, _ = s.text(name, dir+"wwid", errs)
+		h.WWN, _ = s.text(name, dir+"wwid", sanitize.WWN, errs)
 	}
 	if e&hasSerial != 0 {
-		h.Serial, _ = s.text(name, dir+"serial", errs)
+		h.Serial, _ = s.text(name, dir+"serial", sanitize.Serial, errs)
 	}
 	if e&hasDevice == 0 {
 		return h
 	}
 	dev := dir + "device/"
-	h.Model, _ = s.text(name, dev+"model", errs)
+	h.Model, _ = s.text(name, dev+"model", sanitize.Model, errs)
 	if e&hasSerial == 0 {
 		var found bool
-		if h.Serial, found = s.text(name, dev+"serial", errs); !found {
+		if h.Serial, found = s.text(name, dev+"serial", sanitize.Serial, errs); !found {
 			h.Serial = s.vpdSerial(name, dev+"vpd_pg80", errs)
 		}
 	}
 	var found bool
-	if h.Firmware, found = s.text(name, dev+"firmware_rev", errs); !found {
-		h.Firmware, _ = s.text(name, dev+"rev", errs)
+	if h.Firmware, found = s.text(name, dev+"firmware_rev", sanitize.Firmware, errs); !found {
+		h.Firmware, _ = s.text(name, dev+"rev", sanitize.Firmware, errs)
 	}
 	if e&hasWWID == 0 {
-		h.WWN, _ = s.text(name, dev+"wwid", errs)
+		h.WWN, _ = s.text(name, dev+"wwid", sanitize.WWN, errs)
 	}
 	return h
 }
@@ -319,10 +322,11 @@ func (s sysfs) read(name, rel string, errs *[]error) (b []byte, found bool) {
 	return nil, true
 }
 
-// text reads a string attribute. Content that is not printable UTF-8 is
+// text reads a string attribute of kind k. Content that is not printable UTF-8 is
 // rejected: it would end up in metric attributes, where invalid UTF-8 breaks
-// OTLP encoding.
-func (s sysfs) text(name, rel string, errs *[]error) (v string, found bool) {
+// OTLP encoding. Printable content is capped to the kind's length
+// (sanitize.String), so a 100 KB model costs 128 bytes per resource.
+func (s sysfs) text(name, rel string, k sanitize.Kind, errs *[]error) (v string, found bool) {
 	b, found := s.read(name, rel, errs)
 	if b == nil {
 		return "", found
@@ -332,7 +336,7 @@ func (s sysfs) text(name, rel string, errs *[]error) (v string, found bool) {
 		*errs = append(*errs, &AttrError{Device: name, Path: filepath.Join(s.root, rel), Err: fmt.Errorf("not printable text: %q", clip(t))})
 		return "", true
 	}
-	return t, true
+	return sanitize.String(k, t), true
 }
 
 // number reads a decimal attribute no larger than limit.
@@ -378,7 +382,7 @@ func parseVPDSerial(b []byte) (string, error) {
 	if !printable(t) {
 		return "", fmt.Errorf("not printable text: %q", clip(t))
 	}
-	return t, nil
+	return sanitize.String(sanitize.Serial, t), nil
 }
 
 func printable(s string) bool {

@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 var (
@@ -225,4 +227,24 @@ func TestReadIdentityEINVALIsAbsent(t *testing.T) {
 	assert.Empty(t, errs, "an attribute the kernel cannot show is absent, not an error")
 	assert.Equal(t, "QEMU HARDDISK", id.Model)
 	assert.Empty(t, id.WWN)
+}
+
+// TestReadIdentityCapsLongText: a 100 KB sysfs model is cut to the model cap (it would otherwise be a
+// 100 KB hw.model on every resource, every scrape), and hw.id built from it stays within its cap.
+func TestReadIdentityCapsLongText(t *testing.T) {
+	s := newFakeSys(t)
+	s.write(nvmeCtrl+"/model", strings.Repeat("M", 100<<10)+"\n")
+	s.write(nvmeCtrl+"/serial", strings.Repeat("S", 100<<10)+"\n")
+	s.write(nvmeCtrl+"/firmware_rev", "1.0\u0085\n")
+	s.blockDev(nvmeCtrl+"/nvme0n1", nvmeCtrl, map[string]string{"size": "8\n", "queue/rotational": "0\n"})
+	got, err := ReadIdentity(s.root, "nvme0n1", 259, 0)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("M", sanitize.Cap(sanitize.Model)), got.Model)
+	assert.Equal(t, strings.Repeat("S", sanitize.Cap(sanitize.Serial)), got.Serial)
+	assert.Equal(t, `1.0\u0085`, got.Firmware, "a C1 control character is escaped")
+	id := DiskID(&got)
+	assert.Equal(t, got.Model+"_"+got.Serial, id)
+	assert.LessOrEqual(t, len(id), sanitize.Cap(sanitize.HWID))
+	wide := Identity{WWN: strings.Repeat("w", 2000)}
+	assert.Len(t, DiskID(&wide), sanitize.Cap(sanitize.HWID))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // Version is the cgroup hierarchy's kind.
@@ -127,6 +128,7 @@ type node struct {
 	bytes    uint64
 	delta    uint64
 	devs     []DeviceStat
+	prevDevs []DeviceStat // devs of the previous reading, to tell a counter that went back
 	start    time.Time
 	attr     *Attribution
 }
@@ -181,6 +183,7 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 		c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, err))
 		return false
 	}
+	n.prevDevs = append(n.prevDevs[:0], n.devs...)
 	var perr error
 	if c.cfg.Version == V1 {
 		n.devs, perr = ParseBlkio(data, nil, n.devs)
@@ -209,10 +212,12 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 		return false
 	}
 	switch {
-	case wasSeen && total >= prev:
+	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs):
 		n.delta = total - prev
 	case wasSeen:
-		// Counters went back: the cgroup was removed and created again under the same path.
+		// Counters went back (any of them, on any device, or a device's counters vanished): the cgroup
+		// was removed and created again under the same path, or its device's statistics were. The
+		// cumulative series restart; the interval's bytes are all the new counters have.
 		n.delta, n.start = total, c.prev
 	case n.born:
 		n.delta = total
@@ -220,6 +225,30 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 		return false // first reading at the first collection: a baseline only
 	}
 	c.cands = append(c.cands, n)
+	return false
+}
+
+// wentBack reports whether any counter of prev is above the same device's in cur, or a device of prev is
+// not in cur (its statistics were freed and may return from zero). Device lists are a few lines.
+func wentBack(prev, cur []DeviceStat) bool {
+	for i := range prev {
+		p := &prev[i]
+		found := false
+		for j := range cur {
+			c := &cur[j]
+			if c.Major != p.Major || c.Minor != p.Minor {
+				continue
+			}
+			found = true
+			if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps ||
+				c.DiscardBytes < p.DiscardBytes || c.DiscardOps < p.DiscardOps {
+				return true
+			}
+		}
+		if !found {
+			return true
+		}
+	}
 	return false
 }
 
@@ -287,9 +316,11 @@ func (c *Collector) report(n *node) Cgroup {
 	}
 	if n.attr == nil {
 		a := Attribute(n.path)
+		a.SystemdUnit = sanitize.String(sanitize.SystemdUnit, a.SystemdUnit)
 		n.attr = &a
 	}
-	cg := Cgroup{Path: "/" + n.path, Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
+	// Directory names are bytes: the path leaves as valid UTF-8 of bounded length.
+	cg := Cgroup{Path: sanitize.String(sanitize.CgroupPath, "/"+n.path), Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
 	if c.cfg.Pressure != nil {
 		data, err := c.cfg.Pressure.ReadFile(join(n.path, "io.pressure"), c.buf)
 		c.buf = data

@@ -2,6 +2,7 @@ package cgroupio
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -341,4 +342,29 @@ func TestConfigValidate(t *testing.T) {
 	assert.Equal(t, "v1 (blkio)", V1.String())
 	assert.Equal(t, "v2 (io)", V2.String())
 	assert.Equal(t, "Version(7)", Version(7).String())
+}
+
+// TestCollectorOneCounterBackStartsANewSeries: a cgroup whose total grew while one of its counters went
+// back (discard bytes here) restarts its series: the old check on the total alone kept the start time,
+// so container.disk.discard.io fell within one series.
+func TestCollectorOneCounterBackStartsANewSeries(t *testing.T) {
+	root := t.TempDir()
+	cg := filepath.Join(root, "cg")
+	require.NoError(t, os.MkdirAll(filepath.Join(cg, "a"), 0o755))
+	write := func(rb, db uint64) {
+		for _, dir := range []string{"", "a"} {
+			line := fmt.Sprintf("8:0 rbytes=%d wbytes=0 rios=1 wios=0 dbytes=%d dios=1\n", rb, db)
+			require.NoError(t, os.WriteFile(filepath.Join(cg, dir, "io.stat"), []byte(line), 0o644))
+		}
+	}
+	write(1000, 500)
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V2, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.NoError(t, err)
+	write(2000, 100) // total 1500 → 2100, discard 500 → 100
+	res, err := c.Collect(t2)
+	require.NoError(t, err)
+	require.Len(t, res.Cgroups, 1)
+	assert.Equal(t, t1, res.Cgroups[0].Start, "a new series from the previous collection")
 }

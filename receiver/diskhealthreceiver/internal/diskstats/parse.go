@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // The kernel has printed 14 fields per line since 2.6.25, 18 since 4.18
@@ -137,7 +138,7 @@ func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *parseerr.Line)
 	}
 	switch {
 	case n < fieldsBase:
-		return false, &parseerr.Line{File: file, Device: string(name), Err: fmt.Errorf("%d fields, want at least %d", n, fieldsBase)}
+		return false, &parseerr.Line{File: file, Device: sanitize.Bytes(sanitize.Device, name), Err: fmt.Errorf("%d fields, want at least %d", n, fieldsBase)}
 	case n < fieldsDiscard:
 		n = fieldsBase
 	case n < fieldsFlush:
@@ -151,8 +152,10 @@ func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *parseerr.Line)
 
 	interned, ok := p.names[string(name)] // no allocation for the lookup
 	if !ok {
-		interned = string(name)
-		p.names[interned] = interned
+		// The read boundary of device names: valid UTF-8, no control characters, at most
+		// sanitize.Cap(sanitize.Device) bytes. Keyed by the raw name, so this runs once per device.
+		interned = sanitize.Bytes(sanitize.Device, name)
+		p.names[string(name)] = interned
 	}
 	st.DeviceName = interned
 	st.Fields = n
@@ -168,7 +171,7 @@ func (p *Parser) parseLine(line []byte, st *Stat) (blank bool, _ *parseerr.Line)
 }
 
 func badField(name []byte, field int, value []byte, err error) *parseerr.Line {
-	return &parseerr.Line{File: file, Device: string(name), Field: strconv.Itoa(field), Value: parseerr.Clip(value), Err: err}
+	return &parseerr.Line{File: file, Device: sanitize.Bytes(sanitize.Device, name), Field: strconv.Itoa(field), Value: parseerr.Clip(value), Err: err}
 }
 
 // scanUint converts the ASCII digits of b starting at i, stopping at the

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -359,4 +360,26 @@ func TestScanUintMatchesStrconv(t *testing.T) {
 			assert.Equal(t, want, got, "%q/%d", in, size)
 		}
 	}
+}
+
+// TestParseSanitisesNames: a device name with NUL, other control characters or non-UTF-8 bytes (it goes
+// out as system.device with device_classes: [..., other]) is made valid and bounded where it is read,
+// once per device (the interned name is the sanitised one).
+func TestParseSanitisesNames(t *testing.T) {
+	long := strings.Repeat("n", 500)
+	data := []byte("8 0 sd\x00a 1 2 3 4 5 6 7 8 9 10 11\n8 16 \xff\xfe 1 2 3 4 5 6 7 8 9 10 11\n8 32 " + long + " 1 2 3 4 5 6 7 8 9 10 11\n")
+	var p Parser
+	stats, err := p.Parse(data, nil)
+	require.NoError(t, err)
+	require.Len(t, stats, 3)
+	assert.Equal(t, `sd\x00a`, stats[0].DeviceName)
+	assert.Equal(t, "\uFFFD\uFFFD", stats[1].DeviceName)
+	assert.Equal(t, long[:sanitize.Cap(sanitize.Device)], stats[2].DeviceName)
+	again, err := p.Parse(data, nil)
+	require.NoError(t, err)
+	assert.Equal(t, unsafe.StringData(stats[0].DeviceName), unsafe.StringData(again[0].DeviceName), "interned")
+
+	_, err = p.Parse([]byte("8 0 sd\x01\xffb 1 2\n"), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `sd\x01`+"\uFFFD"+"b", "the error names the device as it is reported")
 }

@@ -20,26 +20,47 @@ const (
 //
 // The file stays open between calls and is read with pread at offset 0:
 // procfs regenerates the content on each such read, and a reopen would cost
-// allocations and two more syscalls every scrape. The flip side: a file
-// replaced by rename is not noticed (rewrite fixtures in place, or use a new
-// FileReader). Call Close when done. A FileReader is not safe for concurrent
-// use; its zero value is ready to use.
+// allocations and two more syscalls every scrape. A file replaced by rename
+// (a new inode at the path: a fixture tree, a bind mount remounted) would
+// then be read forever from the old inode, its values frozen, so every
+// checkEvery-th read stats the path and reopens it when it is another file
+// or gone (a gone file is then an error naming the path); a read error
+// reopens at once. Call Close when done. A FileReader is not safe for
+// concurrent use; its zero value is ready to use.
 type FileReader struct {
-	path string
-	f    *os.File
-	buf  []byte
+	path  string
+	f     *os.File
+	fi    os.FileInfo // f's, at open: what the path must still name
+	reads int         // reads of f since it was opened
+	buf   []byte
 }
+
+// checkEvery is how often (in reads) the path is checked for a new file: a
+// stat costs a few allocations, so not every scrape, yet a replaced file is
+// noticed within a few scrapes.
+const checkEvery = 4
 
 // Read returns the whole content of the file at path. The slice is valid
 // until the next call. Errors name the path.
 func (r *FileReader) Read(path string) ([]byte, error) {
+	if r.f != nil && r.path == path {
+		r.reads++
+		if r.reads%checkEvery == 0 && r.replaced() {
+			_ = r.Close()
+		}
+	}
 	if r.f == nil || r.path != path {
 		_ = r.Close() // read-only: a failed close loses nothing
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("diskstats: %w", err)
 		}
-		r.f, r.path = f, path
+		fi, err := f.Stat()
+		if err != nil {
+			_ = f.Close()
+			return nil, fmt.Errorf("diskstats: %w", err)
+		}
+		r.f, r.fi, r.path, r.reads = f, fi, path, 0
 	}
 	if r.buf == nil {
 		r.buf = make([]byte, initialReadBuffer)
@@ -63,13 +84,20 @@ func (r *FileReader) Read(path string) ([]byte, error) {
 	}
 }
 
+// replaced reports whether the path no longer names the open file: renamed
+// over, or removed.
+func (r *FileReader) replaced() bool {
+	fi, err := os.Stat(r.path)
+	return err != nil || !os.SameFile(fi, r.fi)
+}
+
 // Close closes the file kept open by Read. The buffer is kept for reuse.
 func (r *FileReader) Close() error {
 	if r.f == nil {
 		return nil
 	}
 	err := r.f.Close()
-	r.f, r.path = nil, ""
+	r.f, r.fi, r.path = nil, nil, ""
 	if err != nil {
 		return fmt.Errorf("diskstats: %w", err)
 	}

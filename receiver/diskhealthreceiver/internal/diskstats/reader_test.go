@@ -124,3 +124,39 @@ func TestFileReaderCloseIsIdempotent(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.NoError(t, r.Close())
 }
+
+// TestFileReaderReopensReplacedFile: a file replaced by rename (a new inode) is reopened within
+// checkEvery reads, so its values do not freeze; a removed file becomes an error naming the path.
+func TestFileReaderReopensReplacedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "diskstats")
+	require.NoError(t, os.WriteFile(path, []byte("old\n"), 0o600))
+	var r FileReader
+	t.Cleanup(func() { _ = r.Close() })
+	got, err := r.Read(path)
+	require.NoError(t, err)
+	require.Equal(t, "old\n", string(got))
+
+	tmp := filepath.Join(dir, "diskstats.new")
+	require.NoError(t, os.WriteFile(tmp, []byte("new\n"), 0o600))
+	require.NoError(t, os.Rename(tmp, path))
+	seen := false
+	for range checkEvery {
+		got, err = r.Read(path)
+		require.NoError(t, err)
+		if string(got) == "new\n" {
+			seen = true
+			break
+		}
+	}
+	assert.True(t, seen, "the new file is read within %d reads", checkEvery)
+
+	require.NoError(t, os.Remove(path))
+	for range checkEvery {
+		if _, err = r.Read(path); err != nil {
+			break
+		}
+	}
+	require.Error(t, err, "a removed file is an error within %d reads", checkEvery)
+	assert.Contains(t, err.Error(), path)
+}

@@ -7,13 +7,16 @@ import (
 	"strings"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // Mount is one line of a mountinfo file, reduced to what filesystem usage
 // needs. The string fields are unescaped (the kernel writes space, tab,
-// newline and backslash as \040 \011 \012 \134) but otherwise raw bytes: a
-// mount point need not be valid UTF-8, so sanitise before using one as a
-// telemetry attribute.
+// newline and backslash as \040 \011 \012 \134). FSType and Source are
+// sanitised (sanitize.FSType, sanitize.MountSource: valid UTF-8, escaped,
+// capped); MountPoint and Root are raw bytes, as statfs needs them: a mount
+// point need not be valid UTF-8, so sanitise it (sanitize.MountPoint) before
+// using it as a telemetry attribute.
 type Mount struct {
 	// ID and ParentID are the kernel's mount IDs (fields 1 and 2). They are
 	// only used to find mounts hidden under another mount at the same path.
@@ -150,8 +153,8 @@ func ParseMountInfo(data []byte) ([]Mount, error) {
 		m.Root = s[o.root[0]:o.root[1]]
 		m.MountPoint = s[o.mp[0]:o.mp[1]]
 		m.Path = m.MountPoint
-		m.FSType = s[o.fstype[0]:o.fstype[1]]
-		m.Source = s[o.source[0]:o.source[1]]
+		m.FSType = sanitize.String(sanitize.FSType, s[o.fstype[0]:o.fstype[1]])
+		m.Source = sanitize.String(sanitize.MountSource, s[o.source[0]:o.source[1]])
 		m.Class = Classify(m.FSType)
 		m.subvolume = m.subvolume && m.FSType == "btrfs"
 	}

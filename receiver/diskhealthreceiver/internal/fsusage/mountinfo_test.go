@@ -3,11 +3,13 @@ package fsusage
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 func TestParseMountInfoLine(t *testing.T) {
@@ -242,4 +244,20 @@ func TestClassify(t *testing.T) {
 	assert.Equal(t, "remote", ClassRemote.String())
 	assert.Equal(t, "virtual", ClassVirtual.String())
 	assert.Equal(t, "unknown", FSClass(99).String())
+}
+
+// TestParseMountInfoSanitisesSourceAndType: a mount source or filesystem type with non-UTF-8 bytes or
+// control characters leaves the parser valid, escaped and capped (they become system.device and
+// system.filesystem.type); the mount point stays raw for statfs.
+func TestParseMountInfoSanitisesSourceAndType(t *testing.T) {
+	line := "36 35 8:1 / /mnt/\xff rw - ext4\x01 /dev/s\xffd\\011a" + strings.Repeat("x", 2000) + " rw\n"
+	mounts, err := ParseMountInfo([]byte(line))
+	require.NoError(t, err)
+	require.Len(t, mounts, 1)
+	m := mounts[0]
+	assert.Equal(t, `ext4\x01`, m.FSType)
+	assert.True(t, utf8.ValidString(m.Source))
+	assert.True(t, strings.HasPrefix(m.Source, "/dev/s\uFFFDd\\x09a"), "%q", m.Source)
+	assert.Len(t, m.Source, sanitize.Cap(sanitize.MountSource))
+	assert.Equal(t, "/mnt/\xff", m.MountPoint, "statfs needs the raw bytes")
 }

@@ -1,6 +1,7 @@
 package fsusage
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,5 +74,24 @@ func TestUsageFromStatfs(t *testing.T) {
 			assert.Equal(t, tt.ok, ok)
 			assert.InDelta(t, tt.util, util, 1e-12)
 		})
+	}
+}
+
+// TestUsageFromStatfsPastSignedRange: a filesystem reporting 2^63 blocks or more (a broken FUSE
+// filesystem) gives values within the int64 range of the data points, still adding up to the limit;
+// blocks × size past 2^64 no longer wraps.
+func TestUsageFromStatfsPastSignedRange(t *testing.T) {
+	for _, st := range []unix.Statfs_t{
+		{Bsize: 4096, Frsize: 4096, Blocks: 1 << 63, Bfree: 1 << 62, Bavail: 1 << 61, Files: 1<<64 - 1, Ffree: 1 << 63},
+		{Bsize: 4096, Frsize: 4096, Blocks: 1<<64 - 1, Bfree: 1<<64 - 1, Bavail: 1<<64 - 1},
+		{Bsize: 512, Frsize: 512, Blocks: 1<<55 + 1, Bfree: 1, Bavail: 1},
+	} {
+		u := UsageFromStatfs(&st)
+		for _, v := range []uint64{u.Limit, u.Used, u.Free, u.Reserved, u.Inodes, u.InodesUsed, u.InodesFree} {
+			assert.LessOrEqual(t, v, uint64(math.MaxInt64), "%+v", st)
+		}
+		assert.Equal(t, u.Limit, u.Used+u.Free+u.Reserved)
+		assert.Equal(t, u.Inodes, u.InodesUsed+u.InodesFree)
+		assert.Positive(t, u.Limit)
 	}
 }

@@ -12,9 +12,15 @@
 // device re-created and renumbered between two reads, as NVMe, loop and nbd
 // devices are); its gauges count from zero, as sysstat's do.
 // The 32-bit millisecond fields (rd/wr/dc/fl_ticks, io_ticks, time_in_queue)
-// wrap at 2^32: a step back whose modular difference is below 2^31 is a wrap
-// and the cumulative value keeps growing by that difference; a larger step
-// back is a glitch that adds nothing.
+// wrap at 2^32. A step back is a wrap only when its modular difference fits
+// the wall clock between the two reads: io_ticks ≤ Δt + 1 s, the per-request
+// sums (rd/wr/dc/fl_ticks, time_in_queue) ≤ (Δt + 1 s) × MaxInFlight, and
+// always below 2^31; the cumulative value then keeps growing by that
+// difference. Any other step back is a glitch: that counter adds nothing for
+// the interval (its cumulative value holds, its gauges count no time) and
+// counting resumes from the new kernel value, in the same series. (An io_ticks
+// stepping back by 3e9 ms in 1 s is not a wrap of 1.3e9 ms: utilization 0 for
+// that interval, not 1 296 135.)
 //
 // Gauges follow sysstat 12.6.1 (iostat.c write_ext_stat, rd_stats.c
 // compute_ext_disk_stats, the "removed then inserted again" test in

@@ -1,6 +1,7 @@
 package iostat
 
 import (
+	"math"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
@@ -126,8 +127,9 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 			d.restart(&cur, notAfter(d.last, now))
 			res.Reset = true
 		} else {
+			limits := wrapLimits(now.Sub(d.last))
 			for i := range d.ticks {
-				d.ticks[i] += narrowDelta(d.prev.narrow[i], cur.narrow[i])
+				d.ticks[i] += plausibleDelta(d.prev.narrow[i], cur.narrow[i], limits[i])
 			}
 			d.prev = cur
 		}
@@ -201,16 +203,16 @@ func (d *device) restart(cur *sample, start time.Time) {
 func (d *device) counters(s *diskstats.Stat) Counters {
 	w := &d.prev.wide
 	return Counters{
-		ReadOps:        w[rdIOs],
-		WriteOps:       w[wrIOs],
-		DiscardOps:     w[dcIOs],
-		FlushOps:       w[flIOs],
-		ReadMerged:     w[rdMerges],
-		WriteMerged:    w[wrMerges],
-		DiscardMerged:  w[dcMerges],
-		ReadBytes:      w[rdSectors] * sectorBytes,
-		WriteBytes:     w[wrSectors] * sectorBytes,
-		DiscardBytes:   w[dcSectors] * sectorBytes,
+		ReadOps:        signed(w[rdIOs]),
+		WriteOps:       signed(w[wrIOs]),
+		DiscardOps:     signed(w[dcIOs]),
+		FlushOps:       signed(w[flIOs]),
+		ReadMerged:     signed(w[rdMerges]),
+		WriteMerged:    signed(w[wrMerges]),
+		DiscardMerged:  signed(w[dcMerges]),
+		ReadBytes:      sectorsToBytes(w[rdSectors]),
+		WriteBytes:     sectorsToBytes(w[wrSectors]),
+		DiscardBytes:   sectorsToBytes(w[dcSectors]),
 		ReadTime:       msToSeconds(d.ticks[rdTicks]),
 		WriteTime:      msToSeconds(d.ticks[wrTicks]),
 		DiscardTime:    msToSeconds(d.ticks[dcTicks]),
@@ -232,6 +234,17 @@ func inFlight(v uint64) uint64 {
 }
 
 func msToSeconds(ms uint64) float64 { return float64(ms) / 1000 }
+
+// signed clamps a cumulative count to the int64 range of the data points it
+// becomes: a kernel never gets there, garbage input does, and a clamped
+// counter stays flat instead of going out negative.
+func signed(v uint64) uint64 { return min(v, math.MaxInt64) }
+
+// sectorsToBytes is sectors × 512, saturating below 2^63 (a product past
+// 2^64 would wrap, one past 2^63 would go out negative).
+func sectorsToBytes(sectors uint64) uint64 {
+	return min(sectors, math.MaxInt64/sectorBytes) * sectorBytes
+}
 
 // notAfter keeps a start time from lying after the point it starts, which
 // only a caller passing times out of order can cause.

@@ -541,3 +541,85 @@ func TestFieldCountChangeRestarts(t *testing.T) {
 	assert.Zero(t, r.Counters.FlushTime)
 	assert.InDelta(t, 10.0, r.Gauges.ReadOpsRate, 1e-12)
 }
+
+// TestImplausibleWrapIsNoWrap is the reported case: only io_ticks steps back by ~3e9 ms within 1 s. The
+// modular difference (~1.3e9 ms) does not fit the interval, so it is no wrap: utilization is 0 for that
+// interval (not 1 296 135), io_time holds (not +1.3e6 s) and the series goes on. A step back that fits
+// the interval is still a wrap, for every 32-bit field.
+func TestImplausibleWrapIsNoWrap(t *testing.T) {
+	e := NewEngine(boot)
+	now := boot.Add(time.Hour)
+	k, s := line(t, nvmeA)
+	s.IOsTotalTicks = 3_100_000_000
+	prev := e.Update(k, s, now)
+	e.EndScrape(now)
+
+	now = now.Add(time.Second)
+	next := *s
+	next.ReadIOs += 10
+	next.IOsTotalTicks -= 3_000_000_000
+	r := e.Update(k, &next, now)
+	e.EndScrape(now)
+	checkResult(t, &prev, r, now)
+	require.True(t, r.HasGauges)
+	assert.False(t, r.Reset)
+	assert.Equal(t, prev.Start, r.Start, "the same series")
+	assert.Zero(t, r.Gauges.Utilization)
+	assert.Equal(t, prev.Counters.IOTime, r.Counters.IOTime)
+	assert.InDelta(t, 10.0, r.Gauges.ReadOpsRate, 1e-9, "the other counters are unaffected")
+
+	// Counting resumes from the kernel's new value.
+	now = now.Add(time.Second)
+	again := next
+	again.IOsTotalTicks += 500
+	r2 := e.Update(k, &again, now)
+	checkResult(t, &r, r2, now)
+	assert.InDelta(t, 0.5, r2.Gauges.Utilization, 1e-12)
+	assert.InDelta(t, r.Counters.IOTime+0.5, r2.Counters.IOTime, 1e-9)
+}
+
+// TestWrapLimits: what counts as a wrap per field, by the interval. io_ticks gains at most the wall clock
+// (+ 1 s of slack); the per-request sums at most that × MaxInFlight; never 2^31 or more.
+func TestWrapLimits(t *testing.T) {
+	l := wrapLimits(time.Second)
+	assert.Equal(t, uint64(2000), l[ioTicks])
+	for _, i := range []int{rdTicks, wrTicks, dcTicks, flTicks, rqTicks} {
+		assert.Equal(t, uint64(2000*MaxInFlight), l[i])
+	}
+	assert.Equal(t, [nNarrow]uint64{}, wrapLimits(0), "no interval, no wrap")
+	long := wrapLimits(365 * 24 * time.Hour)
+	for i := range long {
+		assert.Equal(t, uint64(wrapLimit-1), long[i])
+	}
+	assert.Equal(t, uint64(1500), plausibleDelta(1<<32-1000, 500, 2000), "a wrap that fits")
+	assert.Zero(t, plausibleDelta(1<<32-1000, 1500, 2000), "2500 ms in a 1 s interval is no wrap")
+	assert.Equal(t, uint64(5), plausibleDelta(5, 10, 0), "forward steps are not limited")
+}
+
+// TestCountersStaySigned: 64-bit counters at and past 2^63, and sectors whose bytes pass 2^64, come out
+// within the int64 range of the data points: clamped, never wrapped, and flat (not falling) from there.
+func TestCountersStaySigned(t *testing.T) {
+	e := NewEngine(boot)
+	now := boot.Add(time.Hour)
+	k, s := line(t, nvmeA)
+	s.ReadIOs = 1 << 63
+	s.WriteIOs = math.MaxUint64
+	s.ReadSectors = 1<<55 + 1 // × 512 = 2^64 + 512: wraps to 512 in uint64
+	s.WriteSectors = 1 << 54  // × 512 = 2^63
+	r := e.Update(k, s, now)
+	e.EndScrape(now)
+	c := r.Counters
+	for name, v := range map[string]uint64{"read ops": c.ReadOps, "write ops": c.WriteOps, "read bytes": c.ReadBytes, "write bytes": c.WriteBytes} {
+		assert.LessOrEqual(t, v, uint64(math.MaxInt64), name)
+		assert.GreaterOrEqual(t, v, uint64(math.MaxInt64-511), name)
+	}
+	now = now.Add(time.Second)
+	next := *s
+	next.ReadIOs++
+	next.ReadSectors++
+	r2 := e.Update(k, &next, now)
+	checkResult(t, &r, r2, now)
+	assert.False(t, r2.Reset)
+	assert.Equal(t, c.ReadOps, r2.Counters.ReadOps, "clamped: flat")
+	assert.Equal(t, c.ReadBytes, r2.Counters.ReadBytes)
+}

@@ -7,10 +7,13 @@ import "time"
 // counters as read; the times come from 32-bit millisecond fields extended
 // across wraps, so they keep growing where the kernel's value wraps at 2^32.
 type Counters struct {
+	// Counts and bytes are at most 2^63 - 1, the int64 range of the data
+	// points they become: a count past it (only garbage input gets there) is
+	// clamped and then stays flat, never negative; bytes are sectors × 512,
+	// saturating the same way (past 2^54 sectors, 8 EiB) instead of wrapping.
 	ReadOps, WriteOps, DiscardOps, FlushOps uint64 // completed requests
 	ReadMerged, WriteMerged, DiscardMerged  uint64 // requests merged into adjacent ones
-	// Bytes are sectors × 512; they would wrap only past 2^55 sectors (16 EiB).
-	ReadBytes, WriteBytes, DiscardBytes uint64
+	ReadBytes, WriteBytes, DiscardBytes     uint64
 	// Seconds spent by all requests of the kind (rd/wr/dc/fl_ticks).
 	ReadTime, WriteTime, DiscardTime, FlushTime float64
 	IOTime                                      float64 // seconds with at least one request in flight (io_ticks)
@@ -22,7 +25,8 @@ type Counters struct {
 // of the device, with sysstat 12.6 formulas converted to base units (seconds,
 // bytes, ratios 0–1). Δx is the increase of counter x in the interval, Δt the
 // interval. A 64-bit counter that went down contributes Δ = 0; a 32-bit
-// millisecond field that wrapped contributes its modular increase.
+// millisecond field that wrapped contributes its modular increase when that
+// fits Δt (see MaxInFlight), else Δ = 0.
 type Gauges struct {
 	ReadOpsRate    float64 // r/s = Δrd_ios / Δt
 	WriteOpsRate   float64 // w/s
@@ -55,7 +59,9 @@ type Gauges struct {
 	// 1, as sysstat does not clamp %util either: values slightly above 1 come
 	// from the kernel's jiffy-granular io_ticks accounting, and a device
 	// serving requests in parallel (NVMe, RAID) can be at 1 without being
-	// saturated.
+	// saturated. A forward step of io_ticks is taken as read, so a kernel
+	// that charges time lazily (at a long request's end) can also make one
+	// interval's value exceed 1; only a step back is checked against Δt.
 	Utilization float64
 }
 
@@ -66,8 +72,9 @@ func computeGauges(prev, cur *sample, dt time.Duration) Gauges {
 		d[i] = float64(wideDelta(prev.wide[i], cur.wide[i]))
 	}
 	var t [nNarrow]float64
+	limits := wrapLimits(dt)
 	for i := range t {
-		t[i] = float64(narrowDelta(prev.narrow[i], cur.narrow[i]))
+		t[i] = float64(plausibleDelta(prev.narrow[i], cur.narrow[i], limits[i]))
 	}
 	sec := dt.Seconds()
 	ms := sec * 1000

@@ -1,6 +1,10 @@
 package iostat
 
-import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+import (
+	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
+)
 
 // Indexes of the counters the kernel prints as unsigned long (%lu, 64-bit on
 // 64-bit kernels). A decrease of any of them means the counters restarted.
@@ -118,13 +122,52 @@ func wideDelta(prev, cur uint64) uint64 {
 const wrapLimit = 1 << 31
 
 // narrowDelta is the increase of a 32-bit millisecond field, modulo 2^32 when
-// it wrapped.
-func narrowDelta(prev, cur uint32) uint64 {
+// it wrapped, whatever the interval (the engine uses plausibleDelta).
+func narrowDelta(prev, cur uint32) uint64 { return plausibleDelta(prev, cur, wrapLimit-1) }
+
+// Plausibility of a wrap. A millisecond counter cannot gain more than the wall
+// clock allows between two reads, so a step back is a wrap only when its
+// modular increase fits the interval Δt:
+//   - io_ticks (wall time with a request in flight): at most Δt + wrapSlack;
+//   - rd/wr/dc/fl_ticks and time_in_queue (sums over requests): at most
+//     (Δt + wrapSlack) × MaxInFlight;
+//
+// and always below 2^31 (wrapLimit). A larger step back is no wrap: that
+// counter adds nothing for the interval (its cumulative value holds, the
+// gauges it feeds count no time) and counting resumes from the new kernel
+// value; the series goes on. Forward steps are taken as read (see Gauges).
+const (
+	// MaxInFlight bounds the requests a device can have in flight at once
+	// (the blk-mq tag space: 65 536 tags, e.g. 64 queues of depth 1 024).
+	MaxInFlight = 1 << 16
+	// wrapSlack covers the kernel's lazy io_ticks accounting (updated at a
+	// request's start and end, in jiffies) and the distance between the
+	// kernel's sampling and ours.
+	wrapSlack = time.Second
+)
+
+// wrapLimits are the largest plausible wrap increases of each 32-bit field
+// over dt; all 0 (no wrap believed) when dt is not positive.
+func wrapLimits(dt time.Duration) [nNarrow]uint64 {
+	var l [nNarrow]uint64
+	if dt <= 0 {
+		return l
+	}
+	wall := uint64((dt + wrapSlack).Milliseconds())
+	for i := range l {
+		l[i] = min(wall*MaxInFlight, wrapLimit-1)
+	}
+	l[ioTicks] = min(wall, wrapLimit-1)
+	return l
+}
+
+// plausibleDelta is narrowDelta where a wrap counts only up to limit.
+func plausibleDelta(prev, cur uint32, limit uint64) uint64 {
 	if cur >= prev {
 		return uint64(cur - prev)
 	}
-	if d := cur - prev; d < wrapLimit { // modular: the counter passed 2^32
-		return uint64(d)
+	if d := uint64(cur - prev); d <= limit {
+		return d
 	}
 	return 0
 }

@@ -3,6 +3,7 @@ package cgroupsscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -123,8 +124,10 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		return pmetric.NewMetrics(), errs.Combine()
 	}
 	if err := s.refreshNames(); err != nil {
-		// Devices are then named by major:minor; the I/O is still reported.
-		errs.Add(err)
+		// /proc/diskstats is read only for device names: without it (or for its bad lines) devices are
+		// named by major:minor and every cgroup's I/O is still reported, so the error is partial (the
+		// controller drops a scrape that returns a plain error).
+		errs.AddPartial(emit.CountErrors(err), fmt.Errorf("device names (devices then named by major:minor): %w", err))
 	}
 	ts := pcommon.NewTimestampFromTime(now)
 	for i := range res.Cgroups {
@@ -167,13 +170,13 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 			continue
 		}
 		kept = true
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.ReadBytes), cg.Path, dev, rd)
-		mb.RecordContainerDiskIoDataPoint(ts, int64(d.WriteBytes), cg.Path, dev, wr)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.ReadOps), cg.Path, dev, rd)
-		mb.RecordContainerDiskOperationsDataPoint(ts, int64(d.WriteOps), cg.Path, dev, wr)
+		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), cg.Path, dev, rd)
+		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), cg.Path, dev, wr)
+		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
+		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), cg.Path, dev, wr)
 		if d.HasDiscard {
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, int64(d.DiscardBytes), cg.Path, dev)
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, int64(d.DiscardOps), cg.Path, dev)
+			mb.RecordContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
+			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
 		}
 	}
 	if !kept {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -167,4 +168,43 @@ func testConfig(root string) *Config {
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
 	return cfg
+}
+
+// TestCgroupScraperDiskstatsFailureIsPartial: /proc/diskstats is read only for device names, so a
+// malformed line in it, or its absence, is a partial error: every cgroup's I/O is still reported, the
+// devices the file did not name by major:minor.
+func TestCgroupScraperDiskstatsFailureIsPartial(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		diskstats string // "" removes the file
+		want      []string
+	}{
+		{name: "malformed line", diskstats: "   8       0 sda 1 0 8 1 1 0 8 1 0 1 1 0 0 0 0 0 0\n 253 0 dm-0 x\n",
+			want: []string{"sda", "253:0"}},
+		{name: "missing file", want: []string{"8:0", "253:0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newCgroupRoot(t, "v2-k8s-crio")
+			cfg := testConfig(r.root)
+			cfg.Devices.Include = []string{"sda", "8:0", "253:0"}
+			clock := t0
+			s, _ := newTestCgroupScraper(t, cfg, &clock)
+			_, err := s.scrape(t.Context())
+			require.NoError(t, err)
+			r.moveTo("t2")
+			path := filepath.Join(r.root, "proc", "diskstats")
+			if tc.diskstats == "" {
+				require.NoError(t, os.Remove(path))
+			} else {
+				require.NoError(t, os.WriteFile(path, []byte(tc.diskstats), 0o644))
+			}
+			clock = t0.Add(30 * time.Second)
+			md, err := s.scrape(t.Context())
+			require.Error(t, err)
+			assert.True(t, scrapererror.IsPartialScrapeError(err), "a diskstats failure costs device names, not the scrape: %v", err)
+			assert.Contains(t, err.Error(), "device names")
+			require.Equal(t, 1, md.ResourceMetrics().Len())
+			assert.ElementsMatch(t, tc.want, dhtest.Devices(md))
+		})
+	}
 }

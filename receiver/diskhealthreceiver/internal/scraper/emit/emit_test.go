@@ -3,6 +3,7 @@ package emit
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"testing"
 
@@ -31,4 +32,11 @@ func TestCountErrors(t *testing.T) {
 		lines = lines.Add(&parseerr.Line{File: "io.stat", Line: i + 1, Err: strconv.ErrSyntax})
 	}
 	assert.Equal(t, 13, CountErrors(errors.Join(fmt.Errorf("cgroup /a: %w", lines), fmt.Errorf("cgroup /b: %w", a))))
+}
+
+func TestInt(t *testing.T) {
+	assert.Equal(t, int64(0), Int(0))
+	assert.Equal(t, int64(math.MaxInt64), Int(math.MaxInt64))
+	assert.Equal(t, int64(math.MaxInt64), Int(1<<63), "2^63 is clamped, not -9.22e18")
+	assert.Equal(t, int64(math.MaxInt64), Int(math.MaxUint64))
 }

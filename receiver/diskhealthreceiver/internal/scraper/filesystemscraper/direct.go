@@ -1,12 +1,11 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
-	"strings"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
@@ -95,7 +94,7 @@ func newDirect(s *fsScraper, mbc metadata.MetricsBuilderConfig) *direct {
 func (d *direct) mount(m *fsusage.Mount, build func(mp string) pcommon.Resource) *mountCache {
 	c := d.mounts[m]
 	if c == nil || c.src != m.MountPoint || c.major != m.Major || c.minor != m.Minor {
-		mp := strings.ToValidUTF8(m.MountPoint, "\uFFFD")
+		mp := sanitize.String(sanitize.MountPoint, m.MountPoint)
 		c = &mountCache{src: m.MountPoint, major: m.Major, minor: m.Minor, mp: mp, res: build(mp)}
 		d.mounts[m] = c
 	}
@@ -152,8 +151,8 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 	if hasInodes {
 		if s := d.inodesUsage; s != nil {
 			dps := s.Begin(ms, 2)
-			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(int64(u.InodesUsed))
-			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(int64(u.InodesFree))
+			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(emit.Int(u.InodesUsed))
+			emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(emit.Int(u.InodesFree))
 		}
 		if s := d.inodesUtil; s != nil {
 			emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).
@@ -161,7 +160,7 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 		}
 	}
 	if s := d.limit; s != nil && ok {
-		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetIntValue(int64(u.Limit))
+		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetIntValue(emit.Int(u.Limit))
 	}
 	if s := d.status; s != nil {
 		dps := s.Begin(ms, len(fsStatuses))
@@ -178,9 +177,9 @@ func (d *direct) result(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 	}
 	if s := d.usage; s != nil && ok {
 		dps := s.Begin(ms, 3)
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(int64(u.Used))
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(int64(u.Free))
-		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.reserved).SetIntValue(int64(u.Reserved))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.used).SetIntValue(emit.Int(u.Used))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.free).SetIntValue(emit.Int(u.Free))
+		emit.Point(dps, start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ, d.stateKey, d.reserved).SetIntValue(emit.Int(u.Reserved))
 	}
 	if s := d.util; s != nil && ok && hasRatio {
 		emit.Point(s.Begin(ms, 1), start, ts, d.devKey, dev, d.modeKey, mode, d.mpKey, mp, d.typeKey, typ).SetDoubleValue(ratio)

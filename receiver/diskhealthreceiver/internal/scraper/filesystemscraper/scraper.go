@@ -2,7 +2,6 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -12,6 +11,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
@@ -82,7 +83,7 @@ func (s *fsScraper) shutdown(context.Context) error {
 // logStateChange writes one line per change of a mount's status, never one per scrape.
 func (s *fsScraper) logStateChange(c fsusage.StateChange) {
 	fields := []zap.Field{
-		zap.String("mountpoint", c.Mount.MountPoint), zap.String("device", c.Mount.Source),
+		zap.String("mountpoint", sanitize.String(sanitize.MountPoint, c.Mount.MountPoint)), zap.String("device", c.Mount.Source),
 		zap.String("from", c.From.String()), zap.String("to", c.To.String()),
 	}
 	if c.To == fsusage.StatusOK {
@@ -154,8 +155,8 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
 	mb := s.mb
 	dev, typ := m.Source, m.FSType
-	// Mount points are bytes on Linux; attributes must be valid UTF-8.
-	mp := strings.ToValidUTF8(m.MountPoint, "\uFFFD")
+	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
+	mp := sanitize.String(sanitize.MountPoint, m.MountPoint)
 	for _, st := range fsStatuses {
 		v := int64(0)
 		if st.status == r.Status {
@@ -169,16 +170,16 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 			mode = metadata.AttributeSystemFilesystemModeRo
 		}
 		u := &r.Usage
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, int64(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
-		mb.RecordSystemFilesystemLimitDataPoint(ts, int64(u.Limit), dev, mode, mp, typ)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		mb.RecordSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
 		if ratio, ok := u.Utilization(); ok {
 			mb.RecordSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
 		}
 		if u.Inodes > 0 {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, int64(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
 			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
 		}
 		if r.Forecast.OK {

@@ -207,22 +207,22 @@ func (d *direct) device(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 
 	// The builder's order: metrics by name.
 	if discard {
-		int1(d.discardIo, int64(c.DiscardBytes))
-		int1(d.discardMerged, int64(c.DiscardMerged))
+		int1(d.discardIo, emit.Int(c.DiscardBytes))
+		int1(d.discardMerged, emit.Int(c.DiscardMerged))
 		dbl1(d.discardOpTime, c.DiscardTime)
-		int1(d.discardOps, int64(c.DiscardOps))
+		int1(d.discardOps, emit.Int(c.DiscardOps))
 	}
 	if flush {
 		dbl1(d.flushOpTime, c.FlushTime)
-		int1(d.flushOps, int64(c.FlushOps))
+		int1(d.flushOps, emit.Int(c.FlushOps))
 	}
-	int2(d.io, int64(c.ReadBytes), int64(c.WriteBytes))
+	int2(d.io, emit.Int(c.ReadBytes), emit.Int(c.WriteBytes))
 	perDir(d.ioRate, g.ReadBytesRate, g.WriteBytesRate, g.DiscardBytesRate, false, 0)
 	dbl1(d.ioTime, c.IOTime)
 	if id.Size > 0 {
-		int1(d.limit, int64(id.Size))
+		int1(d.limit, emit.Int(id.Size))
 	}
-	int2(d.merged, int64(c.ReadMerged), int64(c.WriteMerged))
+	int2(d.merged, emit.Int(c.ReadMerged), emit.Int(c.WriteMerged))
 	perDir(d.mergedRate, g.ReadMergedRate, g.WriteMergedRate, g.DiscardMergedRate, false, 0)
 	perDir(d.mergedRatio, g.ReadMergedRatio, g.WriteMergedRatio, g.DiscardMergedRatio, false, 0)
 	perDir(d.avgSize, g.ReadAvgSize, g.WriteAvgSize, g.DiscardAvgSize, false, 0)
@@ -233,8 +233,8 @@ func (d *direct) device(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, 
 		emit.Point(dps, start, ts, d.devKey, dev, d.ioDirKey, d.rd).SetDoubleValue(c.ReadTime)
 		emit.Point(dps, start, ts, d.devKey, dev, d.ioDirKey, d.wr).SetDoubleValue(c.WriteTime)
 	}
-	int2(d.ops, int64(c.ReadOps), int64(c.WriteOps))
-	int1(d.pending, int64(c.InFlight))
+	int2(d.ops, emit.Int(c.ReadOps), emit.Int(c.WriteOps))
+	int1(d.pending, emit.Int(c.InFlight))
 	gauge1(d.queue, g.QueueLength)
 	gauge1(d.util, g.Utilization)
 	dbl1(d.weighted, c.WeightedIOTime)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
@@ -70,4 +72,36 @@ func TestDirectOnlyWhereExact(t *testing.T) {
 	assert.Nil(t, newTestIOScraper(t, cfg, &clock).direct)
 	cfg.MetricsBuilderConfig.Metrics.SystemDiskIo.Enabled = false
 	assert.NotNil(t, newTestIOScraper(t, cfg, &clock).direct)
+}
+
+// TestCountersPastSignedRangeNeverNegative: u64 counters at and past 2^63 and sectors whose bytes pass
+// 2^64 reach the int64 points clamped (system.disk.operations was -9.22e18, system.disk.io -512), in the
+// direct emitter and the builder alike.
+func TestCountersPastSignedRangeNeverNegative(t *testing.T) {
+	f := newFixtureRoot(t, "k5.4-nvme")
+	cfg := testConfig(f.root)
+	clock := t0
+	direct, builder := newTestIOScraper(t, cfg, &clock), newTestIOScraper(t, cfg, &clock)
+	builder.direct = nil
+	for i, line := range []string{
+		" 259 0 nvme0n1 9223372036854775808 18446744073709551615 36028797018963969 1 9223372036854775807 0 18014398509481984 1 0 1 1 18446744073709551615 0 36028797018963968 0 9223372036854775809 0\n",
+		" 259 0 nvme0n1 9223372036854775809 18446744073709551615 36028797018963970 2 9223372036854775808 0 18014398509481985 2 0 2 2 18446744073709551615 0 36028797018963969 0 9223372036854775810 0\n",
+	} {
+		clock = t0.Add(time.Duration(i) * 10 * time.Second)
+		f.writeProc("diskstats", line)
+		want, err := builder.scrape(t.Context())
+		require.NoError(t, err)
+		got, err := direct.scrape(t.Context())
+		require.NoError(t, err)
+		dhtest.AssertSameBytes(t, want, got)
+		require.Positive(t, got.DataPointCount())
+		dhtest.ForEachMetric(got, func(_ pcommon.Resource, m pmetric.Metric) {
+			dps := dhtest.NumberPoints(m)
+			for j := range dps.Len() {
+				if dp := dps.At(j); dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+					assert.GreaterOrEqual(t, dp.IntValue(), int64(0), "%s", m.Name())
+				}
+			}
+		})
+	}
 }

@@ -1,7 +1,9 @@
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -82,7 +84,10 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	path := filepath.Join(s.procDir, "diskstats")
 	data, err := s.reader.Read(path)
 	if err != nil {
-		return pmetric.NewMetrics(), err
+		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %s is empty", path)
 	}
 	// The read time is the sample time: intervals use its monotonic reading.
 	now := s.now()
@@ -113,7 +118,16 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	for i := range stats {
 		st := &stats[i]
 		id, ok := s.ids.Get(st.DeviceName)
-		if !ok || !s.filter.Match(id) {
+		if !ok {
+			continue
+		}
+		if !s.filter.Match(id) {
+			if uerr := s.ids.Unreadable(st.DeviceName); uerr != nil {
+				// Said every scrape while it lasts (the reporter logs it once): the device is not
+				// merely filtered out as configured, it is missing for want of its identity.
+				errs.AddPartial(1, fmt.Errorf("device %s dropped from I/O metrics: its sysfs identity could not be read, "+
+					"so its class falls back to other, which %s.device_classes does not include: %w", st.DeviceName, section, uerr))
+			}
 			continue
 		}
 		r := s.engine.Update(iostat.Key{Major: st.MajorNumber, Minor: st.MinorNumber, Name: st.DeviceName, Seq: id.DiskSeq}, st, now)
@@ -151,28 +165,28 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 
 	// Counters start when their series started (boot, the device's appearance, or its re-creation).
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.Start)))
-	mb.RecordSystemDiskIoDataPoint(ts, int64(c.ReadBytes), dev, rd)
-	mb.RecordSystemDiskIoDataPoint(ts, int64(c.WriteBytes), dev, wr)
-	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.ReadOps), dev, rd)
-	mb.RecordSystemDiskOperationsDataPoint(ts, int64(c.WriteOps), dev, wr)
-	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.ReadMerged), dev, rd)
-	mb.RecordSystemDiskMergedDataPoint(ts, int64(c.WriteMerged), dev, wr)
+	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
+	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
+	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
+	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
+	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
+	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
 	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
 	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
 	mb.RecordSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
 	mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
-	mb.RecordSystemDiskPendingOperationsDataPoint(ts, int64(c.InFlight), dev)
+	mb.RecordSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
 	if id.Size > 0 {
-		mb.RecordSystemDiskLimitDataPoint(ts, int64(id.Size), dev)
+		mb.RecordSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
 	}
 	if st.HasDiscard() {
-		mb.RecordSystemDiskDiscardIoDataPoint(ts, int64(c.DiscardBytes), dev)
-		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, int64(c.DiscardOps), dev)
-		mb.RecordSystemDiskDiscardMergedDataPoint(ts, int64(c.DiscardMerged), dev)
+		mb.RecordSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
+		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
+		mb.RecordSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
 		mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
 	}
 	if st.HasFlush() {
-		mb.RecordSystemDiskFlushOperationsDataPoint(ts, int64(c.FlushOps), dev)
+		mb.RecordSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
 		mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
 	}
 

@@ -195,3 +195,99 @@ func TestIOScraperBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), filepath.Join(f.root, "proc", "diskstats"))
 	})
 }
+
+// TestIOScraperSaysWhyNothingIsReported: an empty /proc/diskstats, a removed one and one replaced by
+// rename each give a clear outcome: the first two an error saying there is no device I/O and why, the
+// renamed file is read afresh (its values do not freeze on the old inode).
+func TestIOScraperSaysWhyNothingIsReported(t *testing.T) {
+	f := newFixtureRoot(t, "k5.4-nvme")
+	clock := t0
+	s := newTestIOScraper(t, testConfig(f.root), &clock)
+	path := filepath.Join(f.root, "proc", "diskstats")
+
+	f.writeProc("diskstats", "")
+	md, err := s.scrape(t.Context())
+	require.Error(t, err)
+	assert.Equal(t, "no device I/O: "+path+" is empty", err.Error())
+	assert.Zero(t, md.MetricCount())
+
+	f.copyProc("diskstats.1", "diskstats")
+	_, err = s.scrape(t.Context())
+	require.NoError(t, err)
+
+	// Replaced by rename: a new inode at the path, read within a few scrapes.
+	next, err := os.ReadFile(filepath.Join(f.source, "proc", "diskstats.2"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path+".tmp", next, 0o644))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	moved := false
+	for i := range 8 {
+		clock = t0.Add(time.Duration(i+1) * 10 * time.Second)
+		md, err = s.scrape(t.Context())
+		require.NoError(t, err)
+		if opsOf(md, "nvme0n1", "read") != 812345 {
+			moved = true
+			break
+		}
+	}
+	assert.True(t, moved, "the renamed file's values are read")
+
+	require.NoError(t, os.Remove(path))
+	for range 8 {
+		if _, err = s.scrape(t.Context()); err != nil {
+			break
+		}
+	}
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no device I/O: ")
+	assert.Contains(t, err.Error(), path)
+}
+
+// TestIOScraperSaysWhenADeviceIsDropped: a device whose sysfs entry cannot be read has no class (other)
+// and drops out of the default device classes; the scrape says so, naming the device, every scrape
+// while it lasts (the reporter logs it once). With other in device_classes it is reported.
+func TestIOScraperSaysWhenADeviceIsDropped(t *testing.T) {
+	f := newFixtureRoot(t, "k5.4-nvme")
+	data, err := os.ReadFile(filepath.Join(f.source, "proc", "diskstats.1"))
+	require.NoError(t, err)
+	f.writeProc("diskstats", string(data)+" 8 0 sdz 1 0 8 1 1 0 8 1 0 1 1 0 0 0 0 0 0\n")
+	clock := t0
+	s := newTestIOScraper(t, testConfig(f.root), &clock)
+	for range 2 {
+		md, err := s.scrape(t.Context())
+		require.Error(t, err)
+		assert.True(t, scrapererror.IsPartialScrapeError(err))
+		assert.Contains(t, err.Error(), "device sdz dropped from I/O metrics: its sysfs identity could not be read, so its class falls back to other, which iostat.device_classes does not include")
+		assert.Contains(t, err.Error(), filepath.Join(f.root, "sys", "class", "block", "sdz"))
+		assert.NotContains(t, dhtest.Devices(md), "sdz")
+		assert.Contains(t, dhtest.Devices(md), "nvme0n1")
+	}
+
+	cfg := testConfig(f.root)
+	cfg.DeviceClasses = []string{"disk", "other"}
+	all := newTestIOScraper(t, cfg, &clock)
+	md, err := all.scrape(t.Context())
+	require.Error(t, err, "the unreadable identity is still reported once")
+	assert.NotContains(t, err.Error(), "dropped")
+	assert.Contains(t, dhtest.Devices(md), "sdz")
+}
+
+// opsOf is the read (or write) operations of a device in md, -1 if absent.
+func opsOf(md pmetric.Metrics, dev, dir string) int64 {
+	v := int64(-1)
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != "system.disk.operations" {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			a := dps.At(i).Attributes()
+			d, _ := a.Get("system.device")
+			io, _ := a.Get("disk.io.direction")
+			if d.Str() == dev && io.Str() == dir {
+				v = dps.At(i).IntValue()
+			}
+		}
+	})
+	return v
+}

@@ -25,6 +25,12 @@ type pressureScraper struct {
 	path    string
 	boot    time.Time
 	off     bool
+	// seriesStart is the start of the cumulative totals: boot, or the previous scrape after a total went
+	// back (the kernel's never do; a replaced or garbage file can), so a total never falls within
+	// a series.
+	seriesStart time.Time
+	last        [2]uint64 // the some and full totals of the previous scrape
+	lastTime    time.Time
 
 	now func() time.Time
 }
@@ -61,7 +67,7 @@ func (s *pressureScraper) ready() error {
 	if err != nil {
 		return err
 	}
-	s.boot = boot
+	s.boot, s.seriesStart = boot, boot
 	return nil
 }
 
@@ -76,9 +82,14 @@ func (s *pressureScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	ts := pcommon.NewTimestampFromTime(s.now())
+	now := s.now()
+	ts := pcommon.NewTimestampFromTime(now)
+	if !s.lastTime.IsZero() && (p.Some.TotalMicros < s.last[0] || p.Full.TotalMicros < s.last[1]) {
+		s.seriesStart = s.lastTime
+	}
+	s.last, s.lastTime = [2]uint64{p.Some.TotalMicros, p.Full.TotalMicros}, now
 	mb := s.mb
-	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.boot)))
+	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.seriesStart)))
 	some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
 	record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
 		mb.RecordSystemIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), kind)

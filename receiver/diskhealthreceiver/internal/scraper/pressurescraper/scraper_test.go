@@ -1,6 +1,7 @@
 package pressurescraper
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -131,4 +132,30 @@ func TestPressureScraperMalformed(t *testing.T) {
 	assert.InDelta(t, 0.5, got["system.io.linux.pressure.total"]["full"].DoubleValue(), 1e-12)
 	assert.InDelta(t, 0.125, got["system.io.linux.pressure.10s"]["some"].DoubleValue(), 1e-12)
 	assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(1764396000, 0)), got["system.io.linux.pressure.total"]["some"].StartTimestamp())
+}
+
+// TestPressureScraperTotalGoingBackStartsANewSeries: the kernel's totals never fall, but a replaced or
+// garbage file can make them; the cumulative series then starts again at the previous scrape instead of
+// falling within one series.
+func TestPressureScraperTotalGoingBackStartsANewSeries(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "pressure"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "stat"), []byte("btime 1764396000\n"), 0o644))
+	path := filepath.Join(root, "proc", "pressure", "io")
+	write := func(some, full int) {
+		require.NoError(t, os.WriteFile(path, fmt.Appendf(nil, "some avg10=0.10 avg60=0.20 avg300=0.30 total=%d\nfull avg10=0.10 avg60=0.20 avg300=0.30 total=%d\n", some, full), 0o644))
+	}
+	write(1, 1)
+	s, _ := newTestPressureScraper(t, root)
+	boot := pcommon.NewTimestampFromTime(time.Unix(1764396000, 0))
+	var starts []pcommon.Timestamp
+	var times []pcommon.Timestamp
+	for _, v := range [][2]int{{2000000, 500000}, {3000000, 600000}, {3000000, 100}, {3500000, 200}} {
+		write(v[0], v[1])
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		dp := pressurePoints(t, md)["system.io.linux.pressure.total"]["full"]
+		starts, times = append(starts, dp.StartTimestamp()), append(times, dp.Timestamp())
+	}
+	assert.Equal(t, []pcommon.Timestamp{boot, boot, times[1], times[1]}, starts)
 }

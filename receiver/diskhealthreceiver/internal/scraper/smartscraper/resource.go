@@ -3,6 +3,7 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 )
@@ -11,7 +12,7 @@ import (
 func identityStrings(d device.Disk, snap *device.Snapshot) (model, serial, firmware string) {
 	model, serial, firmware = d.Identity.Model, d.Identity.Serial, d.Identity.Firmware
 	if snap == nil {
-		return
+		return model, serial, firmware
 	}
 	switch {
 	case snap.ATA != nil && snap.ATA.Identity != nil:
@@ -21,7 +22,8 @@ func identityStrings(d device.Disk, snap *device.Snapshot) (model, serial, firmw
 		c := snap.NVMe.Controller
 		model, serial, firmware = c.Model, c.Serial, c.Firmware
 	}
-	return
+	// What a drive reports is cleaned to printable ASCII of its field's width; the caps still apply.
+	return sanitize.String(sanitize.Model, model), sanitize.String(sanitize.Serial, serial), sanitize.String(sanitize.Firmware, firmware)
 }
 
 func (s *smartScraper) resource(d device.Disk, snap *device.Snapshot, last *device.Result) pcommon.Resource {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // Protocol is how a disk is spoken to.
@@ -92,7 +93,8 @@ func Discover(root string) ([]Disk, error) {
 	)
 	for _, e := range ents {
 		sysName := e.Name()
-		name := strings.ReplaceAll(sysName, "!", "/")
+		raw := strings.ReplaceAll(sysName, "!", "/")  // what sysfs and /dev are read with
+		name := sanitize.String(sanitize.Device, raw) // what the disk is called in telemetry (hw.name)
 		if reNVMeHidden.MatchString(name) || readTrim(sysRoot, "block", sysName, "hidden") == "1" {
 			continue
 		}
@@ -101,7 +103,7 @@ func Discover(root string) ([]Disk, error) {
 			errs = append(errs, fmt.Errorf("disk %s: %w", name, err))
 			continue
 		}
-		id, ierr := blockdev.ReadIdentity(sysRoot, name, maj, minor)
+		id, ierr := blockdev.ReadIdentity(sysRoot, raw, maj, minor)
 		if id.Class != blockdev.ClassDisk {
 			continue
 		}
@@ -120,7 +122,8 @@ func Discover(root string) ([]Disk, error) {
 			nsIDs[ctrl] = append(nsIDs[ctrl], &id)
 			continue
 		}
-		d := Disk{Name: name, Node: filepath.Join(devRoot, name), Identity: id, ID: blockdev.DiskID(&id)}
+		id.Name = name
+		d := Disk{Name: name, Node: filepath.Join(devRoot, raw), Identity: id, ID: blockdev.DiskID(&id)}
 		switch {
 		case exists(sysRoot, "block", sysName, "device", "scsi_level"):
 			if t := readTrim(sysRoot, "block", sysName, "device", "type"); t != "" && t != "0" {
@@ -162,14 +165,17 @@ func Discover(root string) ([]Disk, error) {
 	return disks, errors.Join(errs...)
 }
 
+// controllerIdentity is the identity of an NVMe controller without a namespace block device, read from
+// sys/class/nvme/<name>. Its strings take the same sanitising as blockdev's (valid UTF-8, control
+// characters escaped, capped), as they become hw.model, hw.serial_number, hw.firmware_version and hw.id.
 func controllerIdentity(sysRoot, name string) blockdev.Identity {
 	dir := []string{sysRoot, "class", "nvme", name}
 	return blockdev.Identity{
 		Name:       name,
 		Class:      blockdev.ClassDisk,
-		Model:      readTrim(append(dir, "model")...),
-		Serial:     readTrim(append(dir, "serial")...),
-		Firmware:   readTrim(append(dir, "firmware_rev")...),
+		Model:      sanitize.String(sanitize.Model, readTrim(append(dir, "model")...)),
+		Serial:     sanitize.String(sanitize.Serial, readTrim(append(dir, "serial")...)),
+		Firmware:   sanitize.String(sanitize.Firmware, readTrim(append(dir, "firmware_rev")...)),
 		Rotational: 0,
 	}
 }

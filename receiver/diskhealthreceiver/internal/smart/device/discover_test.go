@@ -5,9 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
 // sysTree builds a sysfs tree shaped like the kernel's: devices under
@@ -190,4 +193,27 @@ func TestDiscoverErrors(t *testing.T) {
 		}
 		assert.Equal(t, []string{"nvme0", "nvme2", "nvme3", "sdb", "vda"}, names)
 	})
+}
+
+// TestDiscoverSanitisesBareController: an NVMe controller without a namespace has its identity read from
+// sys/class/nvme, and its strings take the one sanitising path: valid UTF-8, control characters escaped,
+// capped (they become hw.model, hw.serial_number, hw.firmware_version and hw.id).
+func TestDiscoverSanitisesBareController(t *testing.T) {
+	s := newSysTree(t)
+	ctrl := "devices/pci0000:00/0000:00:05.0/nvme/nvme7"
+	s.write(ctrl+"/model", strings.Repeat("M", 100<<10)+"\n")
+	s.write(ctrl+"/serial", "SN\x01\x1b[31m\xff\n")
+	s.write(ctrl+"/firmware_rev", "1.0\x00\x7f\n")
+	s.link("class/nvme/nvme7", ctrl)
+	require.NoError(t, os.MkdirAll(s.path("block"), 0o755))
+	disks, err := Discover(s.root)
+	require.NoError(t, err)
+	require.Len(t, disks, 1)
+	id := disks[0].Identity
+	assert.Equal(t, strings.Repeat("M", sanitize.Cap(sanitize.Model)), id.Model)
+	assert.Equal(t, `SN\x01\x1b[31m`+"\uFFFD", id.Serial)
+	assert.Equal(t, `1.0\x00\x7f`, id.Firmware)
+	assert.True(t, utf8.ValidString(disks[0].ID))
+	assert.LessOrEqual(t, len(disks[0].ID), sanitize.Cap(sanitize.HWID))
+	assert.Equal(t, id.Model+"_"+id.Serial, disks[0].ID)
 }

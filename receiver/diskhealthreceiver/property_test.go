@@ -1,0 +1,679 @@
+//go:build linux
+
+package diskhealthreceiver
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scrapertest"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+)
+
+// The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
+// counts, values at and beyond the integer limits and random bytes in names; sysfs strings of random
+// bytes and lengths; mountinfo with random escapes and bytes; cgroup trees with random io.stat and
+// names — scraped several times by every source, as the receiver builds them, with random counter steps
+// in between (forward, backwards, resets, the file replaced by rename). Every output must hold:
+//   - every string (resource and point attributes) valid UTF-8, without control characters, within its
+//     kind's cap (sanitize);
+//   - no NaN or Inf;
+//   - no negative value in a monotonic sum, and no decrease of a cumulative point without a new start
+//     time;
+//   - start ≤ time;
+//   - ratios and utilizations within [0, 1], except system.disk.utilization, which is not clamped (a
+//     forward step of io_ticks is taken as read, as sysstat does); for it, a step back of io_ticks that
+//     does not fit the interval must give 0 (no wrap believed);
+//   - the OTLP protobuf encoding round-trips.
+//
+// `make test` runs propertyRoots roots from a fixed seed; FuzzReceiverProperty takes the fixture's
+// entropy from the fuzzer.
+
+const (
+	propertySeed  = 14
+	propertyRoots = 500
+	// propertyBudget stops the seeded run early on a slow machine (it must still reach propertyRoots).
+	propertyBudget = 4 * time.Minute
+	scrapesPerRoot = 4
+)
+
+func TestPropertyRandomRoots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(propertySeed, propertySeed))
+	deadline := time.Now().Add(propertyBudget)
+	n := 0
+	for ; n < propertyRoots && time.Now().Before(deadline); n++ {
+		data := make([]byte, 2048+rng.IntN(6144))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		ok := t.Run(strconv.Itoa(n), func(t *testing.T) { runProperty(t, data) })
+		if !ok {
+			t.Fatalf("root %d of seed %d failed", n, propertySeed)
+		}
+	}
+	if n < propertyRoots {
+		t.Fatalf("only %d of %d roots within %v", n, propertyRoots, propertyBudget)
+	}
+}
+
+func FuzzReceiverProperty(f *testing.F) {
+	rng := rand.New(rand.NewPCG(propertySeed, 1))
+	for range 8 {
+		data := make([]byte, 1024)
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		f.Add(data)
+	}
+	f.Add([]byte{})
+	f.Fuzz(runProperty)
+}
+
+// entropy hands out the fixture's choices from a byte string; past its end every choice is 0.
+type entropy struct{ b []byte }
+
+func (e *entropy) byte() byte {
+	if len(e.b) == 0 {
+		return 0
+	}
+	c := e.b[0]
+	e.b = e.b[1:]
+	return c
+}
+
+func (e *entropy) u64() uint64 {
+	var v [8]byte
+	for i := range v {
+		v[i] = e.byte()
+	}
+	return binary.LittleEndian.Uint64(v[:])
+}
+
+func (e *entropy) intn(n int) int { return int(e.u64() % uint64(n)) }
+
+func (e *entropy) chance(in256 int) bool { return int(e.byte()) < in256 }
+
+// bytes returns n random bytes without '\n' (fixture lines) and, when filename, valid as a file name.
+func (e *entropy) bytes(n int, filename bool) string {
+	var sb strings.Builder
+	for range n {
+		c := e.byte()
+		switch {
+		case c == '\n':
+			c = '\xff'
+		case filename && (c == '/' || c == 0):
+			c = '\x01'
+		}
+		sb.WriteByte(c)
+	}
+	return sb.String()
+}
+
+// length is a string length: mostly short, sometimes past every cap, rarely 100 KB.
+func (e *entropy) length() int {
+	switch e.intn(16) {
+	case 0:
+		return 5000 + e.intn(5000)
+	case 1:
+		if e.chance(64) {
+			return 100 << 10
+		}
+		return 300
+	default:
+		return e.intn(40)
+	}
+}
+
+// counter is a counter value: small, near 2^32, at or past 2^63, the u64 limit, or random.
+func (e *entropy) counter() uint64 {
+	switch e.intn(10) {
+	case 0:
+		return 0
+	case 1:
+		return 1<<32 - 1 - uint64(e.intn(5000))
+	case 2:
+		return 1<<63 + uint64(e.intn(3)) - 1
+	case 3:
+		return math.MaxUint64 - uint64(e.intn(3))
+	case 4:
+		return 1<<55 + uint64(e.intn(1000)) // sectors whose bytes pass 2^64
+	case 5:
+		return e.u64()
+	default:
+		return uint64(e.intn(1 << 30))
+	}
+}
+
+// step moves a counter: forward a little, back a little or a lot, reset to 0, to near 2^32, unchanged.
+func (e *entropy) step(v uint64) uint64 {
+	switch e.intn(12) {
+	case 0:
+		return v - min(v, uint64(e.intn(1000)))
+	case 1:
+		return v - 3_000_000_000
+	case 2:
+		return 0
+	case 3:
+		return 1<<32 - 1 - uint64(e.intn(500))
+	case 4:
+		return v
+	case 5:
+		return e.counter()
+	default:
+		return v + uint64(e.intn(1000))
+	}
+}
+
+type propDevice struct {
+	name         string
+	major, minor uint32
+	fields       int
+	vals         [17]uint64
+	garbage      string // a bad field replacing one value, "" for none
+	plain        bool   // a plain name: its utilization is checked against its io_ticks steps
+}
+
+type propRoot struct {
+	t       testing.TB
+	e       *entropy
+	dir     string
+	devices []*propDevice
+	cgroups []string // cgroup directories, relative to the hierarchy
+	cgVals  map[string][]uint64
+}
+
+func (r *propRoot) write(rel, content string) {
+	p := filepath.Join(r.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func newPropRoot(t testing.TB, e *entropy) *propRoot {
+	r := &propRoot{t: t, e: e, dir: t.TempDir(), cgVals: map[string][]uint64{}}
+	r.write("proc/stat", "cpu  1 2 3\nbtime 1795932000\n")
+	n := 1 + e.intn(6)
+	for i := range n {
+		d := &propDevice{major: uint32(8 + i), minor: uint32(e.intn(16))}
+		switch e.intn(4) {
+		case 0:
+			d.name = e.bytes(1+e.length(), false)
+			d.name = strings.Map(func(c rune) rune {
+				if c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' {
+					return 'x'
+				}
+				return c
+			}, d.name)
+		default:
+			d.name, d.plain = fmt.Sprintf("pd%d", i), true
+		}
+		d.fields = []int{14, 15, 17, 18, 19, 20, 20, 20, 21, 25, 3}[e.intn(11)]
+		for j := range d.vals {
+			d.vals[j] = e.counter()
+		}
+		r.devices = append(r.devices, d)
+		r.sysfs(d)
+	}
+	// An NVMe controller without a namespace, with random identity strings.
+	if e.chance(128) {
+		c := "sys/class/nvme/nvme9/"
+		r.write(c+"model", e.bytes(e.length(), false))
+		r.write(c+"serial", e.bytes(e.length(), false))
+		r.write(c+"firmware_rev", e.bytes(e.length(), false))
+	}
+	r.writeDiskstats(false)
+	r.mountinfo()
+	r.write("proc/pressure/io", r.psi())
+	r.cgroupTree()
+	return r
+}
+
+// sysfs gives a device a class/block entry (unless its name cannot be a file name, or by chance not, so
+// its identity is unreadable) with random identity strings.
+func (r *propRoot) sysfs(d *propDevice) {
+	e := r.e
+	sys := strings.ReplaceAll(d.name, "/", "!")
+	if strings.ContainsRune(sys, 0) || len(sys) > 200 || sys == "." || sys == ".." || e.chance(24) {
+		return
+	}
+	dev := "sys/devices/virtual/block/" + sys + "/"
+	r.write(dev+"dev", fmt.Sprintf("%d:%d\n", d.major, d.minor))
+	r.write(dev+"size", strconv.FormatUint(e.counter(), 10)+"\n")
+	r.write(dev+"queue/rotational", strconv.Itoa(e.intn(3))+"\n")
+	if e.chance(128) {
+		r.write(dev+"wwid", e.bytes(e.length(), false)+"\n")
+	}
+	if e.chance(200) {
+		hw := "sys/devices/pci0000:00/hw" + strconv.Itoa(int(d.major)) + "/"
+		r.write(hw+"model", e.bytes(e.length(), false)+"\n")
+		r.write(hw+"serial", e.bytes(e.length(), false)+"\n")
+		r.write(hw+"firmware_rev", e.bytes(e.length(), false)+"\n")
+		r.symlink(dev+"device", hw)
+	}
+	r.symlink("sys/class/block/"+sys, dev)
+	r.symlink("sys/block/"+sys, dev)
+}
+
+func (r *propRoot) symlink(rel, target string) {
+	p := filepath.Join(r.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(r.dir, target), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(r.dir, target), p); err != nil && !os.IsExist(err) {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *propRoot) writeDiskstats(rename bool) {
+	var sb strings.Builder
+	for _, d := range r.devices {
+		fmt.Fprintf(&sb, "%4d %7d %s", d.major, d.minor, d.name)
+		for j := 0; j < d.fields-3 && j < len(d.vals); j++ {
+			if d.garbage != "" && j == 4 {
+				sb.WriteString(" " + d.garbage)
+				continue
+			}
+			sb.WriteString(" " + strconv.FormatUint(d.vals[j], 10))
+		}
+		for j := len(d.vals); j < d.fields-3; j++ {
+			sb.WriteString(" 18446744073709551616") // past u64, beyond the fields read
+		}
+		sb.WriteByte('\n')
+	}
+	if rename {
+		r.write("proc/diskstats.new", sb.String())
+		if err := os.Rename(filepath.Join(r.dir, "proc/diskstats.new"), filepath.Join(r.dir, "proc/diskstats")); err != nil {
+			r.t.Fatal(err)
+		}
+		return
+	}
+	r.write("proc/diskstats", sb.String())
+}
+
+var escapes = []string{`\040`, `\011`, `\012`, `\134`, `\377`, `\0`, `\999`, `\`, `\1x`}
+
+func (r *propRoot) field(filename bool) string {
+	e := r.e
+	var sb strings.Builder
+	for range e.intn(4) {
+		if e.chance(80) {
+			sb.WriteString(escapes[e.intn(len(escapes))])
+		}
+		s := e.bytes(e.length()%60, filename)
+		sb.WriteString(strings.Map(func(c rune) rune {
+			if c == ' ' || c == '\t' {
+				return '_'
+			}
+			return c
+		}, s))
+	}
+	return sb.String()
+}
+
+func (r *propRoot) mountinfo() {
+	e := r.e
+	var sb strings.Builder
+	sb.WriteString("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")
+	for i := range 1 + e.intn(5) {
+		mp := "/" + r.field(true)
+		if e.chance(30) {
+			mp = r.field(true) // not absolute: a bad line
+		}
+		fmt.Fprintf(&sb, "%d 1 %d:%d / %s rw - %s %s rw\n", 10+i, e.intn(300), e.intn(300), mp, r.field(false), r.field(false))
+		if e.chance(20) {
+			sb.WriteString(r.field(false) + "\n") // garbage
+		}
+	}
+	r.write("proc/1/mountinfo", sb.String())
+	r.write("proc/self/mountinfo", sb.String())
+}
+
+func (r *propRoot) psi() string {
+	e := r.e
+	num := func() string {
+		return []string{"0.00", "1.50", "100.00", "1e308", "NaN", "-1", "99999999999999999999"}[e.intn(7)]
+	}
+	return fmt.Sprintf("some avg10=%s avg60=%s avg300=%s total=%d\nfull avg10=%s avg60=%s avg300=%s total=%d\n",
+		num(), num(), num(), e.counter(), num(), num(), num(), e.counter())
+}
+
+func (r *propRoot) cgroupTree() {
+	e := r.e
+	r.write("sys/fs/cgroup/cgroup.controllers", "cpu io memory\n")
+	r.cgroups = []string{""}
+	for range e.intn(5) {
+		name := r.field(true)
+		if name == "" || name == "." || name == ".." || len(name) > 200 {
+			name = "kubepods.slice"
+		}
+		parent := r.cgroups[e.intn(len(r.cgroups))]
+		r.cgroups = append(r.cgroups, filepath.Join(parent, name))
+	}
+	for _, cg := range r.cgroups {
+		vals := make([]uint64, 6)
+		for i := range vals {
+			vals[i] = e.counter()
+		}
+		r.cgVals[cg] = vals
+		r.writeIOStat(cg)
+	}
+}
+
+func (r *propRoot) writeIOStat(cg string) {
+	v := r.cgVals[cg]
+	dir := filepath.Join("sys/fs/cgroup", cg)
+	r.write(filepath.Join(dir, "cgroup.procs"), "")
+	var sb strings.Builder
+	for _, d := range r.devices[:min(2, len(r.devices))] {
+		fmt.Fprintf(&sb, "%d:%d rbytes=%d wbytes=%d rios=%d wios=%d dbytes=%d dios=%d\n", d.major, d.minor, v[0], v[1], v[2], v[3], v[4], v[5])
+	}
+	if r.e.chance(20) {
+		sb.WriteString("8:0 rbytes=12x3\n")
+	}
+	r.write(filepath.Join(dir, "io.stat"), sb.String())
+}
+
+// advance moves every counter between two scrapes.
+func (r *propRoot) advance() {
+	e := r.e
+	for _, d := range r.devices {
+		for j := range d.vals {
+			d.vals[j] = e.step(d.vals[j])
+		}
+		d.garbage = ""
+		if e.chance(10) {
+			d.garbage = []string{"12x3", "-1", "18446744073709551616", ""}[e.intn(4)]
+		}
+		if e.chance(10) {
+			d.fields = []int{14, 18, 20}[e.intn(3)]
+		}
+	}
+	r.writeDiskstats(e.chance(40))
+	for _, cg := range r.cgroups {
+		v := r.cgVals[cg]
+		for i := range v {
+			v[i] = e.step(v[i])
+		}
+		r.writeIOStat(cg)
+	}
+	r.write("proc/pressure/io", r.psi())
+}
+
+// propConfig is the receiver's configuration for root: every source on, every device class and every
+// filesystem kept, so every hostile string has a way out.
+func propConfig(root string) *Config {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.RootPath = root
+	cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
+	cfg.Filesystem.IncludeMemory = true
+	cfg.Filesystem.IncludeRemote = true
+	cfg.Filesystem.MountPoints.Exclude = nil
+	cfg.Filesystem.StatfsTimeout = 200 * time.Millisecond
+	cfg.Cgroups.MaxDepth = 6
+	return cfg
+}
+
+func runProperty(t *testing.T, data []byte) {
+	e := &entropy{b: data}
+	r := newPropRoot(t, e)
+	cfg := propConfig(r.dir)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var notes sanitize.Notes
+	var scrapers []scraper.Metrics
+	for _, src := range cfg.sources(nil, nil) {
+		if !src.enabled {
+			continue
+		}
+		f := reported(src.factory, &notes)
+		set := scrapertest.NewNopSettings(f.Type())
+		set.Logger = zap.NewNop()
+		s, err := f.CreateMetrics(t.Context(), set, src.cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", src.name, err)
+		}
+		if err := s.Start(t.Context(), componenttest.NewNopHost()); err != nil {
+			t.Fatalf("%s: start: %v", src.name, err)
+		}
+		t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
+		scrapers = append(scrapers, s)
+	}
+	st := newPropState()
+	var prevStart time.Time
+	var prevTicks map[string]propTicks
+	for k := range scrapesPerRoot {
+		start := time.Now()
+		outs := make([]pmetric.Metrics, len(scrapers))
+		for i, s := range scrapers {
+			md, err := s.ScrapeMetrics(t.Context())
+			if err != nil {
+				t.Fatalf("scrape %d: the reporter returns no error, got %v", k, err)
+			}
+			outs[i] = md
+		}
+		ticks := r.ticks()
+		for _, md := range outs {
+			st.check(t, md)
+			if k > 0 {
+				checkImplausibleWraps(t, md, prevTicks, ticks, time.Since(prevStart))
+			}
+		}
+		prevStart, prevTicks = start, ticks
+		r.advance()
+	}
+}
+
+// propTicks is what the utilization check needs of a plain device's line.
+type propTicks struct {
+	ioTicks uint32
+	fields  int
+	wide    [10]uint64
+	bad     bool
+}
+
+func (r *propRoot) ticks() map[string]propTicks {
+	m := map[string]propTicks{}
+	for _, d := range r.devices {
+		if !d.plain {
+			continue
+		}
+		v := d.vals
+		m[d.name] = propTicks{ioTicks: uint32(v[9]), fields: d.fields, bad: d.garbage != "" || d.fields < 14,
+			wide: [10]uint64{v[0], v[1], v[2], v[4], v[5], v[6], v[11], v[12], v[13], v[15]}}
+	}
+	return m
+}
+
+// checkImplausibleWraps: a plain device whose io_ticks stepped back by more than any interval up to
+// bound (+ 1 s) allows, with nothing else restarting, has utilization 0 for the interval.
+func checkImplausibleWraps(t *testing.T, md pmetric.Metrics, prev, cur map[string]propTicks, bound time.Duration) {
+	t.Helper()
+	forEachPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() != "system.disk.utilization" {
+			return
+		}
+		dev, _ := dp.Attributes().Get("system.device")
+		p, ok1 := prev[dev.Str()]
+		c, ok2 := cur[dev.Str()]
+		if !ok1 || !ok2 || p.bad || c.bad || p.fields != c.fields || c.ioTicks >= p.ioTicks {
+			return
+		}
+		fields := min(c.fields, 20)
+		for i := range c.wide {
+			if i >= 6 && fields < 18 || i >= 9 && fields < 20 {
+				break
+			}
+			if c.wide[i] < p.wide[i] {
+				return // a restart: the interval counts from zero
+			}
+		}
+		if step := uint64(c.ioTicks - p.ioTicks); step > uint64((bound+time.Second).Milliseconds()) && dp.DoubleValue() != 0 {
+			t.Fatalf("%s: io_ticks stepped back (modular %d ms within %v) and utilization is %v", dev.Str(), step, bound, dp.DoubleValue())
+		}
+	})
+}
+
+// propState follows the cumulative points across the scrapes of one root.
+type propState struct {
+	last map[string]propPoint
+}
+
+type propPoint struct {
+	start pcommon.Timestamp
+	value float64
+}
+
+func newPropState() *propState { return &propState{last: map[string]propPoint{}} }
+
+// attrKinds are the sanitised kinds of the attributes read from the host.
+var attrKinds = map[string]sanitize.Kind{
+	"hw.model": sanitize.Model, "hw.serial_number": sanitize.Serial, "hw.firmware_version": sanitize.Firmware,
+	"disk.wwn": sanitize.WWN, "hw.id": sanitize.HWID, "disk.dm_name": sanitize.DMName,
+	"disk.parent": sanitize.Device, "hw.name": sanitize.Device, "system.device": sanitize.Device,
+	"system.filesystem.mountpoint": sanitize.MountPoint, "system.filesystem.type": sanitize.FSType,
+	"cgroup.path": sanitize.CgroupPath, "systemd.unit.name": sanitize.SystemdUnit,
+}
+
+// capOf is the cap of an attribute's value (its sanitised kind's); other attributes are the receiver's
+// own values or built from capped parts, bounded by the largest cap.
+func capOf(metric, key string) int {
+	if key == "system.device" && strings.HasPrefix(metric, "system.filesystem.") {
+		return sanitize.Cap(sanitize.MountSource)
+	}
+	if k, ok := attrKinds[key]; ok {
+		return sanitize.Cap(k)
+	}
+	return 4096
+}
+
+func checkAttrs(t *testing.T, where, metric string, attrs pcommon.Map) {
+	t.Helper()
+	for k, v := range attrs.All() {
+		if v.Type() != pcommon.ValueTypeStr {
+			continue
+		}
+		s := v.Str()
+		if !utf8.ValidString(s) {
+			t.Fatalf("%s %s %s: invalid UTF-8 %q", where, metric, k, s)
+		}
+		for _, c := range s {
+			if c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f) {
+				t.Fatalf("%s %s %s: control character %U in %q", where, metric, k, c, s)
+			}
+		}
+		if n := capOf(metric, k); len(s) > n {
+			t.Fatalf("%s %s %s: %d bytes, cap %d", where, metric, k, len(s), n)
+		}
+	}
+}
+
+func forEachPoint(md pmetric.Metrics, fn func(pcommon.Resource, pmetric.Metric, pmetric.NumberDataPoint)) {
+	dhtest.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		dps := dhtest.NumberPoints(m)
+		for i := range dps.Len() {
+			fn(res, m, dps.At(i))
+		}
+	})
+}
+
+func pointValue(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+func (s *propState) check(t *testing.T, md pmetric.Metrics) {
+	t.Helper()
+	// The OTLP encoding round-trips (a strict reader would reject invalid UTF-8, checked below).
+	var pm pmetric.ProtoMarshaler
+	b, err := pm.MarshalMetrics(md)
+	if err != nil {
+		t.Fatalf("marshal: %v", err)
+	}
+	var pu pmetric.ProtoUnmarshaler
+	back, err := pu.UnmarshalMetrics(b)
+	if err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
+	if b2, _ := pm.MarshalMetrics(back); string(b2) != string(b) {
+		t.Fatal("OTLP protobuf does not round-trip")
+	}
+
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		checkAttrs(t, "resource", "", rms.At(i).Resource().Attributes())
+	}
+	forEachPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		name := m.Name()
+		checkAttrs(t, "point", name, dp.Attributes())
+		checkAttrs(t, "resource", name, res.Attributes())
+		v := pointValue(dp)
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("%s: %v", name, v)
+		}
+		if dp.StartTimestamp() != 0 && dp.StartTimestamp() > dp.Timestamp() {
+			t.Fatalf("%s: start %v after time %v", name, dp.StartTimestamp(), dp.Timestamp())
+		}
+		if (strings.HasSuffix(name, "utilization") || strings.HasSuffix(name, ".ratio")) && name != "system.disk.utilization" {
+			if v < 0 || v > 1 {
+				t.Fatalf("%s: %v outside [0, 1]", name, v)
+			}
+		}
+		if name == "system.disk.utilization" && v < 0 {
+			t.Fatalf("%s: %v", name, v)
+		}
+		if m.Type() != pmetric.MetricTypeSum || !m.Sum().IsMonotonic() {
+			return
+		}
+		if v < 0 {
+			t.Fatalf("%s: negative monotonic sum %v", name, v)
+		}
+		if m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+			return
+		}
+		key := seriesKey(res, m, dp)
+		if p, ok := s.last[key]; ok && p.start == dp.StartTimestamp() && v < p.value {
+			t.Fatalf("%s: cumulative %v fell to %v without a new start time (%s)", name, p.value, v, key)
+		}
+		s.last[key] = propPoint{start: dp.StartTimestamp(), value: v}
+	})
+}
+
+func seriesKey(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) string {
+	var sb strings.Builder
+	sb.WriteString(m.Name())
+	for _, attrs := range []pcommon.Map{res.Attributes(), dp.Attributes()} {
+		keys := make([]string, 0, attrs.Len())
+		for k, v := range attrs.All() {
+			keys = append(keys, k+"="+v.AsString())
+		}
+		slices.Sort(keys)
+		sb.WriteString("|" + strings.Join(keys, ","))
+	}
+	return sb.String()
+}
