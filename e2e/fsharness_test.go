@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,7 +242,7 @@ func filesystems(md pmetric.Metrics) map[string]*fsMount {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
 				m := ms.At(k)
-				if !strings.HasPrefix(m.Name(), "system.filesystem.") {
+				if !filesystemSourceMetric(m.Name()) {
 					continue
 				}
 				var dps pmetric.NumberDataPointSlice
@@ -389,3 +390,23 @@ func hasMetric(md pmetric.Metrics, name string) bool {
 	}
 	return false
 }
+
+// filesystemSourceMetrics are the metrics of the filesystem source, from its documentation.md: the stack
+// source's filesystem error counters share the system.filesystem. prefix and are not df's numbers.
+var filesystemSourceMetrics = sync.OnceValue(func() map[string]bool {
+	data, err := os.ReadFile(filepath.Join("..", "receiver", "diskhealthreceiver", "internal", "scraper", "filesystemscraper", "documentation.md"))
+	if err != nil {
+		panic(err)
+	}
+	ms, err := parseDocumentation(data)
+	if err != nil || len(ms) == 0 {
+		panic(fmt.Sprintf("filesystem documentation.md: %d metrics, %v", len(ms), err))
+	}
+	out := map[string]bool{}
+	for _, m := range ms {
+		out[m.Name] = true
+	}
+	return out
+})
+
+func filesystemSourceMetric(name string) bool { return filesystemSourceMetrics()[name] }
