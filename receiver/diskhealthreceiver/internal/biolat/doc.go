@@ -38,8 +38,9 @@
 //
 // Open picks its tracepoint from the kernel's BTF: tp_btf/block_io_done on 6.5+, the final
 // tp_btf/block_rq_complete on 5.5–6.4 (Hook says which). It needs CAP_BPF and CAP_PERFMON (or
-// CAP_SYS_ADMIN before 5.8); no root, no tracefs, no hostPID. Memory is preallocated: about 7.6 KiB per
-// device (MaxDevices), twice that and 1 MiB more for the in-flight table with DeviceTime.
+// CAP_SYS_ADMIN before 5.8); no root, no tracefs, no hostPID. Memory is preallocated per device (MaxDevices):
+// 9.1 KiB of map memory and 7.8 KiB of Go heap (Collect's read buffers), about twice that and 1.3 MiB
+// more for the in-flight table with DeviceTime (BenchmarkProbeMemory).
 // Stats returns the programs' run counts and, with kernel.bpf_stats_enabled=1, their run time.
 //
 // # Build
