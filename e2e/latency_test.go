@@ -461,7 +461,8 @@ func TestLatencyPrivileges(t *testing.T) {
 // protobuf exposition that Prometheus negotiates) scraped by Debian's Prometheus 2.42 with
 // --enable-feature=native-histograms: the read histogram of a loop device is a native histogram whose
 // count is at least fio's reads, and histogram_quantile(0.99, …) falls in a bucket whose lower bound is
-// at most fio's p99 (the block layer's interval lies inside fio's).
+// at most fio's p99 (the block layer's interval lies inside fio's). The Grafana dashboard's p50 and p99
+// panels, evaluated in that Prometheus, show the device's reads.
 func TestLatencyPrometheusNativeHistogram(t *testing.T) {
 	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
 	bin := collectorBinary(t)
@@ -538,4 +539,45 @@ scrape_configs:
 	mean := api.mustQuery(t, "histogram_sum("+series+") / histogram_count("+series+")")
 	require.Len(t, mean, 1)
 	require.Less(t, mean[0].float(t), upper*10, "the mean is not far above the p99")
+
+	// The Grafana dashboard's latency panels (histogram_quantile over rate() of the same native
+	// histograms): each shows the loop device's reads, in seconds and near the p99 above. The
+	// series appeared with fio's reads already in it, so rate() sees them only as a first sample: more
+	// reads now, which it does see.
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=512", "iflag=direct")
+	panels, _ := grafanaQueries(t)
+	var latencyPanels int
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "system_disk_operation_duration_seconds") {
+				continue
+			}
+			latencyPanels++
+			expr := strings.ReplaceAll(tg.Expr, "$host", ".*")
+			var res []promSample
+			// rate() needs the new reads in a sample: give Prometheus a few scrapes.
+			shows := func() bool {
+				for _, s := range res {
+					if s.Metric["system_device"] == dev && s.Metric["disk_io_direction"] == "read" && !math.IsNaN(s.float(t)) {
+						return true
+					}
+				}
+				return false
+			}
+			for end := time.Now().Add(15 * time.Second); !shows() && time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+				res = api.mustQuery(t, expr)
+			}
+			var got bool
+			for _, s := range res {
+				if s.Metric["system_device"] == dev && s.Metric["disk_io_direction"] == "read" {
+					got = true
+					v := s.float(t)
+					assert.Positive(t, v, "panel %q", p.Title)
+					assert.Less(t, v, 10*upper, "panel %q: seconds, near the p99 (other reads, so within 10× its bucket)", p.Title)
+				}
+			}
+			assert.True(t, got, "panel %q shows no read series of %s: %v", p.Title, dev, res)
+		}
+	}
+	assert.Equal(t, 2, latencyPanels, "the p50 and p99 panels")
 }
