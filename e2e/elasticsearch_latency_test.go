@@ -113,7 +113,7 @@ func TestElasticsearchLatencyHistogram(t *testing.T) {
 			assert.Positive(t, n, "counts[%d]", i)
 			assert.Equal(t, math.Trunc(n), n, "counts[%d] is an integer", i)
 			// The midpoint of bucket b: (2^(b/8) + 2^((b+1)/8)) / 2.
-			b := math.Round(8*math.Log2(x/((1+math.Exp2(0.125))/2)))
+			b := math.Round(8 * math.Log2(x/((1+math.Exp2(0.125))/2)))
 			mid := (math.Exp2(b/8) + math.Exp2((b+1)/8)) / 2
 			assert.InEpsilon(t, mid, x, 1e-9, "values[%d] = %v is the midpoint of scale-3 bucket %v", i, x, b)
 			assert.GreaterOrEqual(t, x, 1e-6, "values[%d]: no read of a loop device takes under 1 µs", i)
