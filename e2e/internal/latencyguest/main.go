@@ -205,7 +205,7 @@ func loadExtraModules() error {
 	for _, m := range strings.Fields(list) {
 		args := append([]string{"/lib/modules/extra/" + m}, params[m]...)
 		if out, err := exec.Command("insmod", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("insmod %s: %v: %s", strings.Join(args, " "), err, out)
+			return fmt.Errorf("insmod %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
 	return nil
@@ -235,7 +235,7 @@ func dmLinear(name, dev string) (string, error) {
 	}
 	table := fmt.Sprintf("0 %d linear /dev/%s 0", sectors/2, dev)
 	if out, err := exec.Command("dmsetup", "create", name, "--noudevsync", "--table", table).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("dmsetup create %s: %v: %s", name, err, out)
+		return "", fmt.Errorf("dmsetup create %s: %w: %s", name, err, out)
 	}
 	ents, _ := os.ReadDir("/sys/block")
 	for _, e := range ents {
@@ -252,7 +252,7 @@ func directIO(dev string, n int) error {
 	if err != nil {
 		return fmt.Errorf("open /dev/%s: %w", dev, err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // direct I/O: nothing buffered to lose
 	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		return err
