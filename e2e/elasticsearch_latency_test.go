@@ -34,13 +34,7 @@ func TestElasticsearchLatencyHistogram(t *testing.T) {
 	t.Setenv("ELASTICSEARCH_ENDPOINT", srv.URL)
 	t.Setenv("ELASTICSEARCH_API_KEY", "ZTJlOnNlY3JldA==")
 	before := diskstatsOps(t, dev)
-	col := startCollector(t, bin, shippedConfig(t, "elasticsearch.yaml"), telemetryOff,
-		"--set=receivers::disk_health::collection_interval=1s",
-		"--set=receivers::disk_health::iostat::devices::include=["+dev+"]",
-		"--set=receivers::disk_health::iostat::device_classes=[loop]",
-		"--set=receivers::disk_health::smart::enabled=false",
-		"--set=receivers::disk_health::filesystem::enabled=false",
-		"--set=receivers::disk_health::cgroups::enabled=false")
+	col := startCollector(t, bin, shippedConfig(t, "elasticsearch.yaml"), append([]string{telemetryOff}, loopOnly(dev)...)...)
 	require.Eventually(t, func() bool { return len(linesWith(col.output.String(), "Block latency probe attached")) > 0 },
 		30*time.Second, 100*time.Millisecond, "the probe did not attach:\n%s", col.output.String())
 

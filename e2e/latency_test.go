@@ -132,6 +132,20 @@ func diskstatsOps(t *testing.T, dev string) map[string][2]uint64 {
 	return nil
 }
 
+// loopOnly are the --set flags that run a shipped config's receiver on one loop device alone, scraped
+// every second: iostat's filter (which the latency source follows) keeps only dev, SMART, filesystem
+// and cgroups are off.
+func loopOnly(dev string) []string {
+	return []string{
+		"--set=receivers::disk_health::collection_interval=1s",
+		"--set=receivers::disk_health::iostat::devices::include=[" + dev + "]",
+		"--set=receivers::disk_health::iostat::device_classes=[loop]",
+		"--set=receivers::disk_health::smart::enabled=false",
+		"--set=receivers::disk_health::filesystem::enabled=false",
+		"--set=receivers::disk_health::cgroups::enabled=false",
+	}
+}
+
 // freshLoop attaches a loop device over a sparse file of size bytes in dir; detached when the test ends.
 func freshLoop(t *testing.T, dir string, size int64) string {
 	t.Helper()
@@ -475,13 +489,7 @@ func TestLatencyPrometheusNativeHistogram(t *testing.T) {
 	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
 	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
-	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), telemetryOff,
-		"--set=receivers::disk_health::collection_interval=1s",
-		"--set=receivers::disk_health::iostat::devices::include=["+dev+"]",
-		"--set=receivers::disk_health::iostat::device_classes=[loop]",
-		"--set=receivers::disk_health::smart::enabled=false",
-		"--set=receivers::disk_health::filesystem::enabled=false",
-		"--set=receivers::disk_health::cgroups::enabled=false")
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append([]string{telemetryOff}, loopOnly(dev)...)...)
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
   scrape_interval: 1s
