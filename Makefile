@@ -5,6 +5,8 @@
 #               side-by-side benchmarks (bench/, its own module) on a small tree
 #   make bench  the side-by-side suite against hostmetrics, the receiver's own benchmarks and the
 #               collector's footprint (takes minutes); results in bench.out, see BENCHMARKS.md
+#   make bench-latency  only the block latency source's benchmarks (root: BPF run time per I/O beside
+#               bpftrace, fio IOPS A/B, memory and scrape cost per device); bench-latency.{out,md}
 #   make bpf    regenerate the committed block-latency BPF object and its Go bindings (clang-14)
 
 SHELL        := /bin/bash
@@ -26,8 +28,13 @@ BENCH_FLAGS  ?= -benchtime=1s -count=1
 SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
 FOOTPRINT    ?= 3m
 SCRAPECOST   ?= 1m
+# The latency source's benchmarks (root): medians of -count runs, and the fio A/B (3 pairs in one run).
+BIOLAT       := ./$(RECEIVER)/internal/biolat/
+LAT_FLAGS    ?= -benchtime=1s -count=3
+LATENCY_BENCH = $(GO) test -run '^$$' -bench . -skip FioIOPS -benchmem $(LAT_FLAGS) $(BIOLAT) && \
+	$(GO) test -run '^$$' -bench FioIOPS -benchtime=1x -count=1 -timeout 30m $(BIOLAT)
 
-.PHONY: all run build build-hostmetrics test unit generate bpf lint bench clean
+.PHONY: all run build build-hostmetrics test unit generate bpf lint bench bench-latency clean
 
 all: build
 
@@ -100,10 +107,16 @@ test: lint build
 
 bench: build build-hostmetrics
 	set -o pipefail; cd bench && $(GO) test -run '^$$' -bench . $(SIDE_FLAGS) . | tee ../bench.out
-	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) ./$(RECEIVER)/... | tee -a bench.out
+	set -o pipefail; $(GO) test -run '^$$' -bench . -benchmem $(BENCH_FLAGS) $$($(GO) list ./$(RECEIVER)/... | grep -v /internal/biolat$$) | tee -a bench.out
+	set -o pipefail; { $(LATENCY_BENCH); } | tee -a bench.out
 	cd bench && $(GO) run ./cmd/benchtable < ../bench.out | tee ../bench.md
 	cd bench && $(GO) run ./cmd/footprint -otelcol $(DIST) -duration $(FOOTPRINT) | tee -a ../bench.md
 	cd bench && $(GO) run ./cmd/scrapecost -otelcol $(DIST) -hostmetrics $(HM_DIST) -duration $(SCRAPECOST) | tee -a ../bench.md
 
+bench-latency:
+	set -o pipefail; { $(LATENCY_BENCH) && \
+		$(GO) test -run '^$$' -bench LatencyScrape -benchmem $(LAT_FLAGS) ./$(RECEIVER)/internal/scraper/latencyscraper/; } | tee bench-latency.out
+	cd bench && $(GO) run ./cmd/benchtable < ../bench-latency.out | tee ../bench-latency.md
+
 clean:
-	rm -rf _build _build-hostmetrics bench.out bench.md
+	rm -rf _build _build-hostmetrics bench.out bench.md bench-latency.out bench-latency.md

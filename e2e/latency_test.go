@@ -132,6 +132,20 @@ func diskstatsOps(t *testing.T, dev string) map[string][2]uint64 {
 	return nil
 }
 
+// loopOnly are the --set flags that run a shipped config's receiver on one loop device alone, scraped
+// every second: iostat's filter (which the latency source follows) keeps only dev, SMART, filesystem
+// and cgroups are off.
+func loopOnly(dev string) []string {
+	return []string{
+		"--set=receivers::disk_health::collection_interval=1s",
+		"--set=receivers::disk_health::iostat::devices::include=[" + dev + "]",
+		"--set=receivers::disk_health::iostat::device_classes=[loop]",
+		"--set=receivers::disk_health::smart::enabled=false",
+		"--set=receivers::disk_health::filesystem::enabled=false",
+		"--set=receivers::disk_health::cgroups::enabled=false",
+	}
+}
+
 // freshLoop attaches a loop device over a sparse file of size bytes in dir; detached when the test ends.
 func freshLoop(t *testing.T, dir string, size int64) string {
 	t.Helper()
@@ -461,7 +475,8 @@ func TestLatencyPrivileges(t *testing.T) {
 // protobuf exposition that Prometheus negotiates) scraped by Debian's Prometheus 2.42 with
 // --enable-feature=native-histograms: the read histogram of a loop device is a native histogram whose
 // count is at least fio's reads, and histogram_quantile(0.99, …) falls in a bucket whose lower bound is
-// at most fio's p99 (the block layer's interval lies inside fio's).
+// at most fio's p99 (the block layer's interval lies inside fio's). The Grafana dashboard's p50 and p99
+// panels, evaluated in that Prometheus, show the device's reads.
 func TestLatencyPrometheusNativeHistogram(t *testing.T) {
 	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
 	bin := collectorBinary(t)
@@ -474,13 +489,7 @@ func TestLatencyPrometheusNativeHistogram(t *testing.T) {
 	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
 	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
-	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), telemetryOff,
-		"--set=receivers::disk_health::collection_interval=1s",
-		"--set=receivers::disk_health::iostat::devices::include=["+dev+"]",
-		"--set=receivers::disk_health::iostat::device_classes=[loop]",
-		"--set=receivers::disk_health::smart::enabled=false",
-		"--set=receivers::disk_health::filesystem::enabled=false",
-		"--set=receivers::disk_health::cgroups::enabled=false")
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append([]string{telemetryOff}, loopOnly(dev)...)...)
 	promCfg := filepath.Join(dir, "prometheus.yml")
 	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
   scrape_interval: 1s
@@ -555,4 +564,45 @@ scrape_configs:
 	mean := api.mustQuery(t, "histogram_sum("+series+") / histogram_count("+series+")")
 	require.Len(t, mean, 1)
 	require.Less(t, mean[0].float(t), upper*10, "the mean is not far above the p99")
+
+	// The Grafana dashboard's latency panels (histogram_quantile over rate() of the same native
+	// histograms): each shows the loop device's reads, in seconds and near the p99 above. The
+	// series appeared with fio's reads already in it, so rate() sees them only as a first sample: more
+	// reads now, which it does see.
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=512", "iflag=direct")
+	panels, _ := grafanaQueries(t)
+	var latencyPanels int
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "system_disk_operation_duration_seconds") {
+				continue
+			}
+			latencyPanels++
+			expr := strings.ReplaceAll(tg.Expr, "$host", ".*")
+			var res []promSample
+			// rate() needs the new reads in a sample: give Prometheus a few scrapes.
+			shows := func() bool {
+				for _, s := range res {
+					if s.Metric["system_device"] == dev && s.Metric["disk_io_direction"] == "read" && !math.IsNaN(s.float(t)) {
+						return true
+					}
+				}
+				return false
+			}
+			for end := time.Now().Add(15 * time.Second); !shows() && time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+				res = api.mustQuery(t, expr)
+			}
+			var got bool
+			for _, s := range res {
+				if s.Metric["system_device"] == dev && s.Metric["disk_io_direction"] == "read" {
+					got = true
+					v := s.float(t)
+					assert.Positive(t, v, "panel %q", p.Title)
+					assert.Less(t, v, 10*upper, "panel %q: seconds, near the p99 (other reads, so within 10× its bucket)", p.Title)
+				}
+			}
+			assert.True(t, got, "panel %q shows no read series of %s: %v", p.Title, dev, res)
+		}
+	}
+	assert.Equal(t, 2, latencyPanels, "the p50 and p99 panels")
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,6 +46,9 @@ func flatten(md pmetric.Metrics) []flatPoint {
 				case pmetric.MetricTypeSum:
 					dps = m.Sum().DataPoints()
 					kind += fmt.Sprintf("/%s/monotonic=%t", m.Sum().AggregationTemporality(), m.Sum().IsMonotonic())
+				case pmetric.MetricTypeExponentialHistogram:
+					out = append(out, flattenExpHist(res+" "+scope, m)...)
+					continue
 				default:
 					continue
 				}
@@ -62,6 +66,25 @@ func flatten(md pmetric.Metrics) []flatPoint {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// flattenExpHist lists an exponential histogram's points (the latency source's): the identity as for
+// number points plus scale and zero threshold, the value every count, the sum and the buckets.
+func flattenExpHist(prefix string, m pmetric.Metric) []flatPoint {
+	var out []flatPoint
+	eh := m.ExponentialHistogram()
+	dps := eh.DataPoints()
+	for l := range dps.Len() {
+		dp := dps.At(l)
+		key := fmt.Sprintf("%s metric=%s unit=%s type=%s/%s desc=%q attrs=%s start=%d ts=%d scale=%d zero_threshold=%v",
+			prefix, m.Name(), m.Unit(), m.Type(), eh.AggregationTemporality(), m.Description(), canonical(dp.Attributes()),
+			dp.StartTimestamp(), dp.Timestamp(), dp.Scale(), dp.ZeroThreshold())
+		v := fmt.Sprintf("count=%d sum=%v zero=%d positive=%d:%v negative=%d:%v flags=%d min=%t:%v max=%t:%v",
+			dp.Count(), dp.Sum(), dp.ZeroCount(), dp.Positive().Offset(), dp.Positive().BucketCounts().AsRaw(),
+			dp.Negative().Offset(), dp.Negative().BucketCounts().AsRaw(), dp.Flags(), dp.HasMin(), dp.Min(), dp.HasMax(), dp.Max())
+		out = append(out, flatPoint{key: key, value: v})
 	}
 	return out
 }
@@ -105,11 +128,36 @@ func TestFlattenKeepsIdentity(t *testing.T) {
 	assert.Equal(t, "int:7", a[0].value)
 }
 
+// An exponential histogram point's identity has its scale; its value every bucket.
+func TestFlattenExpHist(t *testing.T) {
+	mk := func(scale int32, buckets ...uint64) []flatPoint {
+		md := pmetric.NewMetrics()
+		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName("system.disk.operation.duration")
+		eh := m.SetEmptyExponentialHistogram()
+		eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		dp := eh.DataPoints().AppendEmpty()
+		dp.SetScale(scale)
+		dp.Positive().SetOffset(-100)
+		dp.Positive().BucketCounts().FromRaw(buckets)
+		return flatten(md)
+	}
+	a := mk(3, 1, 2)
+	require.Len(t, a, 1)
+	assert.Equal(t, a, mk(3, 1, 2))
+	assert.NotEqual(t, a[0].key, mk(2, 1, 2)[0].key, "scale is part of the identity")
+	assert.Equal(t, a[0].key, mk(3, 2, 1)[0].key)
+	assert.NotEqual(t, a[0].value, mk(3, 2, 1)[0].value, "the buckets are the value")
+}
+
 // TestOTLPChain sends the receiver's metrics over OTLP to a second otelcol-diskhealth: gRPC with
 // config/datadog.yaml (what the Datadog Agent receives) and HTTP with config/elastic-otlp.yaml (what
 // Elastic receives). The second instance writes what its otlp receiver got with the file exporter;
 // every data point the first instances exported (a file exporter copy beside the OTLP exporter) must
-// arrive identical: names, units, descriptions, types, attributes, resource and values.
+// arrive identical: names, units, descriptions, types, attributes, resource and values. As root the
+// latency source's exponential histograms are among them (the test writes and fsyncs a file so that
+// the root disk has requests), and each must arrive with its scale, zero threshold, count, sum and
+// every bucket intact; config/datadog.yaml sends them as deltas (the Agent drops cumulative ones).
 func TestOTLPChain(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
@@ -137,13 +185,22 @@ func TestOTLPChain(t *testing.T) {
 			&exportTail{path: filepath.Join(dir, "sent-http.json")}, &exportTail{path: sink.httpPath}},
 	}
 	hostName, hostID := hostIdentity(t)
+	histograms := os.Geteuid() == 0 // the latency probe loads as root
+	if histograms {
+		stop := make(chan struct{})
+		t.Cleanup(func() { close(stop) })
+		go writeAndSync(filepath.Join(dir, "io"), stop)
+	}
 
 	for _, r := range routes {
 		t.Run(r.name, func(t *testing.T) {
 			// Wait until the sender has exported the gauges (two reads), then until everything it
 			// exported so far has arrived.
-			r.sender.waitExport(t, r.sent, 0, 30*time.Second, "system.disk.utilization", func(md pmetric.Metrics) bool {
-				return hasMetric(md, "system.disk.utilization")
+			seenGauge, seenHist := false, !histograms
+			r.sender.waitExport(t, r.sent, 0, 30*time.Second, "system.disk.utilization and the latency histograms", func(md pmetric.Metrics) bool {
+				seenGauge = seenGauge || hasMetric(md, "system.disk.utilization")
+				seenHist = seenHist || hasMetric(md, "system.disk.operation.duration")
+				return seenGauge && seenHist
 			})
 			sent := map[string]string{}
 			for _, md := range r.sent.exports {
@@ -186,6 +243,20 @@ func TestOTLPChain(t *testing.T) {
 			for _, n := range []string{"system.disk.io", "system.disk.utilization", "system.filesystem.usage", "system.filesystem.limit"} {
 				assert.Contains(t, names, n)
 			}
+			if histograms {
+				assert.Contains(t, names, "system.disk.operation.duration")
+				n := 0
+				for k := range sent {
+					if strings.Contains(k, "type=ExponentialHistogram/") {
+						n++
+						// The Datadog Agent drops cumulative exponential histograms: datadog.yaml sends deltas.
+						if r.name == "grpc" {
+							assert.Contains(t, k, "type=ExponentialHistogram/Delta", "datadog.yaml sends delta histograms")
+						}
+					}
+				}
+				t.Logf("%d of them exponential histogram points", n)
+			}
 			resources := r.sent.exports[0].ResourceMetrics()
 			require.Positive(t, resources.Len(), "the first export has no resource")
 			for i := range resources.Len() {
@@ -203,6 +274,24 @@ func TestOTLPChain(t *testing.T) {
 			}
 			t.Logf("%d data points from %d exports arrived intact over %s", len(sent), len(r.sent.exports), r.name)
 		})
+	}
+}
+
+// writeAndSync writes and fsyncs a small file every 200 ms until stop: requests on the disk under dir.
+func writeAndSync(path string, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return
+		}
+		_, _ = f.WriteString(time.Now().String())
+		_ = f.Sync() // only the requests matter
+		_ = f.Close()
 	}
 }
 

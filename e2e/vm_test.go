@@ -3,6 +3,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,10 +35,23 @@ var vmPackages = map[string]string{
 	"modprobe":           "kmod",
 	"depmod":             "kmod",
 	"xz":                 "xz-utils",
+	"dmsetup":            "dmsetup",
 }
 
 // vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
 var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "virtio_scsi", "scsi_debug"}
+
+// vmExtraModules are packed into the initramfs (with the dependencies vmModules do not bring) but not
+// loaded at boot: a guest program loads them from /lib/modules/extra, in extra.list's order, with the
+// parameters it needs (null_blk's completion time, device-mapper for dmsetup).
+var vmExtraModules = []string{"null_blk", "dm_mod"}
+
+// baseKey names the base initramfs after what goes into it, so that a cache built by an older
+// harness (other modules, other tools) is rebuilt instead of used.
+func baseKey() string {
+	h := sha256.Sum256([]byte(buildBaseScript + strings.Join(vmModules, " ") + "|" + strings.Join(vmExtraModules, " ")))
+	return hex.EncodeToString(h[:6])
+}
 
 // vmKit is a prepared kernel and base initramfs.
 type vmKit struct {
@@ -81,7 +96,7 @@ func prepareVM(t *testing.T) *vmKit {
 	require.NotEmpty(t, pkg, "apt-cache names no kernel package behind linux-image-amd64")
 	k := &vmKit{kver: strings.TrimPrefix(pkg, "linux-image-"), qemu: tools["qemu-system-x86_64"]}
 	kd := filepath.Join(cache, pkg)
-	k.base = filepath.Join(kd, "base.cpio.gz")
+	k.base = filepath.Join(kd, "base-"+baseKey()+".cpio.gz")
 	k.kernel = filepath.Join(kd, "vmlinux")
 
 	if _, err := os.Stat(k.base); err != nil {
@@ -111,7 +126,8 @@ func buildBase(t *testing.T, k *vmKit, kd, pkg string) {
 	if err != nil {
 		unavailable(t, "cannot download the Debian kernel %s: %v", pkg, err)
 	}
-	shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "DEB="+deb, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "))
+	shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "DEB="+deb, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "),
+		"EXTRA="+strings.Join(vmExtraModules, " "), "BASE="+filepath.Base(k.base))
 }
 
 // buildBaseScript unpacks the downloaded kernel package (nothing is installed: the host's /boot is
@@ -121,7 +137,8 @@ cd "$KD"
 timeout 300 dpkg-deb --fsys-tarfile "$DEB" | tar -x --wildcards './boot/vmlinuz-*' './lib/modules/*/modules.*' \
   './lib/modules/*/kernel/drivers/nvme/*' './lib/modules/*/kernel/drivers/ata/*' './lib/modules/*/kernel/drivers/scsi/*' \
   './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/lib/*' './lib/modules/*/kernel/crypto/*' \
-  './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' 2>/dev/null || true
+  './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' \
+  './lib/modules/*/kernel/drivers/block/*' './lib/modules/*/kernel/drivers/md/*' './lib/modules/*/kernel/fs/configfs/*' 2>/dev/null || true
 rm -f "$DEB"
 depmod -b "$KD" "$KVER"
 # The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
@@ -129,18 +146,25 @@ off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "boot/vmlinuz-$KVER" | head -1 | cut -d: -f
 if [ -n "$off" ]; then (set +o pipefail; tail -c +$((off + 1)) "boot/vmlinuz-$KVER" | xz -dc --single-stream >vmlinux) 2>/dev/null || rm -f vmlinux; fi
 R=$KD/root; mkdir -p "$R"/{bin,dev,proc,sys,tmp,test,usr/sbin,lib/modules,usr/share/smartmontools}
 cp "$(command -v busybox)" "$R/bin/busybox"
-for m in $MODULES; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
-  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r f; do
+# put DIR: copies (decompressed) each module file named on stdin into DIR, printing its name.
+put() { while read -r f; do
     b=$(basename "$f"); case "$b" in
-      *.xz) xz -dc "$f" >"$R/lib/modules/${b%.xz}"; b=${b%.xz};;
-      *.zst) zstd -dcq "$f" >"$R/lib/modules/${b%.zst}"; b=${b%.zst};;
-      *) cp "$f" "$R/lib/modules/";;
-    esac; echo "$b"; done >"$R/lib/modules/load.list"
-for b in smartctl nvme; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
+      *.xz) xz -dc "$f" >"$1/${b%.xz}"; b=${b%.xz};;
+      *.zst) zstd -dcq "$f" >"$1/${b%.zst}"; b=${b%.zst};;
+      *) cp "$f" "$1/";;
+    esac; echo "$b"; done; }
+for m in $MODULES; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
+  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | put "$R/lib/modules" >"$R/lib/modules/load.list"
+mkdir -p "$R/lib/modules/extra"
+for m in $EXTRA; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
+  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r f; do
+    b=$(basename "$f"); b=${b%.xz}; grep -qxF "${b%.zst}" "$R/lib/modules/load.list" || echo "$f"; done |
+  put "$R/lib/modules/extra" >"$R/lib/modules/extra/extra.list"
+for b in smartctl nvme dmsetup; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
   ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done
 [ -f /usr/share/smartmontools/drivedb.h ] && cp /usr/share/smartmontools/drivedb.h "$R/usr/share/smartmontools/"
-(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >base.cpio.gz.tmp
-mv base.cpio.gz.tmp base.cpio.gz
+(cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$BASE.tmp"
+mv "$BASE.tmp" "$BASE"
 rm -rf "$R" lib
 `
 

@@ -22,6 +22,8 @@ var (
 	metric = regexp.MustCompile(`([0-9.e+]+) (\S+)`)
 	side   = regexp.MustCompile(`^Benchmark(Disk|Filesystem)/(devices|mounts)=(\d+)/recv=(\S+)$`)
 	floor  = regexp.MustCompile(`^BenchmarkDiskstatsFloor/devices=(\d+)$`)
+	// The block latency source's benchmarks (biolat, latencyscraper), in a section of their own.
+	latencyBench = regexp.MustCompile(`^Benchmark(BPFRunTimePerIO|FioIOPS|ProbeMemory|Snapshot|LatencyScrape)/`)
 )
 
 func main() {
@@ -87,7 +89,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 	cases := map[key]map[string]result{}
 	var keys []key
 	var floors []int
-	var other []string
+	var other, lat []string
 	for _, name := range order {
 		if m := side.FindStringSubmatch(name); m != nil {
 			n, _ := strconv.Atoi(m[3])
@@ -104,9 +106,16 @@ func print(w io.Writer, results map[string]result, order []string) {
 			floors = append(floors, n)
 			continue
 		}
+		if latencyBench.MatchString(name) {
+			lat = append(lat, name)
+			continue
+		}
 		other = append(other, name)
 	}
 	for _, src := range []string{"Disk", "Filesystem"} {
+		if !slices.ContainsFunc(keys, func(k key) bool { return k.source == src }) {
+			continue // a run of other benchmarks only (make bench-latency)
+		}
 		unit := map[string]string{"Disk": "devices", "Filesystem": "mounts"}[src]
 		fmt.Fprintf(w, "\n## %s scrape, medians per completed scrape\n\n", src)
 		fmt.Fprintf(w, "| %s | receiver | wall | CPU | B/op | allocs/op | points | CPU/point | allocs/point | CPU vs hm | allocs vs hm |\n", unit)
@@ -141,6 +150,7 @@ func print(w io.Writer, results map[string]result, order []string) {
 			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", n, dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]))
 		}
 	}
+	latency(w, results, lat)
 	if len(other) > 0 {
 		fmt.Fprintln(w, "\n## The receiver's own benchmarks\n\n| benchmark | time/op | B/op | allocs/op | other |\n|---|---:|---:|---:|---|")
 		for _, name := range other {
@@ -155,6 +165,86 @@ func print(w io.Writer, results map[string]result, order []string) {
 			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.TrimPrefix(name, "Benchmark"), dur(r["ns/op"]), size(r["B/op"]), count(r["allocs/op"]), strings.Join(extra, ", "))
 		}
 	}
+}
+
+// latencyBudget is issue 12's budget for the BPF run time per I/O, by probe configuration.
+var latencyBudget = map[string]string{"default": "≤ 400 ns", "device_time": "≤ 1.5 µs"}
+
+// latency prints the block latency source's tables: BPF run time per I/O (with the peer), fio IOPS
+// with and without the probe, memory per device, and the scrape's cost per device.
+func latency(w io.Writer, results map[string]result, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	group := func(prefix string) []string {
+		var out []string
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if g := group("BenchmarkBPFRunTimePerIO/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## Block latency: BPF run time per I/O (kernel.bpf_stats_enabled), medians\n\n| probe | per I/O | budget | by program |\n|---|---:|---|---|")
+		for _, n := range g {
+			r := results[n]
+			var progs []string
+			for u, v := range r {
+				if p, ok := strings.CutSuffix(u, "-ns/io"); ok && p != "bpf" {
+					progs = append(progs, fmt.Sprintf("%s %.0f ns", p, v))
+				}
+			}
+			slices.Sort(progs)
+			cfg := strings.TrimPrefix(n, "BenchmarkBPFRunTimePerIO/")
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", cfg, dur(r["bpf-ns/io"]), or(latencyBudget[cfg], "peer"), strings.Join(progs, ", "))
+		}
+	}
+	if g := group("BenchmarkFioIOPS/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## Block latency: fio IOPS, qd16 4 KiB random reads on a loop device (medians of 3 A/B pairs)\n\n| B arm | IOPS without | IOPS with | loss | budget |\n|---|---:|---:|---:|---|")
+		for _, n := range g {
+			r := results[n]
+			cfg := strings.TrimPrefix(n, "BenchmarkFioIOPS/")
+			budget := "≤ 5 %"
+			if cfg == "control" {
+				budget = "noise (nothing attached)"
+			}
+			fmt.Fprintf(w, "| %s | %.0f | %.0f | %.1f %% | %s |\n", cfg, r["iops-off"], r["iops-on"], r["loss-%"], budget)
+		}
+	}
+	if g := group("BenchmarkProbeMemory/"); len(g) > 0 {
+		fmt.Fprintln(w, "\n## Block latency: memory per device\n\n| probe | BPF maps per device | Go heap per device | BPF maps fixed | BPF maps at max_devices 64 |\n|---|---:|---:|---:|---:|")
+		for _, n := range g {
+			r := results[n]
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", strings.TrimPrefix(n, "BenchmarkProbeMemory/"),
+				size(r["map-B/device"]), size(r["go-heap-B/device"]), size(r["map-B-fixed"]), size(r["map-B@64"]))
+		}
+	}
+	if g := append(group("BenchmarkSnapshot/"), group("BenchmarkLatencyScrape/")...); len(g) > 0 {
+		fmt.Fprintln(w, "\n## Block latency: user-space cost per scrape, per device\n\n| step | devices | per device | B/device | allocs/device | heap kept/device |\n|---|---:|---:|---:|---:|---:|")
+		for _, n := range g {
+			r := results[n]
+			step, devs, _ := strings.Cut(strings.TrimPrefix(n, "Benchmark"), "/devices=")
+			per := func(u string, f func(float64) string) string {
+				if v, ok := r[u]; ok {
+					return f(v)
+				}
+				if d, err := strconv.ParseFloat(devs, 64); err == nil && d > 0 && r[strings.TrimSuffix(u, "/device")+"/op"] > 0 {
+					return f(r[strings.TrimSuffix(u, "/device")+"/op"] / d)
+				}
+				return "–"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", map[string]string{"Snapshot": "biolat Collect (map read)", "LatencyScrape": "scrape (pdata, fake probe)"}[step], devs,
+				per("ns/device", dur), per("B/device", size), per("allocs/device", count), per("heap-B/device", size))
+		}
+	}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // combined is the issue's yardstick: a disk scrape of n devices plus a filesystem scrape of m mounts.

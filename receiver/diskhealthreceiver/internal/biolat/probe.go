@@ -7,8 +7,8 @@ type Options struct {
 	// DeviceTime also measures issue to completion per request (Kind DeviceTime), at the cost of a map
 	// insert and delete per I/O.
 	DeviceTime bool
-	// MaxDevices bounds the devices with histograms (and sizes the preallocated maps: about 7.6 KiB
-	// per device, twice that with DeviceTime); completions beyond it count in Drops. 0 means 64.
+	// MaxDevices bounds the devices with histograms (and sizes the preallocated maps: 9.1 KiB of map
+	// memory and 7.8 KiB of Go heap per device, about twice that with DeviceTime); completions beyond it count in Drops. 0 means 64.
 	MaxDevices int
 }
 

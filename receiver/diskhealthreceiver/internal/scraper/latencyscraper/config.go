@@ -13,8 +13,8 @@ import (
 // filterSection is where the device filter is written: latency reports the devices iostat reports.
 const filterSection = "iostat"
 
-// maxDevicesLimit bounds max_devices: the probe preallocates about 7.6 KiB per device (twice that
-// with device_time), charged to the collector's memory cgroup.
+// maxDevicesLimit bounds max_devices: the probe preallocates about 9 KiB of map memory (charged to
+// the collector's memory cgroup) and 8 KiB of Go heap per device, about twice that with device_time.
 const maxDevicesLimit = 1024
 
 // MetricsConfig is this source's part of the receiver's metrics: key (the error counter; the

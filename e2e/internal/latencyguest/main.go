@@ -1,0 +1,316 @@
+//go:build linux
+
+// Command latencyguest runs inside the QEMU VM of the latency end-to-end test
+// (e2e/latency_qemu_test.go), on the guest's Debian kernel (the block_rq_complete path before 6.5):
+// it starts the disk_health receiver with only the latency source, then creates disks of known
+// latency after the probe attached (null_blk completing every request after 1 ms on a timer, the
+// boot's scsi_debug disk delayed to 5 ms, a bio-based dm-linear device over null_blk), does a fixed
+// number of direct 4 KiB reads and writes on each, and prints the receiver's exports and
+// /proc/diskstats from before and after the I/O as one JSON line for the host test to compare. It is
+// built by that test and means nothing outside the VM.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+)
+
+const markerBundle = "DISKHEALTH-LATENCY-BUNDLE "
+
+// The known latencies.
+const (
+	nullDelayNs  = 1_000_000 // null_blk completion_nsec (irqmode=2: an hrtimer per request)
+	scsiDelayNs  = 5_000_000 // scsi_debug ndelay
+	ios          = 64        // reads and as many writes on null_blk
+	ioPerSlowDev = 32        // reads and as many writes on scsi_debug and on the dm device
+	interval     = time.Second
+)
+
+// Bundle is what the guest reports.
+type Bundle struct {
+	Kernel string `json:"kernel"`
+	// Hook is the tracepoint the probe attached to (from its start log line).
+	Hook string `json:"hook"`
+	// Devices: "null" -> nullb0, "scsi" -> sdX (scsi_debug), "dm" -> dm-N (dm-linear over nullb0).
+	Devices map[string]string `json:"devices"`
+	// Issued is the I/O this program did, by device name and direction.
+	Issued          map[string]map[string]int `json:"issued"`
+	Before          json.RawMessage           `json:"before"` // OTLP JSON, the last export before the I/O (may be empty)
+	After           json.RawMessage           `json:"after"`  // OTLP JSON, an export scraped after the I/O ended
+	DiskstatsBefore string                    `json:"diskstats_before"`
+	DiskstatsAfter  string                    `json:"diskstats_after"`
+	Logs            []string                  `json:"logs"`
+	Errors          []string                  `json:"errors"`
+}
+
+func main() {
+	b, err := run()
+	if err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	out, _ := json.Marshal(b)
+	fmt.Printf("%s%s\n", markerBundle, out)
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+func run() (b Bundle, err error) {
+	b = Bundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
+	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		b.Kernel = strings.TrimSpace(string(k))
+	}
+	core, logs := observer.New(zapcore.InfoLevel)
+	defer func() {
+		for _, e := range logs.All() {
+			line := e.Message
+			for k, v := range e.ContextMap() {
+				line += fmt.Sprintf(" %s=%v", k, v)
+				if k == "hook" && e.Message == "Block latency probe attached." {
+					b.Hook = fmt.Sprint(v)
+				}
+			}
+			b.Logs = append(b.Logs, line)
+		}
+	}()
+
+	// The receiver first: the null_blk and dm devices are made after the probe attached, so every
+	// request of theirs is seen (scsi_debug's boot I/O is before; the test compares differences).
+	stop, ms, err := start(zap.New(core))
+	if err != nil {
+		return b, err
+	}
+	defer stop()
+
+	if err := loadExtraModules(); err != nil {
+		return b, err
+	}
+	if err := waitFile("/sys/block/nullb0", 10*time.Second); err != nil {
+		return b, err
+	}
+	b.Devices["null"] = "nullb0"
+	scsi, err := scsiDebugDisk()
+	if err != nil {
+		return b, err
+	}
+	b.Devices["scsi"] = scsi
+	if err := os.WriteFile("/sys/bus/pseudo/drivers/scsi_debug/ndelay", []byte(strconv.Itoa(scsiDelayNs)), 0o644); err != nil {
+		return b, fmt.Errorf("scsi_debug ndelay: %w", err)
+	}
+	dm, err := dmLinear("dhlat", "nullb0")
+	if err != nil {
+		return b, err
+	}
+	b.Devices["dm"] = dm
+
+	// Quiet: two scrapes with nothing happening, then the baseline.
+	time.Sleep(2*interval + interval/2)
+	if all := ms.AllMetrics(); len(all) > 0 {
+		b.Before = metricsJSON(all[len(all)-1])
+	}
+	if b.DiskstatsBefore, err = readFile("/proc/diskstats"); err != nil {
+		return b, err
+	}
+	for _, job := range []struct {
+		dev string
+		n   int
+	}{{"nullb0", ios}, {scsi, ioPerSlowDev}, {dm, ioPerSlowDev}} {
+		if err := directIO(job.dev, job.n); err != nil {
+			return b, err
+		}
+		b.Issued[job.dev] = map[string]int{"read": job.n, "write": job.n}
+	}
+	ended := time.Now()
+	if b.DiskstatsAfter, err = readFile("/proc/diskstats"); err != nil {
+		return b, err
+	}
+	// An export whose scrape started after the I/O ended.
+	deadline := time.Now().Add(30 * time.Second)
+	for b.After == nil && time.Now().Before(deadline) {
+		all := ms.AllMetrics()
+		for i := len(all) - 1; i >= 0 && b.After == nil; i-- {
+			if latest(all[i]).After(ended.Add(50 * time.Millisecond)) {
+				b.After = metricsJSON(all[i])
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if b.After == nil {
+		return b, errors.New("no export after the I/O within 30 s")
+	}
+	return b, nil
+}
+
+// start runs the receiver with only the latency source, every device class, a scrape a second.
+func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, err error) {
+	ctx := context.Background()
+	f := diskhealthreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
+	cfg.RootPath = "/"
+	cfg.ControllerConfig.CollectionInterval = interval
+	cfg.ControllerConfig.InitialDelay = 0
+	cfg.IOStat.Enabled = false
+	cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
+	cfg.Filesystem.Enabled = false
+	cfg.SMART.Enabled = false
+	cfg.Pressure.Enabled = false
+	cfg.Cgroups.Enabled = false
+	cfg.Latency.Enabled = true
+	set := receivertest.NewNopSettings(f.Type())
+	set.Logger = logger
+	ms = &consumertest.MetricsSink{}
+	r, err := f.CreateMetrics(ctx, set, cfg, ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.Start(ctx, componenttest.NewNopHost()); err != nil {
+		return nil, nil, err
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = r.Shutdown(sctx) // the bundle is complete; a shutdown error changes nothing in it
+	}, ms, nil
+}
+
+// loadExtraModules inserts the harness's extra modules in order: null_blk with a fixed 1 ms
+// completion on a timer, one 1 GiB multi-queue device.
+func loadExtraModules() error {
+	list, err := readFile("/lib/modules/extra/extra.list")
+	if err != nil {
+		return err
+	}
+	params := map[string][]string{
+		"null_blk.ko": {"queue_mode=2", "irqmode=2", "completion_nsec=" + strconv.Itoa(nullDelayNs), "nr_devices=1", "gb=1"},
+	}
+	for _, m := range strings.Fields(list) {
+		args := append([]string{"/lib/modules/extra/" + m}, params[m]...)
+		if out, err := exec.Command("insmod", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("insmod %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	return nil
+}
+
+// scsiDebugDisk is the boot's scsi_debug disk.
+func scsiDebugDisk() (string, error) {
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if m, err := readFile(filepath.Join("/sys/block", e.Name(), "device", "model")); err == nil && strings.TrimSpace(m) == "scsi_debug" {
+			return e.Name(), nil
+		}
+	}
+	return "", errors.New("no scsi_debug disk in /sys/block")
+}
+
+// dmLinear maps the first half of dev with dm-linear (a bio-based target: it has no requests of its
+// own, its bios become requests of dev) and returns the dm-N name.
+func dmLinear(name, dev string) (string, error) {
+	size, err := readFile(filepath.Join("/sys/block", dev, "size"))
+	if err != nil {
+		return "", err
+	}
+	sectors, err := strconv.ParseUint(strings.TrimSpace(size), 10, 64)
+	if err != nil {
+		return "", err
+	}
+	table := fmt.Sprintf("0 %d linear /dev/%s 0", sectors/2, dev)
+	if out, err := exec.Command("dmsetup", "create", name, "--noudevsync", "--table", table).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("dmsetup create %s: %w: %s", name, err, out)
+	}
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if n, err := readFile(filepath.Join("/sys/block", e.Name(), "dm", "name")); err == nil && strings.TrimSpace(n) == name {
+			return e.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("dmsetup created %s, but no dm device has that name", name)
+}
+
+// directIO does n direct 4 KiB reads and then n writes at distinct offsets, one at a time (no merges).
+func directIO(dev string, n int) error {
+	fd, err := unix.Open("/dev/"+dev, unix.O_RDWR|unix.O_DIRECT, 0)
+	if err != nil {
+		return fmt.Errorf("open /dev/%s: %w", dev, err)
+	}
+	defer func() { _ = unix.Close(fd) }() // direct I/O: nothing buffered to lose
+	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = unix.Munmap(buf) }() // an anonymous mapping of this process
+	for i := range n {
+		if _, err := unix.Pread(fd, buf, int64(i)*8192); err != nil {
+			return fmt.Errorf("read /dev/%s: %w", dev, err)
+		}
+	}
+	for i := range n {
+		if _, err := unix.Pwrite(fd, buf, int64(i)*8192); err != nil {
+			return fmt.Errorf("write /dev/%s: %w", dev, err)
+		}
+	}
+	return nil
+}
+
+// latest is the newest data point timestamp of an export.
+func latest(md pmetric.Metrics) time.Time {
+	var t time.Time
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Type() != pmetric.MetricTypeExponentialHistogram {
+					continue
+				}
+				dps := m.ExponentialHistogram().DataPoints()
+				for l := range dps.Len() {
+					if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
+						t = ts
+					}
+				}
+			}
+		}
+	}
+	return t
+}
+
+func metricsJSON(md pmetric.Metrics) json.RawMessage {
+	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	return b
+}
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}
+
+func waitFile(p string, timeout time.Duration) error {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not appear within %v", p, timeout)
+}
