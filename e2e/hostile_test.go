@@ -124,6 +124,10 @@ service:
       include_remote_filesystems: true
     smart:
       enabled: false
+    # The latency source measures the host's real block devices through BPF, which a fixture root cannot
+    # stand in for (it would also read this root's diskstats and name its bad line a second time).
+    latency:
+      enabled: false
 exporters:
   otlp:
     endpoint: %s
