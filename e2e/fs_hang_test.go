@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -32,6 +33,7 @@ type hangFS struct {
 	pid     int           // the process whose calls hang
 	release chan struct{} // non-nil while hung; closed to answer
 	hung    int           // statfs calls of pid since the hang began
+	limit   time.Duration // how long one statfs blocks at most; hangLimit when zero
 }
 
 var _ fs.NodeStatfser = (*hangFS)(nil)
@@ -55,6 +57,7 @@ func (h *hangFS) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno 
 	} else {
 		release = nil
 	}
+	limit := cmp.Or(h.limit, hangLimit)
 	h.mu.Unlock()
 	if release != nil {
 		// The request's context, cancelled when the kernel forwards an interrupt, is ignored: a hung
@@ -63,7 +66,7 @@ func (h *hangFS) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno 
 		// the test lost track of the hang.
 		select {
 		case <-release:
-		case <-time.After(hangLimit):
+		case <-time.After(limit):
 		}
 	}
 	*out = hangStatfs
@@ -88,6 +91,14 @@ func processOf(tid int) int {
 
 // hangLimit bounds how long one statfs blocks, whatever the test does.
 const hangLimit = 2 * time.Minute
+
+// setLimit sets how long one statfs blocks at most (hangLimit by default), for a test whose hang must
+// outlast hangLimit. The test's cleanup still answers every blocked call when it ends.
+func (h *hangFS) setLimit(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.limit = d
+}
 
 // hang makes statfs block for the process pid from now on. Call it after starting that process:
 // the hang then ends, if the test has not ended it, before the process is stopped, which could
