@@ -24,6 +24,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
@@ -444,12 +445,13 @@ func runProperty(t *testing.T, data []byte) {
 		t.Fatal(err)
 	}
 	var notes sanitize.Notes
+	var problems emit.Problems
 	var scrapers []scraper.Metrics
 	for _, src := range cfg.sources(nil, nil) {
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, &notes)
+		f := reported(src.factory, &notes, &problems)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.NewNop()
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)

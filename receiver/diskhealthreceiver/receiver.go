@@ -30,6 +30,8 @@ type diskHealthReceiver struct {
 
 	// notes logs the strings the sources' inputs needed sanitising, once per kind for all sources.
 	notes sanitize.Notes
+	// problems are the sources' scrape problems, logged once for all the sources that meet one.
+	problems emit.Problems
 
 	mu          sync.Mutex
 	started     bool
@@ -86,7 +88,7 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes), src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes, &r.problems), src.cfg))
 		if err != nil {
 			return err
 		}
@@ -135,16 +137,16 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 
 // reported wraps a source's factory so that its scrape problems are logged once per change
 // (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
-// not, still goes on. After each scrape, notes logs what input strings had to be sanitised (once per
-// kind).
-func reported(f scraper.Factory, notes *sanitize.Notes) scraper.Factory {
+// not, still goes on; a problem several sources meet is logged once. After each scrape, notes logs what
+// input strings had to be sanitised (once per kind).
+func reported(f scraper.Factory, notes *sanitize.Notes, problems *emit.Problems) scraper.Factory {
 	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
 		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
 			s, err := f.CreateMetrics(ctx, set, cfg)
 			if err != nil {
 				return nil, err
 			}
-			rep := emit.NewReporter(set.Logger)
+			rep := emit.NewReporter(set.Logger, problems)
 			return scraper.NewMetrics(func(ctx context.Context) (pmetric.Metrics, error) {
 				md, err := s.ScrapeMetrics(ctx)
 				notes.Log(set.Logger)

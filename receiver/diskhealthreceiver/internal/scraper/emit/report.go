@@ -2,6 +2,7 @@ package emit
 
 import (
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 )
@@ -10,19 +11,63 @@ import (
 // lines costs a few log lines, not thousands.
 const maxLoggedPerChange = 10
 
+// Problems is the set of scrape problems every source of one receiver currently has, so that a problem
+// two sources meet (the same bad /proc/diskstats line, read by iostat and by latency) is logged once:
+// when the first source reports it, and as cleared when the last one stops. Safe for concurrent use;
+// the zero value is ready.
+type Problems struct {
+	mu      sync.Mutex
+	holders map[string]map[*Reporter]bool
+}
+
+// hold records that r has p and reports whether no source had it before.
+func (ps *Problems) hold(p string, r *Reporter) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.holders == nil {
+		ps.holders = map[string]map[*Reporter]bool{}
+	}
+	h := ps.holders[p]
+	if h == nil {
+		h = map[*Reporter]bool{}
+		ps.holders[p] = h
+	}
+	first := len(h) == 0
+	h[r] = true
+	return first
+}
+
+// release records that r no longer has p and reports whether no source has it now.
+func (ps *Problems) release(p string, r *Reporter) bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	h := ps.holders[p]
+	delete(h, r)
+	if len(h) > 0 {
+		return false
+	}
+	delete(ps.holders, p)
+	return true
+}
+
 // Reporter logs a source's scrape problems once per change: a problem is logged at WARN when it
-// appears and at INFO when it clears, never once per scrape. The collector's scraper controller logs
-// every error a scrape returns at ERROR, every scrape, with a stack trace (2 880 lines a day at 30 s
-// for one bad /proc/diskstats line), so the problems stop here and the scrape's output goes on.
-// Not safe for concurrent use: one scraper owns it.
+// appears and at INFO when it clears, never once per scrape, and once for all the sources that share
+// the Problems. The collector's scraper controller logs every error a scrape returns at ERROR, every
+// scrape, with a stack trace (2 880 lines a day at 30 s for one bad /proc/diskstats line), so the
+// problems stop here and the scrape's output goes on. Not safe for concurrent use: one scraper owns it.
 type Reporter struct {
 	logger *zap.Logger
+	shared *Problems
 	last   map[string]bool
 }
 
-// NewReporter returns a Reporter logging to logger.
-func NewReporter(logger *zap.Logger) *Reporter {
-	return &Reporter{logger: logger, last: map[string]bool{}}
+// NewReporter returns a Reporter logging to logger; shared is the receiver's set of problems (nil: this
+// source's alone).
+func NewReporter(logger *zap.Logger, shared *Problems) *Reporter {
+	if shared == nil {
+		shared = &Problems{}
+	}
+	return &Reporter{logger: logger, shared: shared, last: map[string]bool{}}
 }
 
 // Report logs what changed in err's problems since the previous call and returns nil: every problem is
@@ -34,7 +79,7 @@ func (r *Reporter) Report(err error) error {
 	}
 	logged := 0
 	for p := range now {
-		if !r.last[p] {
+		if !r.last[p] && r.shared.hold(p, r) {
 			if logged < maxLoggedPerChange {
 				r.logger.Warn("Scrape problem: reported once, and again when it clears", zap.String("problem", p))
 			}
@@ -46,7 +91,7 @@ func (r *Reporter) Report(err error) error {
 	}
 	cleared := 0
 	for p := range r.last {
-		if !now[p] {
+		if !now[p] && r.shared.release(p, r) {
 			if cleared < maxLoggedPerChange {
 				r.logger.Info("Scrape problem cleared", zap.String("problem", p))
 			}

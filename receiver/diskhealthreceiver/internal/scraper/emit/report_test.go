@@ -15,7 +15,7 @@ import (
 
 func TestReporterLogsOncePerChange(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
-	r := NewReporter(zap.New(core))
+	r := NewReporter(zap.New(core), nil)
 	bad := errors.New("diskstats line 3 (sdb): field 8 \"12x3444\": invalid syntax")
 	other := errors.New("diskstats line 9 (sdc): 5 fields, want at least 14")
 
@@ -41,7 +41,7 @@ func TestReporterLogsOncePerChange(t *testing.T) {
 
 func TestReporterBoundsAFlood(t *testing.T) {
 	core, logs := observer.New(zapcore.DebugLevel)
-	r := NewReporter(zap.New(core))
+	r := NewReporter(zap.New(core), nil)
 	var errs []error
 	for i := range 5000 {
 		errs = append(errs, fmt.Errorf("diskstats line %d: garbage", i+1))
@@ -57,4 +57,23 @@ func TestProblems(t *testing.T) {
 	assert.Equal(t, []string{"file: a"}, problems(fmt.Errorf("file: %w", a)))
 	assert.Equal(t, []string{"a", "b", "c"}, problems(errors.New("a; b\nc")))
 	assert.Empty(t, problems(nil))
+}
+
+// TestReportersShareProblems: a problem two sources meet is logged once, when the first reports it, and
+// cleared once, when the last one stops.
+func TestReportersShareProblems(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	var shared Problems
+	iostat, latency := NewReporter(zap.New(core), &shared), NewReporter(zap.New(core), &shared)
+	bad := errors.New("diskstats line 4 (sdd): field 6 \"x\": invalid syntax")
+	for range 10 {
+		require.NoError(t, iostat.Report(bad))
+		require.NoError(t, latency.Report(bad))
+	}
+	require.Equal(t, 1, logs.Len(), "one WARN for both sources")
+	require.NoError(t, iostat.Report(nil))
+	assert.Equal(t, 1, logs.Len(), "latency still has it")
+	require.NoError(t, latency.Report(nil))
+	require.Equal(t, 2, logs.Len())
+	assert.Equal(t, zapcore.InfoLevel, logs.All()[1].Level)
 }
