@@ -51,7 +51,7 @@ const (
 	propertySeed  = 14
 	propertyRoots = 500
 	// propertyBudget stops the seeded run early on a slow machine (it must still reach propertyRoots).
-	propertyBudget = 4 * time.Minute
+	propertyBudget = 12 * time.Minute
 	scrapesPerRoot = 4
 )
 

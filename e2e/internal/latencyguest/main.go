@@ -174,6 +174,7 @@ func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, err e
 	cfg.SMART.Enabled = false
 	cfg.Pressure.Enabled = false
 	cfg.Cgroups.Enabled = false
+	cfg.Stack.Enabled = false
 	cfg.Latency.Enabled = true
 	set := receivertest.NewNopSettings(f.Type())
 	set.Logger = logger
