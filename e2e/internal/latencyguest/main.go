@@ -174,6 +174,7 @@ func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, err e
 	cfg.SMART.Enabled = false
 	cfg.Pressure.Enabled = false
 	cfg.Cgroups.Enabled = false
+	// Off too: its exports (no latency points) would be taken for the baseline.
 	cfg.Stack.Enabled = false
 	cfg.Latency.Enabled = true
 	set := receivertest.NewNopSettings(f.Type())

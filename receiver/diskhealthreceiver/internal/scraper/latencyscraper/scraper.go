@@ -307,10 +307,18 @@ const boardSource = "latency"
 
 // kernelErrors is every whole disk's count of requests the kernel completed with an error, the
 // input of the SMART verdict's kernel_io_errors_rising rule: the kernel sees a failing disk's errors
-// long before the disk's SMART admits anything.
+// long before the disk's SMART admits anything. A disk without errors posts 0: the rule's baseline
+// is the first value it sees, so a disk whose first errors all came between two SMART reads would
+// otherwise start at that count and never be called rising.
 func kernelErrors(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) map[string][]signs.Counter {
 	totals := map[string]uint64{}
 	names := map[string]string{}
+	for _, pi := range ids {
+		if pi.hwID != "" {
+			totals[pi.hwID] += 0
+			names[pi.hwID] = pi.device
+		}
+	}
 	for _, e := range snap.Errors {
 		pi, ok := ids[e.Dev]
 		if !ok || pi.hwID == "" {

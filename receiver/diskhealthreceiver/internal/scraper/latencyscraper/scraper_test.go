@@ -389,6 +389,26 @@ func TestKernelErrorsReachTheBoard(t *testing.T) {
 		cfg.Signs.Counters(sdaID))
 }
 
+// TestDiskWithoutErrorsPostsZero: a whole disk the kernel completed no failed request for posts 0,
+// the baseline kernel_io_errors_rising needs: its first errors are then a rise, even when they all
+// come between two SMART reads.
+func TestDiskWithoutErrorsPostsZero(t *testing.T) {
+	snap := sampleSnapshot()
+	snap.Errors = nil
+	p := &fakeProbe{started: t0, snap: snap}
+	cfg := createDefaultConfig()
+	cfg.RootPath = fakeRoot(t, "sda", "sda1", "dm-0", "loop0")
+	cfg.Signs = signs.New()
+	var opts biolat.Options
+	s, _ := newTestScraper(t, cfg, fakeOpener(p, &opts), &clock{t0.Add(time.Minute)})
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	ids := hwIDsIn(md)
+	require.Equal(t, []string{"naa.5000c500a1b2c3d4"}, ids)
+	assert.Equal(t, []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 0}},
+		cfg.Signs.Counters(ids[0]))
+}
+
 // TestSwappedDiskRestarts: a disk swapped under the same name and major:minor (a new diskseq on 5.15+;
 // before, counters that went back) is known by its new hw.id at once; what the probe had counted is not
 // reported under it: its series start again at the scrape that saw the swap.

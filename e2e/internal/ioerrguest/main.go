@@ -1,0 +1,343 @@
+//go:build linux
+
+// Command ioerrguest runs inside the QEMU VM of the kernel-seen I/O error end-to-end test
+// (e2e/latency_ioerr_qemu_test.go), on the guest's Debian kernel: it starts the disk_health
+// receiver (metrics and logs) with the latency and SMART sources only, waits until the boot's
+// scsi_debug disk has a SMART verdict that saw its zero error baseline, turns on scsi_debug's medium
+// error emulation (opts bit 2: reads of sectors 0x1234..0x123d fail with MEDIUM ERROR, unrecovered
+// read error), does a fixed number of direct 4 KiB reads inside that range (each must fail with
+// ENODATA, the errno of BLK_STS_MEDIUM) and outside it (each must succeed), turns the emulation off, and prints the receiver's
+// exports and events as one JSON line for the host test. It is built by that test and means nothing
+// outside the VM.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+)
+
+const markerBundle = "DISKHEALTH-IOERR-BUNDLE "
+
+const (
+	interval     = time.Second     // the latency scrape
+	smartEvery   = 2 * time.Second // the SMART read and verdict
+	failingReads = 5
+	goodReads    = 7
+	// scsi_debug's medium error range (OPT_MEDIUM_ERR_ADDR, OPT_MEDIUM_ERR_NUM): sectors 4660..4669.
+	// A 4 KiB read at sector 4664 lies inside it from its first sector, so sd completes none of it
+	// (no partial success) and the request fails once, with BLK_STS_MEDIUM.
+	badOffset = 4664 * 512
+)
+
+// Bundle is what the guest reports.
+type Bundle struct {
+	Kernel string `json:"kernel"`
+	Disk   string `json:"disk"` // the scsi_debug disk, sdX
+	// Failed and Succeeded are this program's reads: ENODATA (medium error) from the kernel, and whole reads.
+	Failed    int `json:"failed"`
+	Succeeded int `json:"succeeded"`
+	// IOErrCnt is the SCSI midlayer's count of commands the disk completed with an error
+	// (/sys/block/sdX/device/ioerr_cnt, hex), before and after the reads: the injection's own count.
+	IOErrCntBefore string          `json:"ioerr_cnt_before"`
+	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
+	Before         json.RawMessage `json:"before"` // OTLP JSON: the export with the verdict before the reads
+	After          json.RawMessage `json:"after"`  // OTLP JSON: a latency export and a SMART verdict after them
+	Final          json.RawMessage `json:"final"`  // OTLP JSON: the last export, several verdicts later
+	// ErrorsAfter and ErrorsFinal are the newest exports with system.disk.kernel.errors (the latency
+	// source's scrape, apart from SMART's) at After's and at Final's time.
+	ErrorsAfter json.RawMessage `json:"errors_after"`
+	ErrorsFinal json.RawMessage `json:"errors_final"`
+	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+	Logs        []string        `json:"logs"`
+	Errors      []string        `json:"errors"`
+}
+
+func main() {
+	b, err := run()
+	if err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	out, _ := json.Marshal(b)
+	fmt.Printf("%s%s\n", markerBundle, out)
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+func run() (b Bundle, err error) {
+	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		b.Kernel = strings.TrimSpace(string(k))
+	}
+	core, logs := observer.New(zapcore.InfoLevel)
+	defer func() {
+		for _, e := range logs.All() {
+			line := e.Message
+			for k, v := range e.ContextMap() {
+				line += fmt.Sprintf(" %s=%v", k, v)
+			}
+			b.Logs = append(b.Logs, line)
+		}
+	}()
+	if b.Disk, err = scsiDebugDisk(); err != nil {
+		return b, err
+	}
+	stop, ms, ls, err := start(zap.New(core))
+	if err != nil {
+		return b, err
+	}
+	defer func() {
+		stop()
+		all := ls.AllLogs()
+		merged := plog.NewLogs()
+		for _, l := range all {
+			l.ResourceLogs().MoveAndAppendTo(merged.ResourceLogs())
+		}
+		b.Events, _ = (&plog.JSONMarshaler{}).MarshalLogs(merged)
+	}()
+
+	// The baseline: a verdict of the disk from a SMART read that began after two latency scrapes
+	// (each posts the disk's zero error count on the signs board).
+	started := time.Now()
+	md, from, err := waitExport(ms, 0, 60*time.Second, "an ok verdict of "+b.Disk+" after two latency scrapes", func(md pmetric.Metrics) bool {
+		return status(md, b.Disk) == "ok" && newest(md, "hw.status").After(started.Add(2*interval+interval/2))
+	})
+	if err != nil {
+		return b, err
+	}
+	b.Before = metricsJSON(md)
+
+	errcnt := filepath.Join("/sys/block", b.Disk, "device", "ioerr_cnt")
+	if b.IOErrCntBefore, err = readFile(errcnt); err != nil {
+		return b, err
+	}
+	opts := "/sys/bus/pseudo/drivers/scsi_debug/opts"
+	if err := os.WriteFile(opts, []byte("2"), 0o644); err != nil {
+		return b, fmt.Errorf("scsi_debug opts: %w", err)
+	}
+	b.Failed, b.Succeeded, err = reads(b.Disk)
+	if werr := os.WriteFile(opts, []byte("0"), 0o644); werr != nil && err == nil {
+		err = fmt.Errorf("scsi_debug opts: %w", werr)
+	}
+	if err != nil {
+		return b, err
+	}
+	ended := time.Now()
+	if b.IOErrCntAfter, err = readFile(errcnt); err != nil {
+		return b, err
+	}
+
+	// A verdict from a SMART read begun after a latency scrape that began after the reads ended.
+	md, from, err = waitExport(ms, from, 60*time.Second, "a verdict of "+b.Disk+" after the reads", func(md pmetric.Metrics) bool {
+		return newest(md, "hw.status").After(ended.Add(interval + smartEvery + 500*time.Millisecond))
+	})
+	if err != nil {
+		return b, err
+	}
+	b.After = metricsJSON(md)
+	b.ErrorsAfter = newestWith(ms, "system.disk.kernel.errors")
+	// Three more verdicts: the disk stays degraded and no second state change is sent.
+	last := md
+	for range 3 {
+		if last, from, err = waitExport(ms, from, 30*time.Second, "another verdict", func(md pmetric.Metrics) bool {
+			return status(md, b.Disk) != ""
+		}); err != nil {
+			return b, err
+		}
+	}
+	b.Final = metricsJSON(last)
+	b.ErrorsFinal = newestWith(ms, "system.disk.kernel.errors")
+	return b, nil
+}
+
+// start runs the receiver, metrics and logs, with only the latency and SMART sources.
+func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+	ctx := context.Background()
+	f := diskhealthreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
+	cfg.RootPath = "/"
+	cfg.ControllerConfig.CollectionInterval = interval
+	cfg.ControllerConfig.InitialDelay = 0
+	cfg.IOStat.Enabled = false
+	cfg.Filesystem.Enabled = false
+	cfg.Pressure.Enabled = false
+	cfg.Cgroups.Enabled = false
+	// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
+	// latency source's count is the only one the verdict weighs.
+	cfg.Stack.Enabled = false
+	cfg.SMART.Enabled = true
+	cfg.SMART.Interval = smartEvery
+	cfg.SMART.Timeout = 20 * time.Second
+	cfg.Latency.Enabled = true
+	set := receivertest.NewNopSettings(f.Type())
+	set.Logger = logger
+	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
+	var mr, lr receiver.Metrics
+	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
+		return nil, nil, nil, err
+	}
+	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range []receiver.Metrics{mr, lr} {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = mr.Shutdown(sctx) // the bundle is complete; a shutdown error changes nothing in it
+		_ = lr.Shutdown(sctx)
+	}, ms, ls, nil
+}
+
+// reads does the failing reads (inside the medium error range) and the good ones (at the start of
+// the disk), direct, 4 KiB each; a failing read must fail with ENODATA (the errno of BLK_STS_MEDIUM,
+// "critical medium error"), a good one must read it all.
+func reads(dev string) (failed, succeeded int, err error) {
+	fd, err := unix.Open("/dev/"+dev, unix.O_RDONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("open /dev/%s: %w", dev, err)
+	}
+	defer func() { _ = unix.Close(fd) }() // read-only
+	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer func() { _ = unix.Munmap(buf) }() // an anonymous mapping of this process
+	for range failingReads {
+		n, err := unix.Pread(fd, buf, badOffset)
+		if !errors.Is(err, unix.ENODATA) {
+			return failed, succeeded, fmt.Errorf("read of /dev/%s at %d inside the medium error range: %d bytes, %v (want ENODATA)", dev, badOffset, n, err)
+		}
+		failed++
+	}
+	for i := range goodReads {
+		n, err := unix.Pread(fd, buf, int64(i)*8192)
+		if err != nil || n != len(buf) {
+			return failed, succeeded, fmt.Errorf("read of /dev/%s at %d: %d bytes, %v", dev, i*8192, n, err)
+		}
+		succeeded++
+	}
+	return failed, succeeded, nil
+}
+
+// scsiDebugDisk is the boot's scsi_debug disk.
+func scsiDebugDisk() (string, error) {
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if m, err := readFile(filepath.Join("/sys/block", e.Name(), "device", "model")); err == nil && strings.TrimSpace(m) == "scsi_debug" {
+			return e.Name(), nil
+		}
+	}
+	return "", errors.New("no scsi_debug disk in /sys/block")
+}
+
+// waitExport returns the first export from index from on that pred accepts, and the index after it.
+func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		all := ms.AllMetrics()
+		for ; from < len(all); from++ {
+			if pred(all[from]) {
+				return all[from], from + 1, nil
+			}
+		}
+	}
+	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
+}
+
+// status is the hw.state whose hw.status point is 1 on the resource named disk, "" if none.
+func status(md pmetric.Metrics, disk string) string {
+	var state string
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		eachMetric(rms.At(i), func(m pmetric.Metric) {
+			if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+				return
+			}
+			dps := m.Sum().DataPoints()
+			for l := range dps.Len() {
+				if n, _ := dps.At(l).Attributes().Get("hw.name"); n.Str() == disk && dps.At(l).IntValue() == 1 {
+					s, _ := dps.At(l).Attributes().Get("hw.state")
+					state = s.Str()
+				}
+			}
+		})
+	}
+	return state
+}
+
+// newest is the newest timestamp of the named metric's points in md.
+func newest(md pmetric.Metrics, name string) time.Time {
+	var t time.Time
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		eachMetric(rms.At(i), func(m pmetric.Metric) {
+			if m.Name() != name || m.Type() != pmetric.MetricTypeSum {
+				return
+			}
+			dps := m.Sum().DataPoints()
+			for l := range dps.Len() {
+				if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
+					t = ts
+				}
+			}
+		})
+	}
+	return t
+}
+
+// newestWith is the newest export so far that has the named metric, nil if none.
+func newestWith(ms *consumertest.MetricsSink, name string) json.RawMessage {
+	all := ms.AllMetrics()
+	for i := len(all) - 1; i >= 0; i-- {
+		found := false
+		rms := all[i].ResourceMetrics()
+		for j := range rms.Len() {
+			eachMetric(rms.At(j), func(m pmetric.Metric) { found = found || m.Name() == name })
+		}
+		if found {
+			return metricsJSON(all[i])
+		}
+	}
+	return nil
+}
+
+func eachMetric(rm pmetric.ResourceMetrics, f func(pmetric.Metric)) {
+	sms := rm.ScopeMetrics()
+	for j := range sms.Len() {
+		ms := sms.At(j).Metrics()
+		for k := range ms.Len() {
+			f(ms.At(k))
+		}
+	}
+}
+
+func metricsJSON(md pmetric.Metrics) json.RawMessage {
+	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	return b
+}
+
+func readFile(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return string(b), err
+}

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// ioerrBundle mirrors e2e/internal/ioerrguest's output.
+type ioerrBundle struct {
+	Kernel         string          `json:"kernel"`
+	Disk           string          `json:"disk"`
+	Failed         int             `json:"failed"`
+	Succeeded      int             `json:"succeeded"`
+	IOErrCntBefore string          `json:"ioerr_cnt_before"`
+	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
+	Before         json.RawMessage `json:"before"`
+	After          json.RawMessage `json:"after"`
+	Final          json.RawMessage `json:"final"`
+	ErrorsAfter    json.RawMessage `json:"errors_after"`
+	ErrorsFinal    json.RawMessage `json:"errors_final"`
+	Events         json.RawMessage `json:"events"`
+	Logs           []string        `json:"logs"`
+	Errors         []string        `json:"errors"`
+}
+
+// TestLatencyIOErrorsQEMU (issue 12, "done when" 3): in the QEMU guest (Debian's 6.1 kernel, the
+// probe's block_rq_complete path), scsi_debug's medium error emulation fails a fixed number of
+// direct reads of the boot's scsi_debug disk with MEDIUM ERROR (ENODATA to the reader,
+// BLK_STS_MEDIUM's errno). The latency
+// source's system.disk.kernel.errors for that disk rises by exactly the reads that failed (all read,
+// all medium; the good reads add nothing), as many as the SCSI midlayer's ioerr_cnt counted; the
+// disk's SMART verdict (SCSI log pages) goes from ok to degraded through the signs board, and one
+// state change (ok → degraded, naming the kernel-seen errors) and one new sign
+// (kernel_io_errors_rising) are sent, however many verdicts follow.
+func TestLatencyIOErrorsQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED QEMU KERNEL I/O ERROR TEST: -short")
+	}
+	kit := prepareVM(t)
+	guest := filepath.Join(t.TempDir(), "ioerrguest")
+	build := exec.Command("go", "build", "-o", guest, "./internal/ioerrguest")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the guest program: %s", out)
+
+	run := kit.boot(t, guest, 5*time.Minute, nil)
+	log := run.log
+	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
+	var b ioerrBundle
+	for line := range strings.Lines(log) {
+		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-IOERR-BUNDLE "); ok {
+			require.NoError(t, json.Unmarshal([]byte(rest), &b))
+		}
+	}
+	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(log, 6000))
+	for _, l := range b.Logs {
+		t.Logf("guest log: %s", l)
+	}
+	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	require.True(t, strings.HasPrefix(b.Kernel, "6.1."), "the guest runs Debian's 6.1 kernel, not %s", b.Kernel)
+	disk := b.Disk
+
+	hex := func(s string) uint64 {
+		v, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimSpace(s), "0x"), 16, 64)
+		require.NoError(t, err, "ioerr_cnt %q", s)
+		return v
+	}
+	ioerr := hex(b.IOErrCntAfter) - hex(b.IOErrCntBefore)
+	before, after, final := unmarshalMetrics(t, b.Before), unmarshalMetrics(t, b.After), unmarshalMetrics(t, b.Final)
+	require.NotEmpty(t, b.ErrorsAfter, "no export with system.disk.kernel.errors after the reads")
+	// Before the reads the disk had no error series (a counter is reported once it is above 0).
+	e0 := kernelErrorPoints(before, disk)
+	e1, e2 := kernelErrorPoints(unmarshalMetrics(t, b.ErrorsAfter), disk), kernelErrorPoints(unmarshalMetrics(t, b.ErrorsFinal), disk)
+	delta := map[string]int64{}
+	var total int64
+	for k, v := range e1 {
+		delta[k] = v - e0[k]
+		total += delta[k]
+	}
+	t.Logf("%s: reads failed (ENODATA) %d, succeeded %d; SCSI ioerr_cnt +%d; system.disk.kernel.errors before %v, after %v (Δ %d), final %v",
+		disk, b.Failed, b.Succeeded, ioerr, e0, e1, total, e2)
+	require.Positive(t, b.Failed)
+	assert.Equal(t, uint64(b.Failed), ioerr, "the SCSI midlayer counted each failed read once (no retries)")
+	assert.Equal(t, map[string]int64{"read/medium": int64(b.Failed)}, delta, "the kernel error counter rose by exactly the failed reads, all medium errors on reads")
+	assert.Equal(t, e1, e2, "nothing more failed after the reads")
+
+	states := map[string]string{"before": smartState(before, disk), "after": smartState(after, disk), "final": smartState(final, disk)}
+	t.Logf("%s hw.status: %v", disk, states)
+	assert.Equal(t, map[string]string{"before": "ok", "after": "degraded", "final": "degraded"}, states,
+		"the scsi_debug disk (a SMART verdict from its SCSI log pages) turns degraded")
+
+	ld, err := (&plog.JSONUnmarshaler{}).UnmarshalLogs(b.Events)
+	require.NoError(t, err)
+	type event struct{ disk, name, state, prev, rule, body, severity string }
+	var events []event
+	rls := ld.ResourceLogs()
+	for i := range rls.Len() {
+		d, _ := rls.At(i).Resource().Attributes().Get("hw.name")
+		sls := rls.At(i).ScopeLogs()
+		for j := range sls.Len() {
+			lrs := sls.At(j).LogRecords()
+			for k := range lrs.Len() {
+				a := lrs.At(k).Attributes().AsRaw()
+				e := event{d.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]), fmt.Sprint(a["disk_health.previous_state"]),
+					fmt.Sprint(a["disk_health.rule"]), lrs.At(k).Body().Str(), lrs.At(k).SeverityText()}
+				t.Logf("event: %+v", e)
+				events = append(events, e)
+			}
+		}
+	}
+	require.Len(t, events, 2, "one state change and one new sign, over several verdicts: %+v", events)
+	change, sign := events[0], events[1]
+	assert.Equal(t, disk, change.disk)
+	assert.Equal(t, "disk_health.state_change", change.name)
+	assert.Equal(t, []string{"degraded", "ok"}, []string{change.state, change.prev})
+	assert.Contains(t, change.body, fmt.Sprintf("health changed from ok to degraded: kernel-seen I/O errors of %s rose from 0 to %d since monitoring began", disk, b.Failed))
+	assert.Equal(t, disk, sign.disk)
+	assert.Equal(t, "disk_health.new_sign", sign.name)
+	assert.Equal(t, "kernel_io_errors_rising", sign.rule)
+}
+
+func unmarshalMetrics(t *testing.T, raw json.RawMessage) pmetric.Metrics {
+	t.Helper()
+	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
+	require.NoError(t, err)
+	return md
+}
+
+// kernelErrorPoints is system.disk.kernel.errors of dev, by "direction/error.type".
+func kernelErrorPoints(md pmetric.Metrics, dev string) map[string]int64 {
+	out := map[string]int64{}
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != "system.disk.kernel.errors" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			a := dps.At(i).Attributes()
+			if d, _ := a.Get("system.device"); d.Str() != dev {
+				continue
+			}
+			dir, _ := a.Get("disk.io.direction")
+			typ, _ := a.Get("error.type")
+			out[dir.Str()+"/"+typ.Str()] += dps.At(i).IntValue()
+		}
+	})
+	return out
+}
+
+// smartState is the hw.state whose hw.status point is 1 for the disk named disk, "" if none.
+func smartState(md pmetric.Metrics, disk string) string {
+	var state string
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			a := dps.At(i).Attributes()
+			if n, _ := a.Get("hw.name"); n.Str() != disk || dps.At(i).IntValue() != 1 {
+				continue
+			}
+			s, _ := a.Get("hw.state")
+			state = s.Str()
+		}
+	})
+	return state
+}
