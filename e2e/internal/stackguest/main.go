@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -28,6 +30,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
@@ -69,6 +73,10 @@ type env struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == argUnprivileged {
+		unprivileged()
+		return
+	}
 	b := &Bundle{Parts: map[string]*Part{}}
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
@@ -86,7 +94,7 @@ func main() {
 
 func run(b *Bundle) error {
 	_ = os.MkdirAll("/run", 0o755)
-	stop, ms, ls, err := start()
+	stop, ms, ls, err := start(zap.NewNop(), false)
 	if err != nil {
 		return err
 	}
@@ -97,7 +105,7 @@ func run(b *Bundle) error {
 	for _, p := range []struct {
 		name string
 		f    func(*env) error
-	}{{"md", mdPart}, {"thin", thinPart}, {"multipath", multipathPart}} {
+	}{{"md", mdPart}, {"thin", thinPart}, {"multipath", multipathPart}, {"unprivileged", unprivilegedPart}} {
 		part := &Part{Tools: map[string]string{}, Series: map[string]float64{}}
 		b.Parts[p.name] = part
 		if err := p.f(&env{ms: ms, ls: ls, part: part}); err != nil {
@@ -108,14 +116,14 @@ func run(b *Bundle) error {
 }
 
 // start runs the receiver with only the stack source, a scrape a second, on both pipelines.
-func start() (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+func start(logger *zap.Logger, iostat bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
 	ctx := context.Background()
 	f := diskhealthreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
 	cfg.RootPath = "/"
 	cfg.ControllerConfig.CollectionInterval = interval
 	cfg.ControllerConfig.InitialDelay = 0
-	cfg.IOStat.Enabled = false
+	cfg.IOStat.Enabled = iostat
 	cfg.Filesystem.Enabled = false
 	cfg.SMART.Enabled = false
 	cfg.Pressure.Enabled = false
@@ -123,7 +131,7 @@ func start() (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSi
 	cfg.Latency.Enabled = false
 	cfg.Stack.Enabled = true
 	set := receivertest.NewNopSettings(f.Type())
-	set.Logger = zap.NewNop()
+	set.Logger = logger
 	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
 	var mr, lr receiver.Metrics
 	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
@@ -503,6 +511,139 @@ func multipathPart(e *env) error {
 		}
 	}
 	return nil
+}
+
+// ---- without CAP_SYS_ADMIN ----
+
+const argUnprivileged = "unprivileged"
+
+// unprivilegedReport is what the unprivileged child prints.
+type unprivilegedReport struct {
+	UID      int               `json:"uid"`
+	Scrapes  int               `json:"scrapes"`
+	Status   map[string]string `json:"status"`   // stack.part -> stack.read.status of the last export
+	Refused  int               `json:"refused"`  // permission_denied warnings over all scrapes
+	Warnings []string          `json:"warnings"` // every warning and error the receiver logged
+	MD0      string            `json:"md0"`      // md0's hw.status
+	Pool     string            `json:"pool"`     // the thin pool's hw.status (none expected)
+	IOStat   int               `json:"iostat"`   // system.disk.* metrics in all exports
+	Error    string            `json:"error"`
+}
+
+// unprivileged runs the receiver (stack and I/O sources) as nobody, without any capability, for
+// four scrapes, and prints what it saw.
+func unprivileged() {
+	rep := unprivilegedReport{UID: os.Getuid(), Status: map[string]string{}}
+	defer func() {
+		out, _ := json.Marshal(rep)
+		fmt.Printf("%s\n", out)
+	}()
+	core, logs := observer.New(zapcore.WarnLevel)
+	stop, ms, _, err := start(zap.New(core), true)
+	if err != nil {
+		rep.Error = err.Error()
+		return
+	}
+	deadline := time.Now().Add(wait)
+	for len(ms.AllMetrics()) < 4 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	all := ms.AllMetrics()
+	rep.Scrapes = len(all)
+	if len(all) == 0 {
+		rep.Error = "no export"
+		return
+	}
+	last := all[len(all)-1]
+	for _, md := range all {
+		forEach(md, func(m pmetric.Metric) {
+			if strings.HasPrefix(m.Name(), "system.disk.") {
+				rep.IOStat++
+			}
+		})
+	}
+	forEach(last, func(m pmetric.Metric) {
+		if m.Name() != "disk_health.stack.read.status" {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		if m.Type() == pmetric.MetricTypeGauge {
+			dps = m.Gauge().DataPoints()
+		}
+		for i := range dps.Len() {
+			if dps.At(i).IntValue() == 1 {
+				part, _ := dps.At(i).Attributes().Get("stack.part")
+				st, _ := dps.At(i).Attributes().Get("stack.read.status")
+				rep.Status[part.AsString()] = st.AsString()
+			}
+		}
+	})
+	rep.MD0, rep.Pool = status(last, "md:md0"), status(last, "dm:pool")
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+		rep.Warnings = append(rep.Warnings, line)
+		if st, _ := e.ContextMap()["status"].(string); st == "permission_denied" {
+			rep.Refused++
+		}
+	}
+}
+
+// unprivilegedPart runs this program again as nobody (uid and gid 65534: no capabilities) and
+// compares what its receiver saw with what root's sees.
+func unprivilegedPart(e *env) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(self, argUnprivileged)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Dir = "/"
+	out, err := cmd.Output()
+	e.part.Tools["unprivileged child"] = string(out)
+	if err != nil {
+		return fmt.Errorf("unprivileged child: %w", err)
+	}
+	var rep unprivilegedReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return fmt.Errorf("unprivileged child: %w: %s", err, out)
+	}
+	if rep.Error != "" {
+		return errors.New("unprivileged child: " + rep.Error)
+	}
+	e.part.Logs = append(e.part.Logs, rep.Warnings...)
+	root, err := e.export(e.count(), "an export as root", func(md pmetric.Metrics) bool { return has(md, "hw.status", "md:md0", nil) })
+	if err != nil {
+		return err
+	}
+	e.part.Series["unprivileged scrapes"] = float64(rep.Scrapes)
+	e.check("the child runs as uid", "65534", strconv.Itoa(rep.UID))
+	e.check("scrapes", "≥ 4", ge(rep.Scrapes, 4))
+	e.check("device_mapper read status", "permission_denied", rep.Status["device_mapper"])
+	e.check("permission_denied reported once over the scrapes", "1", strconv.Itoa(rep.Refused))
+	e.check("warnings logged in all", "1", strconv.Itoa(len(rep.Warnings)))
+	e.check("md read status (sysfs needs no privilege)", "ok", rep.Status["md"])
+	e.check("errors read status", "ok", rep.Status["errors"])
+	e.check("md0 hw.status (as root's)", status(root, "md:md0"), rep.MD0)
+	e.check("thin pool hw.status (none without the ioctls)", "", rep.Pool)
+	e.check("the I/O source unaffected (system.disk.* metrics)", "yes", yes(rep.IOStat > 0))
+	return nil
+}
+
+func forEach(md pmetric.Metrics, f func(pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				f(ms.At(k))
+			}
+		}
+	}
 }
 
 // ---- helpers ----
