@@ -520,7 +520,7 @@ const argUnprivileged = "unprivileged"
 // unprivilegedReport is what the unprivileged child prints.
 type unprivilegedReport struct {
 	UID      int               `json:"uid"`
-	Scrapes  int               `json:"scrapes"`
+	Scrapes  int               `json:"scrapes"`  // exports of the stack source
 	Status   map[string]string `json:"status"`   // stack.part -> stack.read.status of the last export
 	Refused  int               `json:"refused"`  // permission_denied warnings over all scrapes
 	Warnings []string          `json:"warnings"` // every warning and error the receiver logged
@@ -544,18 +544,28 @@ func unprivileged() {
 		rep.Error = err.Error()
 		return
 	}
+	// The stack source's exports (the I/O source may export on its own).
+	stackExports := func() []pmetric.Metrics {
+		var out []pmetric.Metrics
+		for _, md := range ms.AllMetrics() {
+			if hasMetric(md, "disk_health.stack.read.status") {
+				out = append(out, md)
+			}
+		}
+		return out
+	}
 	deadline := time.Now().Add(wait)
-	for len(ms.AllMetrics()) < 4 && time.Now().Before(deadline) {
+	for len(stackExports()) < 4 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	stop()
-	all := ms.AllMetrics()
-	rep.Scrapes = len(all)
-	if len(all) == 0 {
-		rep.Error = "no export"
+	all, stacked := ms.AllMetrics(), stackExports()
+	rep.Scrapes = len(stacked)
+	if len(stacked) == 0 {
+		rep.Error = "no export of the stack source"
 		return
 	}
-	last := all[len(all)-1]
+	last := stacked[len(stacked)-1]
 	for _, md := range all {
 		forEach(md, func(m pmetric.Metric) {
 			if strings.HasPrefix(m.Name(), "system.disk.") {
@@ -631,6 +641,12 @@ func unprivilegedPart(e *env) error {
 	e.check("thin pool hw.status (none without the ioctls)", "", rep.Pool)
 	e.check("the I/O source unaffected (system.disk.* metrics)", "yes", yes(rep.IOStat > 0))
 	return nil
+}
+
+func hasMetric(md pmetric.Metrics, name string) bool {
+	found := false
+	forEach(md, func(m pmetric.Metric) { found = found || m.Name() == name })
+	return found
 }
 
 func forEach(md pmetric.Metrics, f func(pmetric.Metric)) {
