@@ -36,6 +36,7 @@ var vmPackages = map[string]string{
 	"depmod":             "kmod",
 	"xz":                 "xz-utils",
 	"dmsetup":            "dmsetup",
+	"mdadm":              "mdadm",
 }
 
 // vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
@@ -44,7 +45,7 @@ var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "vi
 // vmExtraModules are packed into the initramfs (with the dependencies vmModules do not bring) but not
 // loaded at boot: a guest program loads them from /lib/modules/extra, in extra.list's order, with the
 // parameters it needs (null_blk's completion time, device-mapper for dmsetup).
-var vmExtraModules = []string{"null_blk", "dm_mod"}
+var vmExtraModules = []string{"null_blk", "dm_mod", "raid1", "dm_thin_pool", "dm_multipath", "dm_round_robin"}
 
 // baseKey names the base initramfs after what goes into it, so that a cache built by an older
 // harness (other modules, other tools) is rebuilt instead of used.
@@ -156,11 +157,13 @@ put() { while read -r f; do
 for m in $MODULES; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
   awk '$1 == "insmod" && !seen[$2]++ {print $2}' | put "$R/lib/modules" >"$R/lib/modules/load.list"
 mkdir -p "$R/lib/modules/extra"
+# Extra modules are inserted strictly: the CPU-specific crypto of arch/ (crc32c-intel wants SSE4.2, which
+# TCG's CPU lacks) is left out, its generic fallback comes with it.
 for m in $EXTRA; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
-  awk '$1 == "insmod" && !seen[$2]++ {print $2}' | while read -r f; do
+  awk '$1 == "insmod" && $2 !~ /\/kernel\/arch\// && !seen[$2]++ {print $2}' | while read -r f; do
     b=$(basename "$f"); b=${b%.xz}; grep -qxF "${b%.zst}" "$R/lib/modules/load.list" || echo "$f"; done |
   put "$R/lib/modules/extra" >"$R/lib/modules/extra/extra.list"
-for b in smartctl nvme dmsetup; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
+for b in smartctl nvme dmsetup mdadm; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
   ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done
 [ -f /usr/share/smartmontools/drivedb.h ] && cp /usr/share/smartmontools/drivedb.h "$R/usr/share/smartmontools/"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$BASE.tmp"

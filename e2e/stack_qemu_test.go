@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// stackBundle mirrors e2e/internal/stackguest's output.
+type stackBundle struct {
+	Kernel string                `json:"kernel"`
+	Parts  map[string]*stackPart `json:"parts"`
+	Errors []string              `json:"errors"`
+}
+
+type stackPart struct {
+	Checks []struct {
+		What string `json:"what"`
+		Want string `json:"want"`
+		Got  string `json:"got"`
+	} `json:"checks"`
+	Tools  map[string]string  `json:"tools"`
+	Series map[string]float64 `json:"series"`
+	Logs   []string           `json:"logs"`
+	Errors []string           `json:"errors"`
+}
+
+// TestStackQEMU (issue 13, "done when" 1-3 and 2's privilege clause): in one boot of the QEMU guest, the stack source (run by
+// e2e/internal/stackguest with only that source) against the kernel's own tools.
+//
+//   - md: a RAID1 over two scsi_debug disks. Level, size, raid disks, degraded count, member states and
+//     hw.status equal `mdadm --detail` and /proc/mdstat when clean, after `mdadm --fail` of one member
+//     (degraded, with exactly one state-change event naming the member and its hw.id) and after it was
+//     removed and added back (recovery progress sampled rising to done, then ok again).
+//   - thin: a dmsetup thin pool (64 MiB of data in 64 KiB blocks, error_if_no_space) and a 128 MiB thin
+//     volume: data and metadata usage equal `dmsetup status` empty (ok), filled to 60 MiB (past the
+//     0.9 threshold: degraded) and filled until the pool runs out of data space (failed).
+//   - multipath: a dm-multipath map over two null_blk paths: two active paths and ok, then after
+//     `dmsetup message mpath 0 fail_path` one active, one failed, degraded, with one event.
+//   - unprivileged: the guest program again as nobody (no CAP_SYS_ADMIN), with the I/O source too:
+//     device_mapper's read status is permission_denied, logged once over four scrapes and the only
+//     warning; md and the error counters read ok, md0's hw.status is root's, the I/O source exports.
+func TestStackQEMU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIPPED QEMU STACK TEST: -short")
+	}
+	kit := prepareVM(t)
+	guest := filepath.Join(t.TempDir(), "stackguest")
+	build := exec.Command("go", "build", "-o", guest, "./internal/stackguest")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the guest program: %s", out)
+
+	run := kit.boot(t, guest, 10*time.Minute, nil)
+	log := run.log
+	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
+	var b stackBundle
+	for line := range strings.Lines(log) {
+		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-STACK-BUNDLE "); ok {
+			require.NoError(t, json.Unmarshal([]byte(rest), &b))
+		}
+	}
+	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(log, 6000))
+	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	require.True(t, strings.HasPrefix(b.Kernel, "6.1."), "the guest runs Debian's 6.1 kernel, not %s", b.Kernel)
+
+	for _, name := range []string{"md", "thin", "multipath", "unprivileged"} {
+		t.Run(name, func(t *testing.T) {
+			p := b.Parts[name]
+			require.NotNil(t, p, "the guest did not run the %s part", name)
+			for _, l := range p.Logs {
+				t.Logf("guest: %s", strings.TrimSpace(l))
+			}
+			steps := make([]string, 0, len(p.Tools))
+			for s := range p.Tools {
+				steps = append(steps, s)
+			}
+			slices.Sort(steps)
+			for _, s := range steps {
+				t.Logf("%s:\n%s", s, p.Tools[s])
+			}
+			series := make([]string, 0, len(p.Series))
+			for s := range p.Series {
+				series = append(series, s)
+			}
+			slices.Sort(series)
+			for _, s := range series {
+				t.Logf("%-40s %.4f", s, p.Series[s])
+			}
+			for _, c := range p.Checks {
+				t.Logf("%-70s want %-12s got %s", c.What, c.Want, c.Got)
+				assert.Equal(t, c.Want, c.Got, "%s", c.What)
+			}
+			require.NotEmpty(t, p.Checks, "no comparisons")
+			require.Empty(t, p.Errors, "the %s part stopped", name)
+		})
+	}
+}
