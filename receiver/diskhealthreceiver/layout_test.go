@@ -44,17 +44,22 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+	// testpeer runs apt-get: only tests may import it, never what the receiver is built from.
+	for _, dep := range goList(t, "-deps", ".") {
+		assert.NotEqual(t, modulePrefix+"testpeer", dep, "the receiver depends on testpeer")
+	}
 
 	var libs []string
 	for _, p := range goList(t, "./internal/...") {
-		if !strings.HasPrefix(p, modulePrefix+"scraper/") && !strings.HasSuffix(p, "/internal/metadata") {
+		if !strings.HasPrefix(p, modulePrefix+"scraper/") && !strings.HasSuffix(p, "/internal/metadata") && p != modulePrefix+"testpeer" {
 			libs = append(libs, p)
 		}
 	}
 	require.NotEmpty(t, libs)
 	for _, lib := range libs {
 		for _, dep := range goList(t, "-deps", lib) {
-			if strings.HasPrefix(dep, modulePrefix+"scraper/") || strings.HasPrefix(dep, "go.opentelemetry.io/collector/pdata") {
+			if strings.HasPrefix(dep, modulePrefix+"scraper/") || strings.HasPrefix(dep, "go.opentelemetry.io/collector/pdata") ||
+				dep == modulePrefix+"testpeer" {
 				t.Errorf("library %s depends on %s", lib, dep)
 			}
 		}

@@ -15,8 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 )
 
 // loopDevice attaches a fresh loop device over a sparse file and returns its name and number.

@@ -15,25 +15,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// needTool finds a peer program, installing btrfs-progs once if needed. In
-// CI (CI=true) a peer that cannot be had fails the test; elsewhere it skips.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	_ = exec.Command("apt-get", "install", "-y", "-q", "btrfs-progs").Run()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is needed and could not be installed", name)
-		}
-		t.Skipf("%s not available", name)
-	}
-	return p
-}
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+)
 
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
@@ -47,14 +31,12 @@ func run(t *testing.T, name string, args ...string) string {
 // reader's error_stats must equal `btrfs device stats` for both devices,
 // and the corrupted device must show corruption errors.
 func TestBtrfsRaid1CorruptionMatchesDeviceStats(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mount)")
-	}
+	testpeer.RequireRoot(t, "loop devices, mount")
 	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("btrfs")) {
 		_ = exec.Command("modprobe", "btrfs").Run()
 	}
-	mkfs := needTool(t, "mkfs.btrfs")
-	btrfs := needTool(t, "btrfs")
+	mkfs := testpeer.Tool(t, "btrfs-progs", "mkfs.btrfs")
+	btrfs := testpeer.Tool(t, "btrfs-progs", "btrfs")
 
 	dir := t.TempDir()
 	imgs := []string{filepath.Join(dir, "a.img"), filepath.Join(dir, "b.img")}

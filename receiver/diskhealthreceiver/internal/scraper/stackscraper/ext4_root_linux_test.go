@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
 )
 
 func run(t *testing.T, name string, args ...string) string {
@@ -41,16 +43,9 @@ func dumpe2fsErrorCount(t *testing.T, dev string) uint64 {
 // kernel's trigger_fs_error records an error, ext4 stops writes (emergency_ro) — our errors_count equals
 // e2fsprogs' and sysfs's before and after, and the read-only-after-errors flag turns 1.
 func TestExt4ErrorOnLoopDevice(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (loop devices, mount)")
-	}
-	for _, tool := range []string{"mkfs.ext4", "dumpe2fs", "losetup", "mount"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is needed (e2fsprogs, util-linux)", tool)
-			}
-			t.Skipf("%s not available", tool)
-		}
+	testpeer.RequireRoot(t, "loop devices, mount")
+	for tool, pkg := range map[string]string{"mkfs.ext4": "e2fsprogs", "dumpe2fs": "e2fsprogs", "losetup": "mount", "mount": "mount"} {
+		testpeer.Tool(t, pkg, tool)
 	}
 	dir := t.TempDir()
 	img := filepath.Join(dir, "ext4.img")

@@ -2,17 +2,16 @@ package ata
 
 import (
 	"bufio"
-	"context"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
 )
 
 // fleetModels are drive models common in public fleet statistics and in
@@ -84,41 +83,11 @@ func parseShowall(out string) smartctlEntry {
 	return e
 }
 
-// smartctl returns the path of smartctl, installing smartmontools through
-// apt-get when it is missing. Without it the test skips, or fails with CI=true.
+// smartctl returns the path of smartctl, installing smartmontools when it is missing (testpeer: with
+// CI=true a smartctl that cannot be had fails the test).
 func smartctl(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"smartctl", "/usr/sbin/smartctl"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	var err error
-	if os.Geteuid() == 0 {
-		apt := func(args ...string) error {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "apt-get", args...)
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Logf("apt-get %v: %s", args, out)
-			}
-			return err
-		}
-		install := []string{"-o", "DPkg::Lock::Timeout=300", "install", "-y", "--no-install-recommends", "smartmontools"}
-		if err = apt(install...); err != nil && apt("update") == nil {
-			err = apt(install...)
-		}
-		if err == nil {
-			return "/usr/sbin/smartctl"
-		}
-	}
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-		t.Fatalf("smartctl is not installed and smartmontools could not be installed (root: %v, %v); with CI=true that fails the test", os.Geteuid() == 0, err)
-	}
-	t.Skipf("SKIPPED: smartctl is not installed and smartmontools could not be installed (root: %v, %v)", os.Geteuid() == 0, err)
-	return ""
+	return testpeer.Tool(t, "smartmontools", "smartctl")
 }
 
 // The drive database against smartctl's own: for every fleet model, the
