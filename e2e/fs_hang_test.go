@@ -125,15 +125,23 @@ func (h *hangFS) answer() int {
 	return h.hung
 }
 
-// mountHangFS mounts a hangFS at mp (type fuse.e2ehang, source e2e-hang) without fusermount. When the
-// test ends, whatever happened, it answers any blocked call, unmounts (lazily if it must) and waits
-// for the server's goroutines to end.
+// mountHangFS mounts a hangFS at mp (type fuse.e2ehang, source e2e-hang). When the test ends it
+// answers any blocked call before unmounting.
 func mountHangFS(t *testing.T, mp string) *hangFS {
 	t.Helper()
-	require.NoError(t, os.MkdirAll(mp, 0o755))
 	h := &hangFS{}
-	srv, err := fs.Mount(mp, h, &fs.Options{MountOptions: fuse.MountOptions{
-		DirectMountStrict: true, FsName: "e2e-hang", Name: "e2ehang",
+	serveFUSE(t, mp, h, "e2e-hang", "e2ehang", func() { h.answer() })
+	return h
+}
+
+// serveFUSE mounts the filesystem root at mp (type fuse.<name>, source source) without
+// fusermount. When the test ends, whatever happened, it calls beforeUnmount, unmounts (lazily if it
+// must) and waits for the server's goroutines to end.
+func serveFUSE(t *testing.T, mp string, root fs.InodeEmbedder, source, name string, beforeUnmount func()) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(mp, 0o755))
+	srv, err := fs.Mount(mp, root, &fs.Options{MountOptions: fuse.MountOptions{
+		DirectMountStrict: true, FsName: source, Name: name,
 	}})
 	if err != nil {
 		// The mount may exist even though the server failed to start.
@@ -141,7 +149,7 @@ func mountHangFS(t *testing.T, mp string) *hangFS {
 		t.Fatalf("mount a FUSE filesystem at %s: %v", mp, err)
 	}
 	t.Cleanup(func() {
-		h.answer()
+		beforeUnmount()
 		if err := srv.Unmount(); err != nil {
 			t.Errorf("unmount FUSE %s: %v; detaching it lazily", mp, err)
 			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
@@ -160,7 +168,6 @@ func mountHangFS(t *testing.T, mp string) *hangFS {
 			t.Errorf("the FUSE server of %s did not stop within 10s of the unmount", mp)
 		}
 	})
-	return h
 }
 
 // TestHungMountNeverStallsScrape runs the built collector on a FUSE mount served by the test, beside

@@ -26,6 +26,35 @@ const rulesFile = "../deploy/prometheus/diskhealth-rules.yaml"
 type promSample struct {
 	Metric map[string]string `json:"metric"`
 	Value  [2]any            `json:"value"`
+	// A native histogram's sample instead of Value: its time and {count, sum, buckets}.
+	Histogram []json.RawMessage `json:"histogram"`
+}
+
+// promBucket is one bucket of a native histogram sample.
+type promBucket struct{ lower, upper, count float64 }
+
+// buckets decodes the buckets of a native histogram sample: each is [boundary rule, lower, upper,
+// count], the numbers as strings.
+func (s promSample) buckets(t *testing.T) []promBucket {
+	t.Helper()
+	require.Len(t, s.Histogram, 2, "not a native histogram sample: %v", s)
+	var h struct {
+		Buckets [][4]any `json:"buckets"`
+	}
+	require.NoError(t, json.Unmarshal(s.Histogram[1], &h))
+	out := make([]promBucket, 0, len(h.Buckets))
+	for _, b := range h.Buckets {
+		var v [3]float64
+		for i := range v {
+			str, ok := b[i+1].(string)
+			require.True(t, ok, "bucket %v", b)
+			var err error
+			v[i], err = strconv.ParseFloat(str, 64)
+			require.NoError(t, err)
+		}
+		out = append(out, promBucket{lower: v[0], upper: v[1], count: v[2]})
+	}
+	return out
 }
 
 func (s promSample) float(t *testing.T) float64 {
