@@ -30,6 +30,8 @@ type ioerrBundle struct {
 	Final          json.RawMessage `json:"final"`
 	ErrorsAfter    json.RawMessage `json:"errors_after"`
 	ErrorsFinal    json.RawMessage `json:"errors_final"`
+	StackBefore    json.RawMessage `json:"stack_before"`
+	StackAfter     json.RawMessage `json:"stack_after"`
 	Events         json.RawMessage `json:"events"`
 	Logs           []string        `json:"logs"`
 	Errors         []string        `json:"errors"`
@@ -43,7 +45,8 @@ type ioerrBundle struct {
 // all medium; the good reads add nothing), as many as the SCSI midlayer's ioerr_cnt counted; the
 // disk's SMART verdict (SCSI log pages) goes from ok to degraded through the signs board, and one
 // state change (ok → degraded, naming the kernel-seen errors) and one new sign
-// (kernel_io_errors_rising) are sent, however many verdicts follow.
+// (kernel_io_errors_rising) are sent, however many verdicts follow. The stack source (a receiver of
+// its own) counts the disk's SCSI ioerr_cnt: its hw.errors rises by as much (issue 13, "done when" 4).
 func TestLatencyIOErrorsQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED QEMU KERNEL I/O ERROR TEST: -short")
@@ -95,6 +98,11 @@ func TestLatencyIOErrorsQEMU(t *testing.T) {
 	assert.Equal(t, uint64(b.Failed), ioerr, "the SCSI midlayer counted each failed read once (no retries)")
 	assert.Equal(t, map[string]int64{"read/medium": int64(b.Failed)}, delta, "the kernel error counter rose by exactly the failed reads, all medium errors on reads")
 	assert.Equal(t, e1, e2, "nothing more failed after the reads")
+	// The stack source's counter of the same disk is ioerr_cnt itself: it rises by as much.
+	s0, s1 := scsiErrorPoint(t, unmarshalMetrics(t, b.StackBefore), disk), scsiErrorPoint(t, unmarshalMetrics(t, b.StackAfter), disk)
+	t.Logf("%s: the stack source's hw.errors{error.type=scsi_io_error} %d → %d", disk, s0, s1)
+	assert.Equal(t, int64(hex(b.IOErrCntBefore)), s0, "the stack source's SCSI error count before the reads is ioerr_cnt")
+	assert.Equal(t, int64(ioerr), s1-s0, "the stack source's SCSI error count rose by as much as ioerr_cnt")
 
 	states := map[string]string{"before": smartState(before, disk), "after": smartState(after, disk), "final": smartState(final, disk)}
 	t.Logf("%s hw.status: %v", disk, states)
@@ -157,6 +165,30 @@ func kernelErrorPoints(md pmetric.Metrics, dev string) map[string]int64 {
 		}
 	})
 	return out
+}
+
+// scsiErrorPoint is the stack source's hw.errors{error.type=scsi_io_error} of the disk named disk.
+func scsiErrorPoint(t *testing.T, md pmetric.Metrics, disk string) int64 {
+	t.Helper()
+	var v int64
+	var found int
+	forEachMetric(md, func(m pmetric.Metric) {
+		if m.Name() != "hw.errors" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			a := dps.At(i).Attributes()
+			n, _ := a.Get("hw.name")
+			typ, _ := a.Get("error.type")
+			if n.Str() == disk && typ.Str() == "scsi_io_error" {
+				v = dps.At(i).IntValue()
+				found++
+			}
+		}
+	})
+	require.Equal(t, 1, found, "one hw.errors{error.type=scsi_io_error} point of %s", disk)
+	return v
 }
 
 // smartState is the hw.state whose hw.status point is 1 for the disk named disk, "" if none.

@@ -2,13 +2,13 @@
 
 // Command ioerrguest runs inside the QEMU VM of the kernel-seen I/O error end-to-end test
 // (e2e/latency_ioerr_qemu_test.go), on the guest's Debian kernel: it starts the disk_health
-// receiver (metrics and logs) with the latency and SMART sources only, waits until the boot's
-// scsi_debug disk has a SMART verdict that saw its zero error baseline, turns on scsi_debug's medium
-// error emulation (opts bit 2: reads of sectors 0x1234..0x123d fail with MEDIUM ERROR, unrecovered
-// read error), does a fixed number of direct 4 KiB reads inside that range (each must fail with
-// ENODATA, the errno of BLK_STS_MEDIUM) and outside it (each must succeed), turns the emulation off, and prints the receiver's
-// exports and events as one JSON line for the host test. It is built by that test and means nothing
-// outside the VM.
+// receiver (metrics and logs) with the latency and SMART sources only, and a second one with the
+// stack source alone; waits until the boot's scsi_debug disk has a SMART verdict that saw its zero
+// error baseline; turns on scsi_debug's medium error emulation (opts bit 2: reads of sectors
+// 0x1234..0x123d fail with MEDIUM ERROR, unrecovered read error); does a fixed number of direct 4 KiB
+// reads inside that range (each must fail with ENODATA, the errno of BLK_STS_MEDIUM) and outside it
+// (each must succeed); turns the emulation off; and prints the receivers' exports and events as one
+// JSON line for the host test. It is built by that test and means nothing outside the VM.
 package main
 
 import (
@@ -66,6 +66,11 @@ type Bundle struct {
 	// source's scrape, apart from SMART's) at After's and at Final's time.
 	ErrorsAfter json.RawMessage `json:"errors_after"`
 	ErrorsFinal json.RawMessage `json:"errors_final"`
+	// StackBefore and StackAfter are exports of a second receiver with the stack source alone (its own
+	// signs board, so the verdict above weighs the latency source's count only): hw.errors of the
+	// disk's SCSI ioerr_cnt from a scrape before the reads and one begun after them.
+	StackBefore json.RawMessage `json:"stack_before"`
+	StackAfter  json.RawMessage `json:"stack_after"`
 	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
 	Logs        []string        `json:"logs"`
 	Errors      []string        `json:"errors"`
@@ -100,10 +105,28 @@ func run() (b Bundle, err error) {
 	if b.Disk, err = scsiDebugDisk(); err != nil {
 		return b, err
 	}
-	stop, ms, ls, err := start(zap.New(core))
+	stop, ms, ls, err := start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+		// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
+		// latency source's count is the only one the verdict weighs.
+		cfg.Stack.Enabled = false
+		cfg.SMART.Enabled = true
+		cfg.SMART.Interval = smartEvery
+		cfg.SMART.Timeout = 20 * time.Second
+		cfg.Latency.Enabled = true
+	})
 	if err != nil {
 		return b, err
 	}
+	stopStack, stack, _, err := start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+		cfg.SMART.Enabled, cfg.Latency.Enabled = false, false
+		cfg.Stack.Enabled = true
+		cfg.Stack.MD, cfg.Stack.DeviceMapper = false, false
+	})
+	if err != nil {
+		stop()
+		return b, err
+	}
+	defer stopStack()
 	defer func() {
 		stop()
 		all := ls.AllLogs()
@@ -124,6 +147,13 @@ func run() (b Bundle, err error) {
 		return b, err
 	}
 	b.Before = metricsJSON(md)
+	smd, sfrom, err := waitExport(stack, 0, 30*time.Second, "the stack source's hw.errors of "+b.Disk, func(md pmetric.Metrics) bool {
+		return !newest(md, "hw.errors").IsZero()
+	})
+	if err != nil {
+		return b, err
+	}
+	b.StackBefore = metricsJSON(smd)
 
 	errcnt := filepath.Join("/sys/block", b.Disk, "device", "ioerr_cnt")
 	if b.IOErrCntBefore, err = readFile(errcnt); err != nil {
@@ -153,6 +183,12 @@ func run() (b Bundle, err error) {
 		return b, err
 	}
 	b.After = metricsJSON(md)
+	if smd, _, err = waitExport(stack, sfrom, 30*time.Second, "a stack scrape after the reads", func(md pmetric.Metrics) bool {
+		return newest(md, "hw.errors").After(ended.Add(interval))
+	}); err != nil {
+		return b, err
+	}
+	b.StackAfter = metricsJSON(smd)
 	b.ErrorsAfter = newestWith(ms, "system.disk.kernel.errors")
 	// Three more verdicts: the disk stays degraded and no second state change is sent.
 	last := md
@@ -168,8 +204,9 @@ func run() (b Bundle, err error) {
 	return b, nil
 }
 
-// start runs the receiver, metrics and logs, with only the latency and SMART sources.
-func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+// start runs a receiver, metrics and logs, with the sources configure turns on (I/O, filesystem,
+// pressure and cgroups are off).
+func start(logger *zap.Logger, configure func(*diskhealthreceiver.Config)) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
 	ctx := context.Background()
 	f := diskhealthreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
@@ -180,13 +217,7 @@ func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, ls *c
 	cfg.Filesystem.Enabled = false
 	cfg.Pressure.Enabled = false
 	cfg.Cgroups.Enabled = false
-	// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
-	// latency source's count is the only one the verdict weighs.
-	cfg.Stack.Enabled = false
-	cfg.SMART.Enabled = true
-	cfg.SMART.Interval = smartEvery
-	cfg.SMART.Timeout = 20 * time.Second
-	cfg.Latency.Enabled = true
+	configure(cfg)
 	set := receivertest.NewNopSettings(f.Type())
 	set.Logger = logger
 	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
