@@ -29,6 +29,10 @@ type Cache struct {
 	// unread holds, for each device whose sysfs entry could not be listed, why: its class is then
 	// unknown (ClassOther) and only this says so.
 	unread map[string]error
+	// errs holds the errors of each device's last read, until it is read again; failed is all of
+	// them joined, in diskstats order: what every Refresh returns meanwhile.
+	errs   map[string][]error
+	failed error
 	// openFS opens the sysfs tree; nil means os.DirFS. Tests count reads.
 	openFS func(root string) fs.FS
 }
@@ -54,12 +58,15 @@ type devKey struct {
 // about 6 µs and 5 small allocations per disk). Without diskseq an unchanged
 // set costs nothing: no syscall, no allocation.
 //
-// Errors are those of the devices read in this call (see ReadIdentity); a
+// Errors are those of the last read of each device (see ReadIdentity): a
 // device whose read failed keeps the fields that could be read and is not
-// read again until it changes, so a broken attribute is reported once.
+// read again until it changes, and its errors come back from every call
+// until then, so a broken attribute stays reported while it is in use (the
+// scraper's Reporter logs it once) and clears when the device is read again.
 func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	if c.ids != nil && sysRoot == c.root && c.sameSet(stats) {
-		return c.checkSeqs()
+		c.checkSeqs()
+		return c.failed
 	}
 	open := c.openFS
 	if open == nil {
@@ -71,7 +78,6 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 		old = nil // another tree: nothing carries over
 	}
 	// A disk swapped since the last call is read again, not carried over.
-	var errs []error
 	if old != nil {
 		c.fsys = s.fsys
 		for _, sd := range c.seqs {
@@ -83,6 +89,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 
 	next := make(map[string]*Identity, len(stats))
 	var unread map[string]error
+	var errs map[string][]error
 	for i := range stats {
 		st := &stats[i]
 		if _, dup := next[st.Name]; dup {
@@ -93,10 +100,11 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 			if err := c.unread[st.Name]; err != nil {
 				unread = setErr(unread, st.Name, err)
 			}
+			errs = addErrs(errs, st.Name, c.errs[st.Name])
 			continue
 		}
 		id, ierrs := s.own(st.Name, st.Major, st.Minor)
-		errs = append(errs, ierrs...)
+		errs = addErrs(errs, st.Name, ierrs)
 		next[st.Name] = &id
 		if id.Class == ClassOther && len(ierrs) == 1 && isListError(ierrs[0], s.root, st.Name) {
 			unread = setErr(unread, st.Name, ierrs[0])
@@ -119,7 +127,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 			// only reached with an inconsistent tree.
 			var herrs []error
 			hw, herrs = s.hardwareOf(id.Parent)
-			errs = append(errs, herrs...)
+			errs = addErrs(errs, id.Name, herrs)
 		}
 		if id.hardware() != hw {
 			cp := *id
@@ -135,21 +143,47 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 		c.keys = append(c.keys, devKey{stats[i].Name, stats[i].Major, stats[i].Minor})
 	}
 	c.indexSeqs()
-	return errors.Join(errs...)
+	c.setErrs(errs)
+	return c.failed
+}
+
+// addErrs records errs as (more of) the errors of name's last read.
+func addErrs(m map[string][]error, name string, errs []error) map[string][]error {
+	if len(errs) == 0 {
+		return m
+	}
+	if m == nil {
+		m = map[string][]error{}
+	}
+	m[name] = append(m[name], errs...)
+	return m
+}
+
+// setErrs makes errs the devices' standing errors.
+func (c *Cache) setErrs(errs map[string][]error) {
+	c.errs = errs
+	var all []error
+	var seen map[string]bool // a name listed twice was read once
+	for _, k := range c.keys {
+		if e := errs[k.name]; len(e) > 0 && !seen[k.name] {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[k.name] = true
+			all = append(all, e...)
+		}
+	}
+	c.failed = errors.Join(all...)
 }
 
 // checkSeqs reads the diskseq of every whole disk that has one and reads a
-// disk whose diskseq changed again.
-func (c *Cache) checkSeqs() error {
-	var errs []error
+// disk whose diskseq changed again (its errors then stand in c.failed).
+func (c *Cache) checkSeqs() {
 	for _, sd := range c.seqs {
 		if id := c.ids[sd.name]; id != nil && c.seqChanged(sd.path, id.DiskSeq) {
-			if err := c.Reread(sd.name); err != nil {
-				errs = append(errs, err)
-			}
+			_ = c.Reread(sd.name)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 // seqChanged reports whether the diskseq at rel is readable and differs
@@ -204,6 +238,8 @@ func (c *Cache) cloneWithout(ids map[string]*Identity, name string) map[string]*
 // a disk: what a caller does when the device's counters restarted (a device
 // re-created under the same name and major:minor, which kernels before 5.15
 // give no other sign of). Identities already handed out are not modified.
+// It returns the errors of this read, which also replace the re-read
+// devices' standing errors (see Refresh).
 func (c *Cache) Reread(name string) error {
 	id, ok := c.ids[name]
 	if !ok || c.fsys == nil {
@@ -215,9 +251,15 @@ func (c *Cache) Reread(name string) error {
 		next[k] = v
 	}
 	var errs []error
+	standing := make(map[string][]error, len(c.errs))
+	for k, v := range c.errs {
+		standing[k] = v
+	}
 	reread := func(old *Identity) *Identity {
 		n, ierrs := s.own(old.Name, old.Major, old.Minor)
 		errs = append(errs, ierrs...)
+		delete(standing, old.Name)
+		standing = addErrs(standing, old.Name, ierrs)
 		return &n
 	}
 	disk := id
@@ -238,6 +280,7 @@ func (c *Cache) Reread(name string) error {
 		} else {
 			hw, herrs := s.hardwareOf(np.Parent)
 			errs = append(errs, herrs...)
+			standing = addErrs(standing, np.Name, herrs)
 			np.setHardware(hw)
 		}
 		next[k.name] = np
@@ -245,6 +288,7 @@ func (c *Cache) Reread(name string) error {
 	setParents(next)
 	c.ids = next
 	c.indexSeqs()
+	c.setErrs(standing)
 	return errors.Join(errs...)
 }
 

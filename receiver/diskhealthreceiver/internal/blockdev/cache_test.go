@@ -142,11 +142,13 @@ func TestIdentityCacheDropsGoneDevicesAndAddsNew(t *testing.T) {
 	assert.Equal(t, 2, paths["class/block/sda"])
 }
 
-func TestIdentityCacheErrorsReportedOnce(t *testing.T) {
+// A device whose read failed is not read again while it stays, and its error stands: every Refresh
+// returns it (the scraper's Reporter logs it once), until the device is read again.
+func TestIdentityCacheErrorsStandUntilReread(t *testing.T) {
 	s := buildHost(t)
 	s.remove(ataDev + "/rev")
 	s.mkdir(ataDev + "/rev/") // unreadable
-	c, _, _ := countingCache()
+	c, _, paths := countingCache()
 	stats := hostDevs()
 	err := c.Refresh(s.root, stats)
 	require.ErrorContains(t, err, "device sda: ")
@@ -157,7 +159,18 @@ func TestIdentityCacheErrorsReportedOnce(t *testing.T) {
 	other, _ := c.Get("nvme0n1")
 	assert.Equal(t, "Samsung SSD 980 PRO 1TB", other.Model, "other devices are unaffected")
 
-	require.NoError(t, c.Refresh(s.root, stats), "not re-read, not re-reported")
+	reads := paths["class/block/sda"]
+	again := c.Refresh(s.root, stats)
+	assert.Equal(t, err.Error(), again.Error(), "the same error stands")
+	assert.Equal(t, reads, paths["class/block/sda"], "not read again")
+
+	// Fixed and read again (counters restarted): the error is gone.
+	s.remove(ataDev + "/rev")
+	s.write(ataDev+"/rev", "2.5+\n")
+	require.NoError(t, c.Reread("sda"))
+	require.NoError(t, c.Refresh(s.root, stats))
+	id, _ = c.Get("sda")
+	assert.Equal(t, "2.5+", id.Firmware)
 }
 
 func TestIdentityCachePartitionBeforeItsDisk(t *testing.T) {
