@@ -183,7 +183,10 @@ func mdPart(e *env) error {
 		"--assume-clean", "/dev/"+a, "/dev/"+b); err != nil {
 		return err
 	}
-	const id = "md:md0"
+	id, err := md0ID()
+	if err != nil {
+		return err
+	}
 	// Healthy.
 	md, err := e.export(e.count(), "md0 in an export", func(md pmetric.Metrics) bool { return has(md, "hw.status", id, nil) })
 	if err != nil {
@@ -286,6 +289,15 @@ func mdPart(e *env) error {
 	return e.compareMD("recovered", md, id, a, b, "")
 }
 
+// md0ID is md0's hw.id: the array's uuid as the kernel shows it (compareMD checks it against mdadm's).
+func md0ID() (string, error) {
+	b, err := os.ReadFile("/sys/block/md0/md/uuid")
+	if err != nil {
+		return "", fmt.Errorf("md0's uuid: %w", err)
+	}
+	return "md:" + strings.TrimSpace(string(b)), nil
+}
+
 // compareMD compares an export with mdadm --detail and /proc/mdstat taken right after it.
 func (e *env) compareMD(step string, md pmetric.Metrics, id, a, b, faulty string) error {
 	detail, err := e.tool(step+": mdadm --detail", "mdadm", "--detail", "/dev/md0")
@@ -300,6 +312,9 @@ func (e *env) compareMD(step string, md pmetric.Metrics, id, a, b, faulty string
 	kib, _ := strconv.ParseUint(strings.Fields(d["Array Size"] + " 0")[0], 10, 64)
 	raid, _ := strconv.Atoi(d["Raid Devices"])
 	active, _ := strconv.Atoi(d["Active Devices"])
+	// mdadm writes the same 128 bits as four colon-separated words.
+	e.check(step+": hw.id is md: and the array's UUID (mdadm UUID)", "md:"+strings.ReplaceAll(d["UUID"], ":", ""),
+		strings.ReplaceAll(attr(md, "hw.logical_disk.limit", id, nil, "hw.id"), "-", ""))
 	e.check(step+": level (mdadm Raid Level)", d["Raid Level"], attr(md, "hw.logical_disk.limit", id, nil, "hw.logical_disk.raid_level"))
 	e.check(step+": sync action idle", "1", num(md, "hw.logical_disk.md.sync_action", id, map[string]string{"md.sync_action": "idle"}))
 	e.check(step+": size bytes (mdadm Array Size KiB × 1024)", strconv.FormatUint(kib*1024, 10), num(md, "hw.logical_disk.limit", id, nil))
@@ -589,7 +604,11 @@ func unprivileged() {
 			}
 		}
 	})
-	rep.MD0, rep.Pool = status(last, "md:md0"), status(last, "dm:pool")
+	id, err := md0ID()
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	rep.MD0, rep.Pool = status(last, id), status(last, "dm:pool")
 	for _, e := range logs.All() {
 		line := e.Message
 		for k, v := range e.ContextMap() {
@@ -625,7 +644,11 @@ func unprivilegedPart(e *env) error {
 		return errors.New("unprivileged child: " + rep.Error)
 	}
 	e.part.Logs = append(e.part.Logs, rep.Warnings...)
-	root, err := e.export(e.count(), "an export as root", func(md pmetric.Metrics) bool { return has(md, "hw.status", "md:md0", nil) })
+	id, err := md0ID()
+	if err != nil {
+		return err
+	}
+	root, err := e.export(e.count(), "an export as root", func(md pmetric.Metrics) bool { return has(md, "hw.status", id, nil) })
 	if err != nil {
 		return err
 	}
@@ -637,7 +660,7 @@ func unprivilegedPart(e *env) error {
 	e.check("warnings logged in all", "1", strconv.Itoa(len(rep.Warnings)))
 	e.check("md read status (sysfs needs no privilege)", "ok", rep.Status["md"])
 	e.check("errors read status", "ok", rep.Status["errors"])
-	e.check("md0 hw.status (as root's)", status(root, "md:md0"), rep.MD0)
+	e.check("md0 hw.status (as root's)", status(root, id), rep.MD0)
 	e.check("thin pool hw.status (none without the ioctls)", "", rep.Pool)
 	e.check("the I/O source unaffected (system.disk.* metrics)", "yes", yes(rep.IOStat > 0))
 	return nil

@@ -25,7 +25,12 @@ const (
 
 // Array is one md array as sysfs shows it.
 type Array struct {
-	Name  string // kernel name: md0, md127
+	Name string // kernel name: md0, md127
+	// UUID is md/uuid (Linux 5.10+): the array's own UUID from its
+	// metadata, the same across reboots and renames (md127 one boot, md0
+	// the next); "" when the kernel has no such attribute or the array no
+	// UUID.
+	UUID  string `json:",omitempty"`
 	Level string // md/level: raid0, raid1, raid4, raid5, raid6, raid10, linear, container, ""
 	// State is md/array_state: clear, inactive, suspended, readonly,
 	// read-auto, clean, active, write-pending, active-idle, broken.
@@ -189,6 +194,13 @@ func ReadArray(sys fs.FS, name string) (Array, error) {
 	}
 	if b, ok := r.read("level"); ok {
 		a.Level = strings.TrimSpace(string(b))
+	}
+	if b, ok := r.read("uuid"); ok {
+		if u, err := ParseUUID(b); err != nil {
+			r.fail("uuid", err)
+		} else {
+			a.UUID = u
+		}
 	}
 	if b, ok := r.read("array_state"); ok {
 		a.State = strings.TrimSpace(string(b))

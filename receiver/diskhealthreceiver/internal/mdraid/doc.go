@@ -13,7 +13,8 @@
 //     <root_path>/sys), e.g. os.DirFS("/sys").
 //   - ReadArray(sys, name) is the same read without a deadline, for tests
 //     and tools.
-//   - An Array carries what a logical-disk metric needs: Level, State
+//   - An Array carries what a logical-disk metric needs: UUID (md/uuid,
+//     Linux 5.10+: the identity that survives reboots and renames), Level, State
 //     (array_state), SizeBytes (hw.logical_disk.limit), RaidDisks, Degraded
 //     (missing members; -1 for levels without redundancy), SyncAction and
 //     Sync (Progress 0-1, SpeedBytes, ETA, valid while Sync.Running),

@@ -31,7 +31,7 @@ func FuzzParseMdstat(f *testing.F) {
 }
 
 func FuzzAttributes(f *testing.F) {
-	for _, s := range []string{"none\n", "delayed\n", "10 / 20\n", "4 (3)\n", "in_sync,write_mostly\n", "65536\n", ""} {
+	for _, s := range []string{"none\n", "delayed\n", "10 / 20\n", "3F2C1A6B-9D0E-4F21-8A7B-6C5D4E3F2A1B\n", "00000000-0000-0000-0000-000000000000\n", "4 (3)\n", "in_sync,write_mostly\n", "65536\n", ""} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -41,6 +41,11 @@ func FuzzAttributes(f *testing.F) {
 		if n, before, err := ParseRaidDisks(b); err == nil {
 			require.GreaterOrEqual(t, n, 0)
 			require.GreaterOrEqual(t, before, 0)
+		}
+		if u, err := ParseUUID(b); err == nil && u != "" {
+			again, err := ParseUUID([]byte(u))
+			require.NoError(t, err)
+			require.Equal(t, u, again, "a parsed uuid parses to itself")
 		}
 		_, _ = ParseSyncSpeed(b)
 		_, _ = ParseSlot(b)
@@ -53,7 +58,7 @@ func FuzzAttributes(f *testing.F) {
 		// Any attribute value in any file: ReadArray never panics and
 		// keeps its ranges.
 		sys := fstest.MapFS{}
-		for _, attr := range []string{"level", "array_state", "raid_disks", "degraded", "sync_action", "sync_completed", "sync_speed", "mismatch_cnt", "component_size", "layout", "dev-sda/state", "dev-sda/slot", "dev-sda/errors"} {
+		for _, attr := range []string{"level", "array_state", "raid_disks", "degraded", "sync_action", "sync_completed", "sync_speed", "mismatch_cnt", "component_size", "layout", "uuid", "dev-sda/state", "dev-sda/slot", "dev-sda/errors"} {
 			sys["block/md0/md/"+attr] = &fstest.MapFile{Data: b}
 		}
 		sys["block/md0/size"] = &fstest.MapFile{Data: b}

@@ -171,10 +171,13 @@ func TestBadAttributeIsReportedAndTheRestFilled(t *testing.T) {
 		"block/md0/md/dev-sda/state":  {Data: []byte("in_sync,future_state\n")},
 		"block/md0/md/dev-sda/slot":   {Data: []byte("0\n")},
 		"block/md0/md/dev-sda/errors": {Data: []byte("x\n")},
+		"block/md0/md/uuid":           {Data: []byte("3f2c1a6b:9d0e4f21:8a7b6c5d:4e3f2a1b\n")},
 	}
 	a, err := ReadArray(sys, "md0")
 	require.Error(t, err)
 	require.ErrorContains(t, err, "raid_disks")
+	require.ErrorContains(t, err, "uuid")
+	assert.Empty(t, a.UUID, "mdadm's form is not the kernel's")
 	require.ErrorContains(t, err, "sync_completed")
 	require.ErrorContains(t, err, "dev-sda/errors")
 	assert.Equal(t, "clean", a.State)
@@ -249,6 +252,17 @@ func TestParsers(t *testing.T) {
 	slot, err := ParseSlot([]byte("none\n"))
 	require.NoError(t, err)
 	assert.Equal(t, -1, slot)
+
+	u, err := ParseUUID([]byte("3F2C1A6B-9D0E-4F21-8A7B-6C5D4E3F2A1B\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "3f2c1a6b-9d0e-4f21-8a7b-6c5d4e3f2a1b", u)
+	u, err = ParseUUID([]byte("00000000-0000-0000-0000-000000000000\n"))
+	require.NoError(t, err)
+	assert.Empty(t, u, "an array without a uuid")
+	for _, bad := range []string{"", "3f2c1a6b-9d0e-4f21-8a7b", "3f2c1a6b-9d0e-4f21-8a7b-6c5d4e3f2a1g", "3f2c1a6b+9d0e-4f21-8a7b-6c5d4e3f2a1b"} {
+		_, err := ParseUUID([]byte(bad))
+		require.Error(t, err, bad)
+	}
 
 	flags, unknown := ParseMemberState([]byte("\n"))
 	assert.Zero(t, flags)

@@ -158,6 +158,34 @@ func ParseSlot(b []byte) (int, error) {
 	return v, nil
 }
 
+// ParseUUID parses md/uuid (Linux 5.10+): the array's UUID as the kernel
+// prints it, "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", returned in lower case.
+// An all-zero UUID (an array without one) is "".
+func ParseUUID(b []byte) (string, error) {
+	s := strings.ToLower(strings.TrimSpace(string(b)))
+	if len(s) != 36 {
+		return "", fmt.Errorf("uuid %q: want 8-4-4-4-12 hex digits", s)
+	}
+	zero := true
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return "", fmt.Errorf("uuid %q: want 8-4-4-4-12 hex digits", s)
+			}
+		case c >= '0' && c <= '9' || c >= 'a' && c <= 'f':
+			zero = zero && c == '0'
+		default:
+			return "", fmt.Errorf("uuid %q: want 8-4-4-4-12 hex digits", s)
+		}
+	}
+	if zero {
+		return "", nil
+	}
+	return s, nil
+}
+
 // parseUint parses a decimal attribute; what is the attribute's name.
 func parseUint(what string, b []byte) (uint64, error) {
 	s := strings.TrimSpace(string(b))

@@ -10,8 +10,14 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
 
-// mdID is an array's hw.id: md names are unique on a host (sysfs has no array uuid to prefer).
-func mdID(name string) string { return "md:" + name }
+// mdID is an array's hw.id: its UUID where the kernel shows one (5.10+), which follows the array
+// through reboots and renames; else its name, unique on the host while it runs.
+func mdID(a *mdraid.Array) string {
+	if a.UUID != "" {
+		return "md:" + a.UUID
+	}
+	return "md:" + a.Name
+}
 
 var memberStates = []struct {
 	flag mdraid.MemberFlags
@@ -45,7 +51,7 @@ func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 }
 
 func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
-	id, name, lt := mdID(a.Name), a.Name, metadata.AttributeHwTypeLogicalDisk
+	id, name, lt := mdID(a), a.Name, metadata.AttributeHwTypeLogicalDisk
 	ts := sc.ts
 	s.mb.RecordHwLogicalDiskLimitDataPoint(ts, clampInt(a.SizeBytes), id, name, lt, a.Level)
 	st, known := metadata.MapAttributeMdArrayState[a.State]

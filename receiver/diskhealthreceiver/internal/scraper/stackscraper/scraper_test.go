@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,10 +142,18 @@ func TestGoldenMD(t *testing.T) {
 			arrays, err := mdraid.ListArrays(sys)
 			require.NoError(t, err)
 			for _, a := range arrays {
-				assert.Equal(t, want[c.Name()], state(t, md, mdID(a)), a)
+				assert.Equal(t, want[c.Name()], state(t, md, arrayID(t, sys, a)), a)
 			}
 		})
 	}
+}
+
+// arrayID is the hw.id of the array named name in sys.
+func arrayID(t *testing.T, sys fs.FS, name string) string {
+	t.Helper()
+	a, err := mdraid.ReadArray(sys, name)
+	require.NoError(t, err)
+	return mdID(&a)
 }
 
 // The values equal /proc/mdstat's (the administrator's view, which mdadm agrees with), case by case.
@@ -161,7 +170,7 @@ func TestMDAgreesWithMdstat(t *testing.T) {
 		rig := newRig(t, readers{sys: sys, md: mdraid.NewReader(sys, time.Second)}, nil)
 		md := rig.scrape(t)
 		for _, a := range stat {
-			id := map[string]string{"hw.id": mdID(a.Name)}
+			id := map[string]string{"hw.id": arrayID(t, sys, a.Name)}
 			if a.Blocks > 0 {
 				limit, ok := point(t, md, "hw.logical_disk.limit", id)
 				assert.True(t, ok, c.Name())
@@ -175,7 +184,7 @@ func TestMDAgreesWithMdstat(t *testing.T) {
 				var progress float64
 				var ok bool
 				for _, act := range []string{"resync", "recover", "check", "repair", "reshape"} {
-					if v, found := point(t, md, "hw.logical_disk.md.sync.progress", map[string]string{"hw.id": mdID(a.Name), "md.sync_action": act}); found {
+					if v, found := point(t, md, "hw.logical_disk.md.sync.progress", map[string]string{"hw.id": id["hw.id"], "md.sync_action": act}); found {
 						progress, ok = v, true
 					}
 				}
@@ -202,7 +211,7 @@ func TestMemberFailureEvent(t *testing.T) {
 	cfg.Signs = board
 	rig := newRig(t, readers{sysRoot: root, sys: sys, md: mdraid.NewReader(sys, time.Second)}, cfg)
 	md := rig.scrape(t)
-	assert.Equal(t, "ok", state(t, md, "md:md0"))
+	assert.Equal(t, "ok", state(t, md, "md:4b0017ff-b491-a63d-9b97-1365c2243e05"), "the clean fixture's md0, by its uuid")
 	assert.Equal(t, 0, rig.logs.LogRecordCount())
 	victim := clean[len(clean)-1]
 	parent, ok := point(t, md, "hw.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "md.member.state": "in_sync", "hw.parent": victim.wwn})
@@ -216,7 +225,7 @@ func TestMemberFailureEvent(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "errors"), []byte("3\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "block", "md0", "md", "degraded"), []byte("1\n"), 0o644))
 	md = rig.scrape(t)
-	assert.Equal(t, "degraded", state(t, md, "md:md0"))
+	assert.Equal(t, "degraded", state(t, md, "md:4b0017ff-b491-a63d-9b97-1365c2243e05"), "the clean fixture's md0, by its uuid")
 	faulty, _ := point(t, md, "hw.logical_disk.md.member.state", map[string]string{"md.member": victim.name, "md.member.state": "faulty"})
 	assert.InDelta(t, 1, faulty, 0)
 	errs, _ := point(t, md, "hw.errors", map[string]string{"md.member": victim.name, "error.type": "corrected_read"})
@@ -453,7 +462,7 @@ func TestPermissionDeniedOnce(t *testing.T) {
 		assert.InDelta(t, 1, v, 0)
 		v, _ = point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": "ok"})
 		assert.InDelta(t, 1, v, 0)
-		assert.Equal(t, "degraded", state(t, md, "md:md1"), "md is read without the capability")
+		assert.Equal(t, "degraded", state(t, md, "md:8f882718-1df7-322d-2ddc-4f065da20a36"), "md is read without the capability")
 	}
 	assert.Equal(t, 3, f.reads)
 	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("refused").Len(), "logged once")
