@@ -29,9 +29,11 @@ type Cache struct {
 	// unread holds, for each device whose sysfs entry could not be listed, why: its class is then
 	// unknown (ClassOther) and only this says so.
 	unread map[string]error
-	// errs holds the errors of each device's last read, until it is read again; failed is all of
-	// them joined, in diskstats order: what every Refresh returns meanwhile.
+	// errs holds the errors of each device's last read, until it is read again; hwErrs those of
+	// reading the hardware of a disk absent from diskstats for its partitions (done again on every
+	// change). failed is all of them joined, in diskstats order: what every Refresh returns meanwhile.
 	errs   map[string][]error
+	hwErrs []error
 	failed error
 	// openFS opens the sysfs tree; nil means os.DirFS. Tests count reads.
 	openFS func(root string) fs.FS
@@ -90,6 +92,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	next := make(map[string]*Identity, len(stats))
 	var unread map[string]error
 	var errs map[string][]error
+	var hwErrs []error
 	for i := range stats {
 		st := &stats[i]
 		if _, dup := next[st.Name]; dup {
@@ -127,7 +130,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 			// only reached with an inconsistent tree.
 			var herrs []error
 			hw, herrs = s.hardwareOf(id.Parent)
-			errs = addErrs(errs, id.Name, herrs)
+			hwErrs = append(hwErrs, herrs...)
 		}
 		if id.hardware() != hw {
 			cp := *id
@@ -143,6 +146,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 		c.keys = append(c.keys, devKey{stats[i].Name, stats[i].Major, stats[i].Minor})
 	}
 	c.indexSeqs()
+	c.hwErrs = hwErrs
 	c.setErrs(errs)
 	return c.failed
 }
@@ -173,7 +177,7 @@ func (c *Cache) setErrs(errs map[string][]error) {
 			all = append(all, e...)
 		}
 	}
-	c.failed = errors.Join(all...)
+	c.failed = errors.Join(append(all, c.hwErrs...)...)
 }
 
 // checkSeqs reads the diskseq of every whole disk that has one and reads a
@@ -278,9 +282,9 @@ func (c *Cache) Reread(name string) error {
 		if disk != nil {
 			np.setHardware(disk.hardware())
 		} else {
+			// Refresh reads the absent disk on every change and keeps its errors: returned, not kept.
 			hw, herrs := s.hardwareOf(np.Parent)
 			errs = append(errs, herrs...)
-			standing = addErrs(standing, np.Name, herrs)
 			np.setHardware(hw)
 		}
 		next[k.name] = np

@@ -3,6 +3,7 @@ package blockdev
 import (
 	"io/fs"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -171,6 +172,22 @@ func TestIdentityCacheErrorsStandUntilReread(t *testing.T) {
 	require.NoError(t, c.Refresh(s.root, stats))
 	id, _ = c.Get("sda")
 	assert.Equal(t, "2.5+", id.Firmware)
+}
+
+// A partition whose disk is not in diskstats reads the disk's hardware on every change of the device
+// set; an error of that read stands once, however many changes come.
+func TestIdentityCacheAbsentDiskErrorStandsOnce(t *testing.T) {
+	s := buildHost(t)
+	s.remove(ataDev + "/rev")
+	s.mkdir(ataDev + "/rev/") // unreadable
+	var c Cache
+	sda1, nvme := hostDevs()[1:2], hostDevs()[4:5]
+	first := c.Refresh(s.root, sda1)
+	require.ErrorContains(t, first, "rev")
+	for _, set := range [][]Dev{append(slices.Clone(sda1), nvme...), sda1, sda1} {
+		err := c.Refresh(s.root, set)
+		assert.Equal(t, first.Error(), err.Error(), "the one error, once, for %v", set)
+	}
 }
 
 func TestIdentityCachePartitionBeforeItsDisk(t *testing.T) {
