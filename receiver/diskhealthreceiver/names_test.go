@@ -132,6 +132,8 @@ var addedSinceSplit = func() map[string]string {
 		"metric system.disk.discard.operation.duration": histogram + " attributes=hw.id=Any Str,system.device=Any Str",
 		"metric system.disk.flush.operation.duration":   histogram + " attributes=hw.id=Any Str,system.device=Any Str",
 		"metric system.disk.operation.device.duration":  histogram + " attributes=disk.io.direction=Str: ``read``, ``write``,hw.id=Any Str,system.device=Any Str",
+		"metric disk_health.latency.dropped": "unit={request} type=Sum/Int/Cumulative/true attributes=" +
+			"latency.drop.reason=Str: ``no_start_time``, ``histograms_full``, ``errors_full``, ``no_issue_time``, ``not_run``",
 		// The stack source (issue 13).
 		"metric hw.status (stack)":                        "unit=1 " + upDown + "hw.id=Any Str,hw.name=Any Str,hw.state=Str: ``ok``, ``degraded``, ``predicted_failure``, ``failed``,hw.type=Str: ``logical_disk``, ``physical_disk``",
 		"metric disk_health.stack.read.status":            "unit=1 type=Sum/Int/Cumulative/false attributes=stack.part=Str: ``md``, ``device_mapper``, ``errors``,stack.read.status=Str: ``ok``, ``permission_denied``, ``unsupported``, ``timeout``, ``error``",

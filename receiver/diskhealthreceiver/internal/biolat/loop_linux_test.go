@@ -84,6 +84,13 @@ func buckets(h Histogram) map[int32]uint64 {
 
 func histsOf(t *testing.T, p *Probe, d Dev) map[Direction]Histogram {
 	t.Helper()
+	h, _ := snapshotOf(t, p, d)
+	return h
+}
+
+// snapshotOf is d's total-time histograms and the probe's count of program runs the kernel skipped.
+func snapshotOf(t *testing.T, p *Probe, d Dev) (map[Direction]Histogram, uint64) {
+	t.Helper()
 	s, err := p.Collect()
 	require.NoError(t, err)
 	out := map[Direction]Histogram{}
@@ -92,7 +99,7 @@ func histsOf(t *testing.T, p *Probe, d Dev) map[Direction]Histogram {
 			out[x.Direction] = x.Histogram
 		}
 	}
-	return out
+	return out, s.Drops.NotRun
 }
 
 type fioLat struct {
@@ -143,7 +150,8 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 		{[]string{"--rw=randtrim", "--bs=64k", "--size=1M", "--offset=32M"}, []Direction{Discard}},
 	}
 	for _, job := range jobs {
-		h0, d0 := histsOf(t, p, dev), opStats(diskstat(t, name))
+		h0, skipped0 := snapshotOf(t, p, dev)
+		d0 := opStats(diskstat(t, name))
 		out, err := exec.Command(fio, append(common, job.args...)...).Output()
 		require.NoError(t, err, "%s", out)
 		// fio can return before its last request is accounted: blk_mq_end_request wakes the reader
@@ -151,9 +159,10 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 		// completing CPU. Read again until the probe and diskstats agree, or 2 s pass.
 		var h1 map[Direction]Histogram
 		var d1 map[Direction][2]uint64
+		var skipped1 uint64
 		for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 			d1 = opStats(diskstat(t, name))
-			h1 = histsOf(t, p, dev)
+			h1, skipped1 = snapshotOf(t, p, dev)
 			if accounted(h0, h1, d0, d1) || time.Now().After(deadline) {
 				break
 			}
@@ -175,7 +184,10 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 			}
 			t.Logf("  %-7s fio %5d  diskstats %5d ops %5d ms  histogram %5d ops %9.3f ms", dir, fioOps[dir].TotalIOs, ops, ms, count, sumMs)
 			require.Equal(t, want, ops, "%s: diskstats vs fio", dir)
-			require.Equal(t, ops, count, "%s: histogram vs diskstats", dir)
+			// Exact, but for the program runs the kernel says it skipped (on any device): under heavy
+			// interrupt load a completion can interrupt the accounting of another on its CPU.
+			require.LessOrEqual(t, count, ops, "%s: histogram vs diskstats", dir)
+			require.LessOrEqual(t, ops-count, skipped1-skipped0, "%s: histogram vs diskstats, %d runs skipped", dir, skipped1-skipped0)
 			// The reference's bound: a diskstats time is a floor of cumulative ms (±1 ms on a
 			// difference) and our clock reads a little after the kernel's (0.2-0.3 µs per request).
 			require.InDelta(t, float64(ms), sumMs, 1+float64(count)*0.002, "%s: sum vs diskstats time", dir)

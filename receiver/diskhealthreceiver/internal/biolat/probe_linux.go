@@ -193,6 +193,13 @@ func (p *Probe) Collect() (Snapshot, error) {
 	if s.Drops, err = p.drops(); err != nil {
 		return Snapshot{}, err
 	}
+	for _, name := range p.progs {
+		st, err := p.coll.Programs[name].Stats()
+		if err != nil {
+			return Snapshot{}, fmt.Errorf("stats of %s: %w", name, err)
+		}
+		s.Drops.NotRun += st.RecursionMisses
+	}
 	sortSnapshot(&s)
 	return s, nil
 }

@@ -94,12 +94,16 @@ type ErrorCount struct {
 // queue/iostats off (it has no await in /proc/diskstats either). NoIssueTime, with device time only,
 // is a request never issued to the driver as itself (an fsync's data-less PREFLUSH write completes
 // through the flush it triggered: one per flush), issued before the probe attached, or evicted from
-// the in-flight table; its total time is still recorded.
+// the in-flight table; its total time is still recorded. NotRun counts runs of the probe's programs
+// that the kernel skipped because the same program was already running on that CPU (a completion
+// that interrupted the accounting of another): a completion, or with device time an issue, that no
+// count saw (the programs' recursion_misses, Linux 5.12+; 0 before).
 type Drops struct {
 	NoStartTime    uint64
 	HistogramsFull uint64
 	ErrorsFull     uint64
 	NoIssueTime    uint64
+	NotRun         uint64
 }
 
 // Snapshot is every counter the probe holds, cumulative since it attached (or since Forget for a

@@ -286,6 +286,19 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 		mb.RecordSystemDiskKernelErrorsDataPoint(ts, int64(e.Count), id.device,
 			metadata.MapAttributeLatencyDirection[e.Direction.String()], e.Status, opts...)
 	}
+	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(s.probe.Started())))
+	for _, d := range []struct {
+		n      uint64
+		reason metadata.AttributeLatencyDropReason
+	}{
+		{snap.Drops.NoStartTime, metadata.AttributeLatencyDropReasonNoStartTime},
+		{snap.Drops.HistogramsFull, metadata.AttributeLatencyDropReasonHistogramsFull},
+		{snap.Drops.ErrorsFull, metadata.AttributeLatencyDropReasonErrorsFull},
+		{snap.Drops.NoIssueTime, metadata.AttributeLatencyDropReasonNoIssueTime},
+		{snap.Drops.NotRun, metadata.AttributeLatencyDropReasonNotRun},
+	} {
+		mb.RecordDiskHealthLatencyDroppedDataPoint(ts, emit.Int(d.n), d.reason)
+	}
 	md := mb.Emit()
 	if md.ResourceMetrics().Len() == 0 {
 		rm := md.ResourceMetrics().AppendEmpty()

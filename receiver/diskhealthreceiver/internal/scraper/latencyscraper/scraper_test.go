@@ -121,6 +121,7 @@ func sampleSnapshot() biolat.Snapshot {
 			{Dev: sda, Direction: biolat.Flush, Status: "timeout", Count: 1},
 			{Dev: dm0, Direction: biolat.Read, Status: "medium", Count: 4},
 		},
+		Drops: biolat.Drops{NoStartTime: 5, HistogramsFull: 0, ErrorsFull: 1, NoIssueTime: 7, NotRun: 2},
 	}
 }
 
@@ -177,11 +178,32 @@ func TestScrapeGolden(t *testing.T) {
 			dhtest.AssertGolden(t, tc.golden, md)
 			assert.Empty(t, p.forgotten)
 			assert.Equal(t, tc.points, checkPoints(t, md, p.snap), "every series of sda and dm-0, none of loop0")
+			assert.Equal(t, map[string]int64{"no_start_time": 5, "histograms_full": 0, "errors_full": 1, "no_issue_time": 7, "not_run": 2},
+				dropped(t, md), "every drop reason, the probe's counts, from its attach")
 		})
 	}
 }
 
 // checkPoints: every exponential histogram point equals its probe series, field by field.
+// dropped is disk_health.latency.dropped by reason; each point starts at the probe's attach (t0).
+func dropped(t *testing.T, md pmetric.Metrics) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != "disk_health.latency.dropped" {
+			return
+		}
+		assert.True(t, m.Sum().IsMonotonic())
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			r, _ := dps.At(i).Attributes().Get("latency.drop.reason")
+			out[r.Str()] = dps.At(i).IntValue()
+			assert.Equal(t, pcommon.NewTimestampFromTime(t0), dps.At(i).StartTimestamp())
+		}
+	})
+	return out
+}
+
 func checkPoints(t *testing.T, md pmetric.Metrics, snap biolat.Snapshot) int {
 	t.Helper()
 	n := 0

@@ -8,6 +8,54 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// DiskHealthLatencyDroppedMetricAttributeKey specifies the key of an attribute for the disk_health.latency.dropped metric.
+type DiskHealthLatencyDroppedMetricAttributeKey string
+
+const (
+	DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason DiskHealthLatencyDroppedMetricAttributeKey = "latency.drop.reason"
+)
+
+// DiskHealthLatencyDroppedMetricConfig provides config for the disk_health.latency.dropped metric.
+type DiskHealthLatencyDroppedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthLatencyDroppedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthLatencyDroppedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthLatencyDroppedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason:
+		default:
+			return fmt.Errorf("metric disk_health.latency.dropped doesn't have an attribute %v, valid attributes: [latency.drop.reason]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemDiskKernelErrorsMetricAttributeKey specifies the key of an attribute for the system.disk.kernel.errors metric.
 type SystemDiskKernelErrorsMetricAttributeKey string
 
@@ -61,11 +109,17 @@ func (ms *SystemDiskKernelErrorsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for latency metrics.
 type MetricsConfig struct {
-	SystemDiskKernelErrors SystemDiskKernelErrorsMetricConfig `mapstructure:"system.disk.kernel.errors"`
+	DiskHealthLatencyDropped DiskHealthLatencyDroppedMetricConfig `mapstructure:"disk_health.latency.dropped"`
+	SystemDiskKernelErrors   SystemDiskKernelErrorsMetricConfig   `mapstructure:"system.disk.kernel.errors"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
+		},
 		SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,

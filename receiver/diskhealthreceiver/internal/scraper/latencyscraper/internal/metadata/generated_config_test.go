@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
+					},
 					SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -38,6 +43,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []DiskHealthLatencyDroppedMetricAttributeKey{DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason},
+					},
 					SystemDiskKernelErrors: SystemDiskKernelErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -50,11 +60,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemDiskKernelErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestDiskHealthLatencyDroppedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthLatencyDropped
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthLatencyDroppedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.latency.dropped doesn't have an attribute invalid, valid attributes: [latency.drop.reason]")
+
+	cfg = DefaultMetricsConfig().DiskHealthLatencyDropped
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemDiskKernelErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemDiskKernelErrors
 	require.NoError(t, cfg.Validate())

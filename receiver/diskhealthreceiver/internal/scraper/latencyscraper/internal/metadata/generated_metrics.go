@@ -53,7 +53,49 @@ var MapAttributeLatencyDirection = map[string]AttributeLatencyDirection{
 	"flush":   AttributeLatencyDirectionFlush,
 }
 
+// AttributeLatencyDropReason specifies the value latency.drop.reason attribute.
+type AttributeLatencyDropReason int
+
+const (
+	_ AttributeLatencyDropReason = iota
+	AttributeLatencyDropReasonNoStartTime
+	AttributeLatencyDropReasonHistogramsFull
+	AttributeLatencyDropReasonErrorsFull
+	AttributeLatencyDropReasonNoIssueTime
+	AttributeLatencyDropReasonNotRun
+)
+
+// String returns the string representation of the AttributeLatencyDropReason.
+func (av AttributeLatencyDropReason) String() string {
+	switch av {
+	case AttributeLatencyDropReasonNoStartTime:
+		return "no_start_time"
+	case AttributeLatencyDropReasonHistogramsFull:
+		return "histograms_full"
+	case AttributeLatencyDropReasonErrorsFull:
+		return "errors_full"
+	case AttributeLatencyDropReasonNoIssueTime:
+		return "no_issue_time"
+	case AttributeLatencyDropReasonNotRun:
+		return "not_run"
+	}
+	return ""
+}
+
+// MapAttributeLatencyDropReason is a helper map of string to AttributeLatencyDropReason attribute value.
+var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
+	"no_start_time":   AttributeLatencyDropReasonNoStartTime,
+	"histograms_full": AttributeLatencyDropReasonHistogramsFull,
+	"errors_full":     AttributeLatencyDropReasonErrorsFull,
+	"no_issue_time":   AttributeLatencyDropReasonNoIssueTime,
+	"not_run":         AttributeLatencyDropReasonNotRun,
+}
+
 var MetricsInfo = metricsInfo{
+	DiskHealthLatencyDropped: metricInfo{
+		Name:       "disk_health.latency.dropped",
+		Attributes: []string{"latency.drop.reason"},
+	},
 	SystemDiskKernelErrors: metricInfo{
 		Name:       "system.disk.kernel.errors",
 		Attributes: []string{"system.device", "latency.direction", "error.type", "hw.id"},
@@ -61,7 +103,8 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	SystemDiskKernelErrors metricInfo
+	DiskHealthLatencyDropped metricInfo
+	SystemDiskKernelErrors   metricInfo
 }
 
 type metricInfo struct {
@@ -83,6 +126,97 @@ func WithHwIDMetricAttribute(hwIDAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	})
+}
+
+type metricDiskHealthLatencyDropped struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        DiskHealthLatencyDroppedMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.latency.dropped metric with initial data.
+func (m *metricDiskHealthLatencyDropped) init() {
+	m.data.SetName("disk_health.latency.dropped")
+	m.data.SetDescription("Block requests the probe could not record, by reason, since it attached, over all devices: what the histograms' and error counters' totals miss. Zero on a healthy host; not_run rises under heavy interrupt load. Not in semantic conventions.")
+	m.data.SetUnit("{request}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthLatencyDropped) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, latencyDropReasonAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthLatencyDroppedMetricAttributeKeyLatencyDropReason) {
+		dp.Attributes().PutStr("latency.drop.reason", latencyDropReasonAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthLatencyDropped) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthLatencyDropped) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthLatencyDropped(cfg DiskHealthLatencyDroppedMetricConfig) metricDiskHealthLatencyDropped {
+	m := metricDiskHealthLatencyDropped{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemDiskKernelErrors struct {
@@ -188,12 +322,13 @@ func newMetricSystemDiskKernelErrors(cfg SystemDiskKernelErrorsMetricConfig) met
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                       MetricsBuilderConfig // config of the metrics builder.
-	startTime                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity              int                  // maximum observed number of metrics per resource.
-	metricsBuffer                pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                    component.BuildInfo  // contains version information.
-	metricSystemDiskKernelErrors metricSystemDiskKernelErrors
+	config                         MetricsBuilderConfig // config of the metrics builder.
+	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                int                  // maximum observed number of metrics per resource.
+	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                      component.BuildInfo  // contains version information.
+	metricDiskHealthLatencyDropped metricDiskHealthLatencyDropped
+	metricSystemDiskKernelErrors   metricSystemDiskKernelErrors
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -215,11 +350,12 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                       mbc,
-		startTime:                    pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                pmetric.NewMetrics(),
-		buildInfo:                    settings.BuildInfo,
-		metricSystemDiskKernelErrors: newMetricSystemDiskKernelErrors(mbc.Metrics.SystemDiskKernelErrors),
+		config:                         mbc,
+		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                  pmetric.NewMetrics(),
+		buildInfo:                      settings.BuildInfo,
+		metricDiskHealthLatencyDropped: newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
+		metricSystemDiskKernelErrors:   newMetricSystemDiskKernelErrors(mbc.Metrics.SystemDiskKernelErrors),
 	}
 
 	for _, op := range options {
@@ -286,6 +422,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthLatencyDropped.emit(ils.Metrics())
 	mb.metricSystemDiskKernelErrors.emit(ils.Metrics())
 
 	for _, op := range options {
@@ -306,6 +443,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthLatencyDroppedDataPoint adds a data point to disk_health.latency.dropped metric.
+func (mb *MetricsBuilder) RecordDiskHealthLatencyDroppedDataPoint(ts pcommon.Timestamp, val int64, latencyDropReasonAttributeValue AttributeLatencyDropReason) {
+	mb.metricDiskHealthLatencyDropped.recordDataPoint(mb.startTime, ts, val, latencyDropReasonAttributeValue.String())
 }
 
 // RecordSystemDiskKernelErrorsDataPoint adds a data point to system.disk.kernel.errors metric.

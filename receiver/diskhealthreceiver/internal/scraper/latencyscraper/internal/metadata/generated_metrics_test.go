@@ -58,6 +58,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.latency.dropped"] = mb.metricDiskHealthLatencyDropped.config.AggregationStrategy
 			aggMap["system.disk.kernel.errors"] = mb.metricSystemDiskKernelErrors.config.AggregationStrategy
 
 			expectedWarnings := 0
@@ -69,6 +70,12 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordDiskHealthLatencyDroppedDataPoint(ts, 1, AttributeLatencyDropReasonNoStartTime)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthLatencyDroppedDataPoint(ts, 3, AttributeLatencyDropReasonHistogramsFull)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordSystemDiskKernelErrorsDataPoint(ts, 1, "system.device-val", AttributeLatencyDirectionRead, "error.type-val", WithHwIDMetricAttribute("hw.id-val"))
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemDiskKernelErrorsDataPoint(ts, 3, "system.device-val-2", AttributeLatencyDirectionWrite, "error.type-val-2", WithHwIDMetricAttribute("hw.id-val"))
@@ -77,6 +84,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthLatencyDropped.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskKernelErrors.aggDataPoints)
 			}
 
@@ -105,6 +113,50 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.latency.dropped":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.latency.dropped"], "Found a duplicate in the metrics slice: disk_health.latency.dropped")
+						validatedMetrics["disk_health.latency.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block requests the probe could not record, by reason, since it attached, over all devices: what the histograms' and error counters' totals miss. Zero on a healthy host; not_run rises under heavy interrupt load. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						latencyDropReasonAttrVal, ok := dp.Attributes().Get("latency.drop.reason")
+						assert.True(t, ok)
+						assert.Equal(t, "no_start_time", latencyDropReasonAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.latency.dropped"], "Found a duplicate in the metrics slice: disk_health.latency.dropped")
+						validatedMetrics["disk_health.latency.dropped"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Block requests the probe could not record, by reason, since it attached, over all devices: what the histograms' and error counters' totals miss. Zero on a healthy host; not_run rises under heavy interrupt load. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{request}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.latency.dropped"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("latency.drop.reason")
+						assert.False(t, ok)
+					}
 				case "system.disk.kernel.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.disk.kernel.errors"], "Found a duplicate in the metrics slice: system.disk.kernel.errors")
