@@ -277,6 +277,14 @@ func fioBin(ns float64) (start, end float64) {
 	return ns - half, ns + half
 }
 
+// comparableToFio says whether the pct percentile of n requests compares with fio's: the block layer's
+// interval starts inside fio's, but the kernel wakes the submitter (blk_update_request) before it
+// accounts the request (block_io_done, diskstats), so a completing thread preempted in between (a loop
+// device completes in a kworker) makes that request longer here than in fio. At the top of the
+// distribution one such request decides the percentile; with ten or more requests above it, it does
+// not.
+func comparableToFio(n uint64, pct float64) bool { return float64(n)*(1-pct/100) >= 10 }
+
 // lowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3).
 func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
 	rank := uint64(math.Ceil(q * float64(count)))
@@ -302,7 +310,8 @@ func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
 // (direct random reads and writes; writes with fsyncs for flushes; trims for discards). Per direction,
 // the exported histogram's count grows by exactly what /proc/diskstats counts and fio did; its sum grows
 // by diskstats' time within 1 ms + 2 µs per request (and so matches iostat's system.disk.operation_time in
-// the same export); at every percentile fio reports, our bucket's lower bound is at most fio's latency.
+// the same export); at every percentile fio reports with ten requests or more above it
+// (comparableToFio), our bucket's lower bound is at most fio's latency.
 func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
 	bin := collectorBinary(t)
@@ -376,16 +385,22 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 				lat = fioOps[d].Lat
 			}
 			require.NotEmpty(t, lat.Percentile, d)
+			n := h1[d].count - h0[d].count
+			compared := 0
 			for pct, fioNs := range lat.Percentile {
 				pv, err := strconv.ParseFloat(pct, 64)
 				require.NoError(t, err)
-				lower := lowerBound(delta, h1[d].count-h0[d].count, pv/100)
+				if !comparableToFio(n, pv) {
+					continue
+				}
+				compared++
+				lower := lowerBound(delta, n, pv/100)
 				_, fioEnd := fioBin(fioNs)
 				require.LessOrEqual(t, lower*1e9, fioEnd, "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", d, pct, lower*1e9, fioNs)
 			}
 			p99 := lat.Percentile["99.000000"]
-			t.Logf("  %-7s %d fio percentiles at or above our bucket's lower bound; p99 fio %.0f µs, our bucket from %.0f µs",
-				d, len(lat.Percentile), p99/1e3, lowerBound(delta, h1[d].count-h0[d].count, 0.99)*1e6)
+			t.Logf("  %-7s %d of fio's %d percentiles compared, each at or above our bucket's lower bound; p99 fio %.0f µs, our bucket from %.0f µs",
+				d, compared, len(lat.Percentile), p99/1e3, lowerBound(delta, n, 0.99)*1e6)
 		}
 	}
 }
@@ -517,9 +532,9 @@ func TestLatencyPrivileges(t *testing.T) {
 // TestLatencyPrometheusNativeHistogram: the route to Prometheus. config/prometheus.yaml's exporter
 // (prometheusexporter v0.165.1 turns an exponential histogram into a native one, served over the
 // protobuf exposition that Prometheus negotiates) scraped by Debian's Prometheus 2.42 with
-// --enable-feature=native-histograms. The device is a loop device whose every read takes 48.3 ms
+// --enable-feature=native-histograms. The device is a loop device whose every read takes 96.5 ms
 // (delayLoop), so that what fio adds around a request (a syscall, a wake-up) is small beside a
-// bucket (4.4 ms wide there): the read histogram is a native histogram with fio's reads, no
+// bucket (8.7 ms wide there): the read histogram is a native histogram with fio's reads, no
 // observation below the delay, and histogram_quantile(0.99, …) falls in the bucket that holds fio's
 // p99. The Grafana dashboard's p50 and p99 panels, evaluated in that Prometheus, show the device's
 // reads within the histogram's range.
@@ -528,9 +543,10 @@ func TestLatencyPrometheusNativeHistogram(t *testing.T) {
 	bin := collectorBinary(t)
 	prom := needTool(t, "prometheus", "prometheus")
 	fio := needTool(t, "fio", "fio")
-	// Bucket -35 is (48.15, 52.56] ms: a read of 48.3 ms and what FUSE and fio add (half a
-	// millisecond, a few in the tail on a busy machine) lie inside it.
-	const delay = 48300 * time.Microsecond
+	// Bucket -27 is (96.38, 105.11] ms: a read of 96.5 ms and what FUSE and fio add (under a
+	// millisecond; a few in the tail on a busy machine, where the kernel may also account a request
+	// late, after waking fio: see comparableToFio) lie inside it.
+	const delay = 96500 * time.Microsecond
 	dir := t.TempDir()
 	dev := delayLoop(t, dir, 4<<20, delay)
 

@@ -123,8 +123,9 @@ type fioJob struct {
 // On this kernel's block_io_done path: a fresh loop device and fixed-size fio jobs with direct random
 // reads and writes, writes with fsyncs (flushes), and trims (discards). Per direction and job, the
 // histogram counts what /proc/diskstats counts and what fio did, its sum is diskstats' time, and at
-// every percentile fio reports, our bucket's lower bound is at most fio's latency (its bin): the block layer's
-// interval lies inside fio's.
+// every percentile fio reports with ten requests or more above it, our bucket's lower bound is at most
+// fio's latency (its bin): the block layer's interval starts inside fio's, and ends there but for a
+// completing thread preempted between waking fio and accounting the request.
 func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 	requireRoot(t)
 	fio := requireTool(t, "fio", "fio")
@@ -202,13 +203,23 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 				lat = fioOps[dir].Lat // fio has a sync's whole latency only
 			}
 			require.NotEmpty(t, lat.Percentile, dir)
+			n := h1[dir].Count - h0[dir].Count
+			compared := 0
 			for pct, fioNs := range lat.Percentile {
 				pv, err := strconv.ParseFloat(pct, 64)
 				require.NoError(t, err)
-				lower := quantileLowerBound(delta, h1[dir].Count-h0[dir].Count, pv/100)
+				// The kernel wakes the submitter (blk_update_request) before it accounts the request
+				// (block_io_done): a completing kworker preempted in between makes that request
+				// longer here than in fio. At the top of the distribution one such request decides
+				// the percentile; with ten or more above it, it does not.
+				if float64(n)*(1-pv/100) < 10 {
+					continue
+				}
+				compared++
+				lower := quantileLowerBound(delta, n, pv/100)
 				require.LessOrEqual(t, lower*1e9, fioBinEnd(fioNs), "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", dir, pct, lower*1e9, fioNs)
 			}
-			t.Logf("  %-7s %d fio percentiles, each at or above our bucket's lower bound", dir, len(lat.Percentile))
+			t.Logf("  %-7s %d of fio's %d percentiles compared, each at or above our bucket's lower bound", dir, compared, len(lat.Percentile))
 		}
 	}
 	s, err := p.Collect()
