@@ -12,7 +12,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,17 +20,15 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -105,7 +102,8 @@ func run() (b Bundle, err error) {
 	if b.Disk, err = scsiDebugDisk(); err != nil {
 		return b, err
 	}
-	stop, ms, ls, err := start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+	stop, ms, ls, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+		quiet(cfg)
 		// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
 		// latency source's count is the only one the verdict weighs.
 		cfg.Stack.Enabled = false
@@ -117,7 +115,8 @@ func run() (b Bundle, err error) {
 	if err != nil {
 		return b, err
 	}
-	stopStack, stack, _, err := start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+	stopStack, stack, _, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+		quiet(cfg)
 		cfg.SMART.Enabled, cfg.Latency.Enabled = false, false
 		cfg.Stack.Enabled = true
 		cfg.Stack.MD, cfg.Stack.DeviceMapper = false, false
@@ -204,41 +203,13 @@ func run() (b Bundle, err error) {
 	return b, nil
 }
 
-// start runs a receiver, metrics and logs, with the sources configure turns on (I/O, filesystem,
-// pressure and cgroups are off).
-func start(logger *zap.Logger, configure func(*diskhealthreceiver.Config)) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
-	ctx := context.Background()
-	f := diskhealthreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
-	cfg.RootPath = "/"
+// quiet sets the scrape interval and turns off the sources neither receiver here uses.
+func quiet(cfg *diskhealthreceiver.Config) {
 	cfg.ControllerConfig.CollectionInterval = interval
-	cfg.ControllerConfig.InitialDelay = 0
 	cfg.IOStat.Enabled = false
 	cfg.Filesystem.Enabled = false
 	cfg.Pressure.Enabled = false
 	cfg.Cgroups.Enabled = false
-	configure(cfg)
-	set := receivertest.NewNopSettings(f.Type())
-	set.Logger = logger
-	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
-	var mr, lr receiver.Metrics
-	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
-		return nil, nil, nil, err
-	}
-	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
-		return nil, nil, nil, err
-	}
-	for _, c := range []receiver.Metrics{mr, lr} {
-		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = mr.Shutdown(sctx) // the bundle is complete; a shutdown error changes nothing in it
-		_ = lr.Shutdown(sctx)
-	}, ms, ls, nil
 }
 
 // reads does the failing reads (inside the medium error range) and the good ones (at the start of

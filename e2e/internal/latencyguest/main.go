@@ -11,7 +11,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,15 +21,14 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -162,36 +160,19 @@ func run() (b Bundle, err error) {
 
 // start runs the receiver with only the latency source, every device class, a scrape a second.
 func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, err error) {
-	ctx := context.Background()
-	f := diskhealthreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
-	cfg.RootPath = "/"
-	cfg.ControllerConfig.CollectionInterval = interval
-	cfg.ControllerConfig.InitialDelay = 0
-	cfg.IOStat.Enabled = false
-	cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
-	cfg.Filesystem.Enabled = false
-	cfg.SMART.Enabled = false
-	cfg.Pressure.Enabled = false
-	cfg.Cgroups.Enabled = false
-	// Off too: its exports (no latency points) would be taken for the baseline.
-	cfg.Stack.Enabled = false
-	cfg.Latency.Enabled = true
-	set := receivertest.NewNopSettings(f.Type())
-	set.Logger = logger
-	ms = &consumertest.MetricsSink{}
-	r, err := f.CreateMetrics(ctx, set, cfg, ms)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := r.Start(ctx, componenttest.NewNopHost()); err != nil {
-		return nil, nil, err
-	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = r.Shutdown(sctx) // the bundle is complete; a shutdown error changes nothing in it
-	}, ms, nil
+	stop, ms, _, err = guestrx.Start(logger, func(cfg *diskhealthreceiver.Config) {
+		cfg.ControllerConfig.CollectionInterval = interval
+		cfg.IOStat.Enabled = false
+		cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
+		cfg.Filesystem.Enabled = false
+		cfg.SMART.Enabled = false
+		cfg.Pressure.Enabled = false
+		cfg.Cgroups.Enabled = false
+		// Off too: its exports (no latency points) would be taken for the baseline.
+		cfg.Stack.Enabled = false
+		cfg.Latency.Enabled = true
+	})
+	return stop, ms, err
 }
 
 // loadExtraModules inserts the harness's extra modules in order: null_blk with a fixed 1 ms

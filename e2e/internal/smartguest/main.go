@@ -18,7 +18,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,14 +28,12 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -103,37 +100,15 @@ func logger() *zap.Logger {
 	return l
 }
 
-// start runs the receiver with both pipelines on the VM's root.
-func start(ctx context.Context, smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
-	f := diskhealthreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
-	cfg.RootPath = "/"
-	cfg.ControllerConfig.CollectionInterval = time.Hour
-	cfg.ControllerConfig.InitialDelay = 0
-	cfg.IOStat.Enabled = !smartOnly
-	cfg.SMART.Interval = 2 * time.Second
-	cfg.SMART.Timeout = 20 * time.Second
-	set := receivertest.NewNopSettings(f.Type())
-	set.Logger = logger()
-	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
-	var mr, lr receiver.Metrics
-	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
-		return nil, nil, nil, err
-	}
-	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
-		return nil, nil, nil, err
-	}
-	for _, c := range []receiver.Metrics{mr, lr} {
-		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = mr.Shutdown(sctx)
-		_ = lr.Shutdown(sctx)
-	}, ms, ls, nil
+// start runs the receiver with both pipelines on the VM's root: SMART every 2 s, the other sources
+// at their defaults but for the I/O source, off if smartOnly, and an hour between their scrapes.
+func start(smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+	return guestrx.Start(logger(), func(cfg *diskhealthreceiver.Config) {
+		cfg.ControllerConfig.CollectionInterval = time.Hour
+		cfg.IOStat.Enabled = !smartOnly
+		cfg.SMART.Interval = 2 * time.Second
+		cfg.SMART.Timeout = 20 * time.Second
+	})
 }
 
 // waitExport returns the first export from index from on that pred accepts.
@@ -254,10 +229,9 @@ func run() (Bundle, error) {
 			b.SysWWID[name] = strings.TrimSpace(string(w))
 		}
 	}
-	ctx := context.Background()
 	window("BEGIN", "phase1")
 	time.Sleep(windowMargin)
-	stop, ms, ls, err := start(ctx, false)
+	stop, ms, ls, err := start(false)
 	if err != nil {
 		return b, err
 	}
@@ -373,7 +347,7 @@ func runUnprivileged() (json.RawMessage, error) {
 }
 
 func unpriv() error {
-	stop, ms, _, err := start(context.Background(), true)
+	stop, ms, _, err := start(true)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,17 +22,15 @@ import (
 	"syscall"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -115,42 +112,18 @@ func run(b *Bundle) error {
 	return nil
 }
 
-// start runs the receiver with only the stack source, a scrape a second, on both pipelines.
+// start runs the receiver with the stack source, and the I/O source if iostat, a scrape each interval.
 func start(logger *zap.Logger, iostat bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
-	ctx := context.Background()
-	f := diskhealthreceiver.NewFactory()
-	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
-	cfg.RootPath = "/"
-	cfg.ControllerConfig.CollectionInterval = interval
-	cfg.ControllerConfig.InitialDelay = 0
-	cfg.IOStat.Enabled = iostat
-	cfg.Filesystem.Enabled = false
-	cfg.SMART.Enabled = false
-	cfg.Pressure.Enabled = false
-	cfg.Cgroups.Enabled = false
-	cfg.Latency.Enabled = false
-	cfg.Stack.Enabled = true
-	set := receivertest.NewNopSettings(f.Type())
-	set.Logger = logger
-	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
-	var mr, lr receiver.Metrics
-	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
-		return nil, nil, nil, err
-	}
-	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
-		return nil, nil, nil, err
-	}
-	for _, c := range []receiver.Metrics{mr, lr} {
-		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = mr.Shutdown(sctx) // the bundle is complete; a shutdown error changes nothing in it
-		_ = lr.Shutdown(sctx)
-	}, ms, ls, nil
+	return guestrx.Start(logger, func(cfg *diskhealthreceiver.Config) {
+		cfg.ControllerConfig.CollectionInterval = interval
+		cfg.IOStat.Enabled = iostat
+		cfg.Filesystem.Enabled = false
+		cfg.SMART.Enabled = false
+		cfg.Pressure.Enabled = false
+		cfg.Cgroups.Enabled = false
+		cfg.Latency.Enabled = false
+		cfg.Stack.Enabled = true
+	})
 }
 
 // loadExtraModules inserts the harness's extra modules in order: null_blk with four memory-backed

@@ -1,0 +1,49 @@
+// Package guestrx runs the disk_health receiver inside the QEMU guest programs of the end-to-end tests
+// (e2e/internal/*guest), as a collector would: on the VM's root, metrics and logs into sinks.
+package guestrx
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+)
+
+// Start runs a receiver whose configuration is the default one on the root "/" with no initial delay,
+// as configure leaves it. stop shuts it down; a shutdown error is ignored (the guest's results are in
+// the sinks by then).
+func Start(logger *zap.Logger, configure func(*diskhealthreceiver.Config)) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+	ctx := context.Background()
+	f := diskhealthreceiver.NewFactory()
+	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
+	cfg.RootPath = "/"
+	cfg.ControllerConfig.InitialDelay = 0
+	configure(cfg)
+	set := receivertest.NewNopSettings(f.Type())
+	set.Logger = logger
+	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}
+	var mr, lr receiver.Metrics
+	if mr, err = f.CreateMetrics(ctx, set, cfg, ms); err != nil {
+		return nil, nil, nil, err
+	}
+	if lr, err = f.CreateLogs(ctx, set, cfg, ls); err != nil {
+		return nil, nil, nil, err
+	}
+	for _, c := range []receiver.Metrics{mr, lr} {
+		if err := c.Start(ctx, componenttest.NewNopHost()); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = mr.Shutdown(sctx)
+		_ = lr.Shutdown(sctx)
+	}, ms, ls, nil
+}
