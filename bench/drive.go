@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -90,11 +91,7 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 		m["scrapers"] = map[string]any{string(src): sc}
 	case DiskHealth, DiskHealthParity, DiskHealthEngine:
 		f = diskhealthreceiver.NewFactory()
-		for _, s := range []string{"iostat", "filesystem", "smart", "pressure", "cgroups", "latency", "stack"} {
-			m[s] = map[string]any{"enabled": false}
-		}
-		own := map[Source]string{Disk: "iostat", Filesystem: "filesystem"}[src]
-		m[own] = map[string]any{"enabled": true}
+		maps.Copy(m, diskhealthreceiver.Only(map[Source]string{Disk: "iostat", Filesystem: "filesystem"}[src]))
 		if r != DiskHealth {
 			metrics, err := parityMetrics(f, src, r == DiskHealthEngine)
 			if err != nil {
@@ -120,8 +117,9 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 // parityMetrics disables every disk_health metric that hostmetrics does not emit for src, or all of
 // them.
 func parityMetrics(f receiver.Factory, src Source, all bool) (map[string]any, error) {
+	// The receiver's own Marshal: confmap calls it only for a nested config.
 	conf := confmap.New()
-	if err := conf.Marshal(f.CreateDefaultConfig()); err != nil {
+	if err := f.CreateDefaultConfig().(confmap.Marshaler).Marshal(conf); err != nil {
 		return nil, err
 	}
 	metrics, err := conf.Sub("metrics")

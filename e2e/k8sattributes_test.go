@@ -233,15 +233,13 @@ service:
     metrics:
       exporters: [file/got]
 `, out)), 0o644))
-	col := startCollector(t, bin, shippedConfig(t, "kubernetes.yaml"), "--config="+extra, telemetryOff,
-		"--set=receivers.disk_health.root_path="+root,
+	col := startCollector(t, bin, shippedConfig(t, "kubernetes.yaml"), append([]string{"--config=" + extra, telemetryOff,
+		"--set=receivers.disk_health.root_path=" + root,
 		"--set=receivers.disk_health.collection_interval=1s",
-		"--set=receivers.disk_health.filesystem.enabled=false",
-		"--set=receivers.disk_health.smart.enabled=false",
-		"--set=receivers.disk_health.pressure.enabled=false",
 		"--set=processors.k8s_attributes.auth_type=none",
-		"--set=exporters.prometheus.endpoint="+freeAddr(t),
-		"--set=extensions.health_check.endpoint="+freeAddr(t))
+		"--set=exporters.prometheus.endpoint=" + freeAddr(t),
+		"--set=extensions.health_check.endpoint=" + freeAddr(t)},
+		onlySources(func(name string) bool { return name == "iostat" || name == "cgroups" })...)...)
 	tail := &exportTail{path: out}
 
 	i := col.waitExport(t, tail, 0, 45*time.Second, "a per-cgroup point enriched with k8s.pod.name", func(md pmetric.Metrics) bool {

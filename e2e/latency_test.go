@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
 // The latency source through the built collector: a fresh loop device, fixed-size fio jobs, and the
@@ -133,17 +135,24 @@ func diskstatsOps(t *testing.T, dev string) map[string][2]uint64 {
 }
 
 // loopOnly are the --set flags that run a shipped config's receiver on one loop device alone, scraped
-// every second: iostat's filter (which the latency source follows) keeps only dev, SMART, filesystem
-// and cgroups are off.
+// every second: iostat's filter (which the latency source follows) keeps only dev, and every source but
+// iostat and latency is off.
 func loopOnly(dev string) []string {
-	return []string{
+	return append([]string{
 		"--set=receivers::disk_health::collection_interval=1s",
 		"--set=receivers::disk_health::iostat::devices::include=[" + dev + "]",
 		"--set=receivers::disk_health::iostat::device_classes=[loop]",
-		"--set=receivers::disk_health::smart::enabled=false",
-		"--set=receivers::disk_health::filesystem::enabled=false",
-		"--set=receivers::disk_health::cgroups::enabled=false",
+	}, onlySources(func(name string) bool { return name == "iostat" || name == "latency" })...)
+}
+
+// onlySources are the --set flags that switch each of disk_health's sources on if on says so, off
+// otherwise.
+func onlySources(on func(name string) bool) []string {
+	var flags []string
+	for _, name := range diskhealthreceiver.Sources() {
+		flags = append(flags, fmt.Sprintf("--set=receivers::disk_health::%s::enabled=%t", name, on(name)))
 	}
+	return flags
 }
 
 // freshLoop attaches a loop device over a sparse file of size bytes in dir; detached when the test ends.
@@ -173,8 +182,14 @@ func attachLoop(t *testing.T, img string, opts ...string) string {
 }
 
 // latencyConfig is a collector config whose disk_health reads only dev, every 500 ms, with iostat (for
-// the comparison) and latency.
+// the comparison) and, if latency, the latency source; every other source is off.
 func latencyConfig(dev, out string, latency bool) string {
+	var others strings.Builder
+	for _, name := range diskhealthreceiver.Sources() {
+		if name != "iostat" {
+			fmt.Fprintf(&others, "    %s: {enabled: %t}\n", name, latency && name == "latency")
+		}
+	}
 	return fileExportConfig(fmt.Sprintf(`receivers:
   disk_health:
     collection_interval: 500ms
@@ -183,11 +198,7 @@ func latencyConfig(dev, out string, latency bool) string {
       devices:
         include: [%q]
       device_classes: [loop]
-    filesystem: {enabled: false}
-    smart: {enabled: false}
-    cgroups: {enabled: false}
-    latency: {enabled: %t}
-`, dev, latency), out)
+%s`, dev, others.String()), out)
 }
 
 // iostatTime is the time of dev's iostat points in an export, zero when it has none.

@@ -4,21 +4,27 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"sort"
+	"strings"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
-// Config is the disk_health receiver's configuration. Each source's section is that source's own
-// config type; the top-level keys (root_path, metrics, resource_attributes) are handed to every source.
+// The top-level keys handed to every source: each source takes the metrics and resource attributes it
+// knows; a name several sources know (hw.status, hw.id …) switches all of them.
+const (
+	metricsKey            = "metrics"
+	resourceAttributesKey = "resource_attributes"
+)
+
+// Config is the disk_health receiver's configuration: the controller's keys, root_path, the shared
+// metrics: and resource_attributes: keys, and one section per source of the registry, under the
+// source's name, each that source's own config type.
 type Config struct {
 	ControllerConfig scraperhelper.ControllerConfig `mapstructure:",squash"`
 
@@ -26,54 +32,146 @@ type Config struct {
 	// (hostmetrics convention, e.g. /hostfs): /proc, /sys and /dev are read below it. Empty means "/".
 	RootPath string `mapstructure:"root_path"`
 
-	// Metrics and ResourceAttributes switch every source's metrics and resource attributes under the
-	// one key users write; each source takes its part.
-	Metrics            MetricsConfig            `mapstructure:"metrics"`
-	ResourceAttributes ResourceAttributesConfig `mapstructure:"resource_attributes"`
-
-	// IOStat configures per-device I/O from /proc/diskstats.
-	IOStat iostatscraper.Config `mapstructure:"iostat"`
-	// Filesystem configures df-style usage of the host's mounts.
-	Filesystem filesystemscraper.Config `mapstructure:"filesystem"`
-	// SMART configures SMART / NVMe health, read with its own interval.
-	SMART smartscraper.Config `mapstructure:"smart"`
-	// Pressure configures the host's I/O pressure stall information (/proc/pressure/io).
-	Pressure pressurescraper.Config `mapstructure:"pressure"`
-	// Cgroups configures per-cgroup I/O, attributed to containers, pods and systemd units.
-	Cgroups cgroupsscraper.Config `mapstructure:"cgroups"`
-	// Latency configures per-device block request latency histograms and kernel-seen I/O errors (eBPF);
-	// its devices are iostat's (iostat.devices, iostat.device_classes).
-	Latency latencyscraper.Config `mapstructure:"latency"`
-	// Stack configures md RAID arrays, device-mapper thin pools and multipath maps (logical disks with a
-	// health verdict), and the SCSI, ext4 and btrfs error counters.
-	Stack stackscraper.Config `mapstructure:"stack"`
+	// sections are the sources' sections by name, the metrics: and resource_attributes: keys already
+	// split among them; Unmarshal and Marshal map them to the user's keys.
+	sections map[string]component.Config
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-// MetricsConfig is every source's metrics: part; metric names never repeat across sources.
-type MetricsConfig struct {
-	IOStat     iostatscraper.MetricsConfig     `mapstructure:",squash"`
-	Filesystem filesystemscraper.MetricsConfig `mapstructure:",squash"`
-	SMART      smartscraper.MetricsConfig      `mapstructure:",squash"`
-	Pressure   pressurescraper.MetricsConfig   `mapstructure:",squash"`
-	Cgroups    cgroupsscraper.MetricsConfig    `mapstructure:",squash"`
-	Latency    latencyscraper.MetricsConfig    `mapstructure:",squash"`
-	// Stack shares hw.status and hw.errors with SMART: one key switches both sources' series.
-	Stack stackscraper.MetricsConfig `mapstructure:",squash"`
+// topLevel is Config without its (un)marshalling methods: the keys that are not sections.
+type topLevel Config
+
+var (
+	_ confmap.Validator   = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+	_ confmap.Marshaler   = (*Config)(nil)
+)
+
+// defaultSections returns every source's section with that source's defaults.
+func defaultSections() map[string]component.Config {
+	m := make(map[string]component.Config, len(registry))
+	for _, r := range registry {
+		m[r.name] = r.factory(nil).CreateDefaultConfig()
+	}
+	return m
 }
 
-// ResourceAttributesConfig is every source's resource_attributes: part. An attribute several sources
-// set (hw.id, hw.model …) is one key: each source takes the same setting.
-type ResourceAttributesConfig struct {
-	IOStat     iostatscraper.ResourceAttributesConfig     `mapstructure:",squash"`
-	Filesystem filesystemscraper.ResourceAttributesConfig `mapstructure:",squash"`
-	SMART      smartscraper.ResourceAttributesConfig      `mapstructure:",squash"`
-	Cgroups    cgroupsscraper.ResourceAttributesConfig    `mapstructure:",squash"`
+// Unmarshal reads each source's section from the key of its name, hands the metrics: and
+// resource_attributes: keys to the sources that know them, and the rest to the controller's keys and
+// root_path. An unknown key anywhere is an error naming it.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if cfg.sections == nil {
+		cfg.sections = defaultSections()
+	}
+	rest := confmap.New()
+	if err := rest.Merge(conf); err != nil {
+		return err
+	}
+	var errs []error
+	for _, r := range registry {
+		rest.Delete(r.name)
+		sub, err := conf.Sub(r.name)
+		if err == nil {
+			err = sub.Unmarshal(cfg.sections[r.name])
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.name, err))
+		}
+	}
+	for _, key := range []string{metricsKey, resourceAttributesKey} {
+		rest.Delete(key)
+		if err := cfg.unmarshalShared(conf, key); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := rest.Unmarshal((*topLevel)(cfg)); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
-var _ confmap.Validator = (*Config)(nil)
+// unmarshalShared hands each entry of the top-level key (metrics or resource_attributes) to every
+// source that has a setting of that name.
+func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) error {
+	sub, err := conf.Sub(key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	given := sub.ToStringMap()
+	known := map[string]bool{}
+	var errs []error
+	for _, r := range registry {
+		target := sharedPart(cfg.sections[r.name], key)
+		if target == nil {
+			continue
+		}
+		mine := map[string]any{}
+		for name := range settingNames(target) {
+			known[name] = true
+			if v, ok := given[name]; ok {
+				mine[name] = v
+			}
+		}
+		if err := confmap.NewFromStringMap(mine).Unmarshal(target); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	var unknown []string
+	for name := range given {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		errs = append(errs, fmt.Errorf("%s: no source has %s", key, strings.Join(unknown, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// Marshal writes the configuration with the keys Unmarshal reads.
+func (cfg *Config) Marshal(conf *confmap.Conf) error {
+	if err := conf.Marshal((*topLevel)(cfg)); err != nil {
+		return err
+	}
+	out := map[string]any{}
+	shared := map[string]map[string]any{metricsKey: {}, resourceAttributesKey: {}}
+	for _, r := range registry {
+		section := cfg.sections[r.name]
+		m, err := marshalled(section)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r.name, err)
+		}
+		out[r.name] = m
+		for key, all := range shared {
+			part := sharedPart(section, key)
+			if part == nil {
+				continue
+			}
+			m, err := marshalled(part)
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			for name, v := range m {
+				all[name] = v
+			}
+		}
+	}
+	for key, all := range shared {
+		out[key] = all
+	}
+	return conf.Merge(confmap.NewFromStringMap(out))
+}
+
+func marshalled(v any) (map[string]any, error) {
+	c := confmap.New()
+	if err := c.Marshal(v); err != nil {
+		return nil, err
+	}
+	return c.ToStringMap(), nil
+}
 
 // Validate reports every problem at once, each naming its full key as the user writes it
 // (filesystem.mount_points.exclude[0]).
@@ -86,17 +184,83 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
-	for _, src := range cfg.sources(nil, nil) {
-		if err := src.validate(src.name); err != nil {
+	for _, r := range registry {
+		if err := cfg.sections[r.name].(sectionValidator).Validate(r.name); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// sectionValidator is a section's Validate: each problem under its full key below the section's.
+type sectionValidator interface{ Validate(key string) error }
+
 func (cfg *Config) rootPath() string {
 	if cfg.RootPath == "" {
 		return "/"
 	}
 	return cfg.RootPath
+}
+
+// The receiver fills these fields of every section by name, the convention each scraper's Config
+// follows (TestRegistry checks it): Enabled, RootPath, Signs (for a source that needs the signs board),
+// and the generated metrics and resource attribute configs, directly or in a MetricsBuilderConfig.
+const (
+	enabledField            = "Enabled"
+	rootPathField           = "RootPath"
+	signsField              = "Signs"
+	metricsField            = "Metrics"
+	resourceAttributesField = "ResourceAttributes"
+	builderField            = "MetricsBuilderConfig"
+)
+
+// field returns a pointer to the section's field name (looked up in a MetricsBuilderConfig as well),
+// nil if it has none.
+func field(section component.Config, name string) any {
+	v := reflect.ValueOf(section).Elem()
+	if f := v.FieldByName(name); f.IsValid() {
+		return f.Addr().Interface()
+	}
+	if b := v.FieldByName(builderField); b.IsValid() {
+		if f := b.FieldByName(name); f.IsValid() {
+			return f.Addr().Interface()
+		}
+	}
+	return nil
+}
+
+// sharedPart returns a pointer to the section's part of a shared top-level key, nil if it has none.
+func sharedPart(section component.Config, key string) any {
+	if key == metricsKey {
+		return field(section, metricsField)
+	}
+	return field(section, resourceAttributesField)
+}
+
+// settingNames are the keys of a generated metrics or resource attributes config.
+func settingNames(part any) map[string]bool {
+	t := reflect.TypeOf(part).Elem()
+	names := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("mapstructure"), ","); name != "" && name != "-" {
+			names[name] = true
+		}
+	}
+	return names
+}
+
+// enabled reports whether the section's source runs.
+func enabled(section component.Config) bool { return *field(section, enabledField).(*bool) }
+
+// completed returns a copy of the section with root_path filled in, and the signs board if the
+// source needs it.
+func completed(section component.Config, root string, board *signs.Board) component.Config {
+	v := reflect.New(reflect.TypeOf(section).Elem())
+	v.Elem().Set(reflect.ValueOf(section).Elem())
+	c := v.Interface().(component.Config)
+	*field(c, rootPathField).(*string) = root
+	if board != nil {
+		*field(c, signsField).(**signs.Board) = board
+	}
+	return c
 }

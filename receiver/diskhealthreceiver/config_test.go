@@ -1,7 +1,10 @@
 package diskhealthreceiver
 
 import (
+	"maps"
 	"path/filepath"
+	"reflect"
+	"sort"
 	"testing"
 	"time"
 
@@ -18,9 +21,8 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 func loadConfig(t *testing.T, name string) *Config {
@@ -34,18 +36,23 @@ func loadConfig(t *testing.T, name string) *Config {
 	return cfg
 }
 
+// section returns cfg's section of the named source, as its type.
+func section[T any](cfg *Config, name string) *T { return cfg.sections[name].(*T) }
+
 func TestConfigDefault(t *testing.T) {
 	cfg := loadConfig(t, "")
 	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
 	require.NoError(t, confmap.Validate(cfg))
 	assert.Equal(t, 30*time.Second, cfg.ControllerConfig.CollectionInterval)
-	assert.True(t, cfg.IOStat.Enabled)
-	assert.Equal(t, []string{"disk", "dm", "md"}, cfg.IOStat.DeviceClasses)
-	assert.True(t, cfg.SMART.Enabled)
-	assert.Equal(t, 5*time.Minute, cfg.SMART.Interval)
-	assert.Equal(t, "standby", cfg.SMART.Standby)
-	assert.Equal(t, 10*time.Second, cfg.SMART.Timeout)
-	assert.Empty(t, cfg.SMART.Devices)
+	io := section[iostatscraper.Config](cfg, "iostat")
+	assert.True(t, io.Enabled)
+	assert.Equal(t, []string{"disk", "dm", "md"}, io.DeviceClasses)
+	sm := section[smartscraper.Config](cfg, "smart")
+	assert.True(t, sm.Enabled)
+	assert.Equal(t, 5*time.Minute, sm.Interval)
+	assert.Equal(t, "standby", sm.Standby)
+	assert.Equal(t, 10*time.Second, sm.Timeout)
+	assert.Empty(t, sm.Devices)
 }
 
 func TestConfigCustom(t *testing.T) {
@@ -53,21 +60,52 @@ func TestConfigCustom(t *testing.T) {
 	require.NoError(t, confmap.Validate(cfg))
 	assert.Equal(t, 15*time.Second, cfg.ControllerConfig.CollectionInterval)
 	assert.Equal(t, "/", cfg.RootPath)
-	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, cfg.IOStat.Devices.Include)
-	assert.Equal(t, []string{"disk", "partition"}, cfg.IOStat.DeviceClasses)
-	assert.Equal(t, time.Hour, cfg.SMART.Interval)
-	assert.Equal(t, "idle", cfg.SMART.Standby)
-	assert.Equal(t, 3*time.Second, cfg.SMART.Timeout)
-	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, cfg.SMART.Devices)
+	io := section[iostatscraper.Config](cfg, "iostat")
+	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, io.Devices.Include)
+	assert.Equal(t, []string{"disk", "partition"}, io.DeviceClasses)
+	sm := section[smartscraper.Config](cfg, "smart")
+	assert.Equal(t, time.Hour, sm.Interval)
+	assert.Equal(t, "idle", sm.Standby)
+	assert.Equal(t, 3*time.Second, sm.Timeout)
+	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, sm.Devices)
+}
+
+// TestConfigRoundTrip: Marshal writes the keys Unmarshal reads, the shared metrics: and
+// resource_attributes: keys included.
+func TestConfigRoundTrip(t *testing.T) {
+	for _, name := range []string{"custom", "metrics", "filesystem"} {
+		cfg := loadConfig(t, name)
+		conf := confmap.New()
+		require.NoError(t, cfg.Marshal(conf))
+		back := createDefaultConfig().(*Config)
+		require.NoError(t, conf.Unmarshal(back))
+		assert.Equal(t, cfg.ControllerConfig, back.ControllerConfig)
+		for _, r := range registry {
+			for _, part := range []func(*Config) any{
+				func(c *Config) any { return c.sections[r.name] },
+				func(c *Config) any { return sharedPart(c.sections[r.name], metricsKey) },
+				func(c *Config) any { return sharedPart(c.sections[r.name], resourceAttributesKey) },
+			} {
+				if part(cfg) == nil {
+					continue
+				}
+				want, err := marshalled(part(cfg))
+				require.NoError(t, err)
+				got, err := marshalled(part(back))
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "%s: %s", name, r.name)
+			}
+		}
+	}
 }
 
 // TestConfigLatency: latency is on by default (it reports nothing where BPF cannot load), and its
 // devices are iostat's: the filter and classes of the iostat section reach it.
 func TestConfigLatency(t *testing.T) {
-	def := loadConfig(t, "")
-	assert.True(t, def.Latency.Enabled)
-	assert.False(t, def.Latency.DeviceTime)
-	assert.Equal(t, 64, def.Latency.MaxDevices)
+	def := section[latencyscraper.Config](loadConfig(t, ""), "latency")
+	assert.True(t, def.Enabled)
+	assert.False(t, def.DeviceTime)
+	assert.Equal(t, 64, def.MaxDevices)
 
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
@@ -91,7 +129,7 @@ func TestConfigLatency(t *testing.T) {
 func TestConfigFilesystem(t *testing.T) {
 	cfg := loadConfig(t, "filesystem")
 	require.NoError(t, confmap.Validate(cfg))
-	fs := cfg.Filesystem
+	fs := section[filesystemscraper.Config](cfg, "filesystem")
 	assert.True(t, fs.Enabled)
 	assert.Equal(t, []string{"/", "/data(/.*)?"}, fs.MountPoints.Include)
 	assert.Equal(t, fsusage.DefaultExcludeMountPoints(), fs.MountPoints.Exclude, "an include list keeps the default excludes")
@@ -143,17 +181,19 @@ func TestConfigRootPathNotDir(t *testing.T) {
 
 func TestConfigCgroups(t *testing.T) {
 	def := NewFactory().CreateDefaultConfig().(*Config)
-	assert.True(t, def.Pressure.Enabled)
-	assert.True(t, def.Cgroups.Enabled)
-	assert.Equal(t, 10, def.Cgroups.TopN)
-	assert.Equal(t, 5, def.Cgroups.MaxDepth)
+	assert.True(t, enabled(def.sections["pressure"]))
+	cg := section[cgroupsscraper.Config](def, "cgroups")
+	assert.True(t, cg.Enabled)
+	assert.Equal(t, 10, cg.TopN)
+	assert.Equal(t, 5, cg.MaxDepth)
 
 	cfg := loadConfig(t, "cgroups")
 	require.NoError(t, confmap.Validate(cfg))
-	assert.False(t, cfg.Pressure.Enabled)
-	assert.Equal(t, 3, cfg.Cgroups.TopN)
-	assert.Equal(t, 4, cfg.Cgroups.MaxDepth)
-	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, cfg.Cgroups.Devices)
+	assert.False(t, enabled(cfg.sections["pressure"]))
+	cg = section[cgroupsscraper.Config](cfg, "cgroups")
+	assert.Equal(t, 3, cg.TopN)
+	assert.Equal(t, 4, cg.MaxDepth)
+	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, cg.Devices)
 }
 
 func TestConfigInvalidCgroupsNamesEverySetting(t *testing.T) {
@@ -166,79 +206,111 @@ func TestConfigInvalidCgroupsNamesEverySetting(t *testing.T) {
 }
 
 // TestConfigMetricsReachEverySource: the one metrics: and resource_attributes: key switches each
-// source's metrics, and a resource attribute two sources set is switched for both.
+// source's metrics and resource attributes, and a name two sources know (hw.errors) switches both.
 func TestConfigMetricsReachEverySource(t *testing.T) {
-	cfg := loadConfig(t, "metrics")
-	require.NoError(t, confmap.Validate(cfg))
-	byName := map[string]source{}
-	for _, s := range cfg.sources(nil, nil) {
-		byName[s.name] = s
-	}
-	io := byName["iostat"].cfg.(*iostatscraper.Config).MetricsBuilderConfig
-	assert.True(t, io.Metrics.SystemDiskMergedRatio.Enabled)
-	assert.False(t, io.ResourceAttributes.HwModel.Enabled)
-	assert.True(t, io.ResourceAttributes.HwSerialNumber.Enabled)
-	assert.False(t, byName["filesystem"].cfg.(*filesystemscraper.Config).MetricsBuilderConfig.Metrics.SystemFilesystemTimeToFull.Enabled)
-	sm := byName["smart"].cfg.(*smartscraper.Config).MetricsBuilderConfig
-	assert.False(t, sm.Metrics.HwTemperature.Enabled)
-	assert.False(t, sm.ResourceAttributes.HwModel.Enabled)
-	assert.False(t, byName["pressure"].cfg.(*pressurescraper.Config).Metrics.SystemIoLinuxPressure5m.Enabled)
-	assert.False(t, byName["cgroups"].cfg.(*cgroupsscraper.Config).MetricsBuilderConfig.Metrics.ContainerDiskOperations.Enabled)
-	assert.False(t, byName["latency"].cfg.(*latencyscraper.Config).Metrics.SystemDiskKernelErrors.Enabled)
-	st := byName["stack"].cfg.(*stackscraper.Config)
-	assert.False(t, st.MetricsBuilderConfig.Metrics.HwLogicalDiskMdSyncSpeed.Enabled)
-	// hw.errors is one key for the two sources that emit it.
-	assert.False(t, st.MetricsBuilderConfig.Metrics.HwErrors.Enabled)
-	assert.False(t, sm.Metrics.HwErrors.Enabled)
-	assert.True(t, st.MetricsBuilderConfig.Metrics.HwStatus.Enabled)
-	assert.Nil(t, st.Signs, "validation builds the table without a board")
-	for _, s := range byName {
-		assert.Equal(t, "/", rootOf(s.cfg), s.name)
-	}
-
 	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
 	require.NoError(t, err)
-	sub, err := cm.Sub("disk_health/unknown_metric")
+	sub, err := cm.Sub("disk_health/metrics")
+	require.NoError(t, err)
+	reached := checkShared(t, sub)
+	assert.Equal(t, 2, reached["hw.errors"], "hw.errors is one key for the two sources that emit it")
+
+	// Every source's first metric, switched from its default: each reaches its source.
+	def := createDefaultConfig().(*Config)
+	given := map[string]any{}
+	for _, r := range registry {
+		part := sharedPart(def.sections[r.name], metricsKey)
+		require.NotNil(t, part, r.name)
+		names := sortedNames(part)
+		m, err := marshalled(part)
+		require.NoError(t, err)
+		given[names[0]] = map[string]any{"enabled": !m[names[0]].(map[string]any)["enabled"].(bool)}
+	}
+	checkShared(t, confmap.NewFromStringMap(map[string]any{metricsKey: given}))
+
+	for _, s := range loadConfig(t, "metrics").sources(nil, nil) {
+		assert.Equal(t, "/", *field(s.cfg, rootPathField).(*string), s.name)
+		if p, ok := field(s.cfg, signsField).(**signs.Board); ok {
+			assert.Nil(t, *p, "a table built without a board hands none")
+		}
+	}
+
+	sub, err = cm.Sub("disk_health/unknown_metric")
 	require.NoError(t, err)
 	err = sub.Unmarshal(NewFactory().CreateDefaultConfig())
 	require.ErrorContains(t, err, "system.disk.no_such_thing")
 }
 
-// rootOf returns the root_path a source's section was handed.
-func rootOf(c any) string {
-	switch s := c.(type) {
-	case *iostatscraper.Config:
-		return s.RootPath
-	case *filesystemscraper.Config:
-		return s.RootPath
-	case *smartscraper.Config:
-		return s.RootPath
-	case *pressurescraper.Config:
-		return s.RootPath
-	case *cgroupsscraper.Config:
-		return s.RootPath
-	case *latencyscraper.Config:
-		return s.RootPath
-	case *stackscraper.Config:
-		return s.RootPath
+// checkShared unmarshals conf and checks that every source's metrics and resource attributes are its
+// defaults but for the names conf sets, which are as conf sets them; every name conf sets reaches a
+// source. It returns how many sources each name reached.
+func checkShared(t *testing.T, conf *confmap.Conf) map[string]int {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	require.NoError(t, conf.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	def := createDefaultConfig().(*Config)
+	reached := map[string]int{}
+	for _, key := range []string{metricsKey, resourceAttributesKey} {
+		given, err := conf.Sub(key)
+		require.NoError(t, err)
+		for _, r := range registry {
+			part := sharedPart(cfg.sections[r.name], key)
+			if part == nil {
+				continue
+			}
+			got, err := marshalled(part)
+			require.NoError(t, err)
+			want, err := marshalled(sharedPart(def.sections[r.name], key))
+			require.NoError(t, err)
+			for name, v := range given.ToStringMap() {
+				if w, ok := want[name].(map[string]any); ok {
+					maps.Copy(w, v.(map[string]any))
+					reached[name]++
+				}
+			}
+			assert.Equal(t, want, got, "%s of %s", key, r.name)
+		}
+		for name := range given.ToStringMap() {
+			assert.Positive(t, reached[name], "%s.%s reached no source", key, name)
+		}
 	}
-	return ""
+	return reached
+}
+
+func sortedNames(part any) []string {
+	var names []string
+	for n := range settingNames(part) {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // TestConfigEmptyPatternsRejected (issue 14, item 7): an empty pattern (`include: [""]`) validated and
-// matched nothing; every source's filter now rejects one, naming the full key as the user wrote it.
+// matched nothing; every filter of every source now rejects one, naming the full key as the user wrote it.
 func TestConfigEmptyPatternsRejected(t *testing.T) {
-	cm := confmap.NewFromStringMap(map[string]any{
-		"iostat":     map[string]any{"devices": map[string]any{"include": []any{""}}},
-		"filesystem": map[string]any{"mount_points": map[string]any{"exclude": []any{"/proc", ""}}},
-		"smart":      map[string]any{"devices": map[string]any{"exclude": []any{""}}},
-		"cgroups":    map[string]any{"devices": map[string]any{"include": []any{""}}},
-	})
+	given := map[string]any{}
+	var keys []string
+	for _, r := range registry {
+		t := reflect.TypeOf(createDefaultConfig().(*Config).sections[r.name]).Elem()
+		filters := map[string]any{}
+		for i := range t.NumField() {
+			if name := t.Field(i).Tag.Get("mapstructure"); t.Field(i).Type == reflect.TypeFor[match.Config]() && name != "-" {
+				filters[name] = map[string]any{"include": []any{""}}
+				keys = append(keys, r.name+"."+name+".include[0]")
+			}
+		}
+		if len(filters) > 0 {
+			given[r.name] = filters
+		}
+	}
+	require.GreaterOrEqual(t, len(given), 4, "the sources with a filter: %v", keys)
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
-	require.NoError(t, cm.Unmarshal(cfg))
+	require.NoError(t, confmap.NewFromStringMap(given).Unmarshal(cfg))
 	err := confmap.Validate(cfg)
 	require.Error(t, err)
-	for _, key := range []string{"iostat.devices.include[0]", "filesystem.mount_points.exclude[1]", "smart.devices.exclude[0]", "cgroups.devices.include[0]"} {
+	for _, key := range keys {
 		assert.Contains(t, err.Error(), key+": empty pattern")
 	}
 }

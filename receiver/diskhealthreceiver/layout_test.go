@@ -1,14 +1,21 @@
 package diskhealthreceiver
 
 import (
+	"fmt"
+	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 const modulePrefix = "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/"
@@ -64,4 +71,138 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRegistry: every source of the registry has a unique name and a section that follows the
+// convention the receiver fills by field name (config.go): Enabled, RootPath, its metrics config, a
+// Validate naming its keys, and a Signs field exactly when it needs the signs board.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range registry {
+		assert.False(t, seen[r.name], "source %s registered twice", r.name)
+		seen[r.name] = true
+		section := r.factory(nil).CreateDefaultConfig()
+		_, ok := field(section, enabledField).(*bool)
+		assert.True(t, ok, "%s: no Enabled bool", r.name)
+		_, ok = field(section, rootPathField).(*string)
+		assert.True(t, ok, "%s: no RootPath string", r.name)
+		assert.NotNil(t, sharedPart(section, metricsKey), "%s: no metrics config", r.name)
+		_, ok = section.(sectionValidator)
+		assert.True(t, ok, "%s: no Validate(key string) error", r.name)
+		_, hasSigns := field(section, signsField).(**signs.Board)
+		assert.Equal(t, slices.Contains(r.needs, signsBoard), hasSigns, "%s: a Signs field exactly when it needs the signs board", r.name)
+	}
+}
+
+// sourceListForms are the ways a list of the sources has been written by hand: switching each on or
+// off (YAML, --set flags, a Go map, a Config field), naming each in a list of strings, or a type switch
+// over their configs. %s is one source's name.
+var sourceListForms = []string{
+	`(?m)\b%s(::|\.|:\s*\{\s*|:\s*\n\s*)enabled\b`,
+	`"%s"\]?\s*[:=]\s*map\[string\]any\{"enabled"`,
+	`(?i)\.%s\.Enabled\b`,
+	`"%s"\s*[,}]`,
+	`case \*%sscraper\.`,
+}
+
+// listForms compiles sourceListForms for each name: form i*len(names)+j is form i for names[j].
+func listForms(names []string) []*regexp.Regexp {
+	var forms []*regexp.Regexp
+	for _, f := range sourceListForms {
+		for _, n := range names {
+			forms = append(forms, regexp.MustCompile(fmt.Sprintf(f, regexp.QuoteMeta(n))))
+		}
+	}
+	return forms
+}
+
+// TestNoHandWrittenSourceList: the sources are listed in the registry only. Anywhere else in the
+// receiver, its tests, bench/ and e2e/, three or more sources named together in one of the forms a hand
+// list takes (or a non-test file importing three scrapers) fail this test: derive the list from
+// Sources(), Only() or the registry instead.
+func TestNoHandWrittenSourceList(t *testing.T) {
+	names := Sources()
+	forms := listForms(names)
+	const window = 12 // lines: a list is written together
+	for _, dir := range []string{".", filepath.Join("..", "..", "bench"), filepath.Join("..", "..", "e2e")} {
+		require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			base := d.Name()
+			// The registry, and this file's samples of what a hand list looks like.
+			if path == "registry.go" || path == "layout_test.go" || strings.HasPrefix(base, "generated_") || base == "metadata.yaml" ||
+				strings.Contains(path, string(filepath.Separator)+"metadata"+string(filepath.Separator)) ||
+				!slices.Contains([]string{".go", ".yaml", ".yml", ".sh"}, filepath.Ext(base)) {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if list := handList(string(data), names, forms, window, !strings.HasSuffix(base, "_test.go") && filepath.Ext(base) == ".go"); list != "" {
+				t.Errorf("%s names the sources by hand (%s): derive the list from the registry", path, list)
+			}
+			return nil
+		}))
+	}
+}
+
+// handList returns the first place in text where three or more sources are named together in a hand
+// list's form within window lines (with imports: or imported as scrapers), "" if none.
+func handList(text string, names []string, forms []*regexp.Regexp, window int, imports bool) string {
+	lines := strings.Split(text, "\n")
+	at := map[int]map[string]bool{} // line → names in a list form starting there
+	for i, re := range forms {
+		name := names[i%len(names)]
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			line := strings.Count(text[:m[0]], "\n")
+			if at[line] == nil {
+				at[line] = map[string]bool{}
+			}
+			at[line][name] = true
+		}
+	}
+	for start := range lines {
+		found := map[string]bool{}
+		for l := start; l < start+window && l < len(lines); l++ {
+			for n := range at[l] {
+				found[n] = true
+			}
+		}
+		if len(found) >= 3 {
+			return fmt.Sprintf("line %d: %s", start+1, strings.Join(slices.Sorted(maps.Keys(found)), ", "))
+		}
+	}
+	if imports {
+		var imported []string
+		for _, n := range names {
+			if strings.Contains(text, "/"+n+"scraper\"") {
+				imported = append(imported, n)
+			}
+		}
+		if len(imported) >= 3 {
+			return "imports " + strings.Join(imported, ", ")
+		}
+	}
+	return ""
+}
+
+// TestHandListDetector: the forms above catch the lists this repository once had.
+func TestHandListDetector(t *testing.T) {
+	names := Sources()
+	forms := listForms(names)
+	for _, list := range []string{
+		"    filesystem: {enabled: false}\n    smart: {enabled: false}\n    cgroups: {enabled: false}\n",
+		"    iostat:\n      enabled: false\n    filesystem:\n      enabled: true\n    smart:\n      enabled: false\n",
+		`"--set=receivers::disk_health::smart::enabled=false", "--set=receivers::disk_health::filesystem::enabled=false", "--set=receivers::disk_health::cgroups::enabled=false"`,
+		"cfg.IOStat.Enabled = false\ncfg.Filesystem.Enabled = false\ncfg.SMART.Enabled = false\n",
+		`for _, s := range []string{"iostat", "filesystem", "smart", "pressure"} {`,
+		`m["iostat"] = map[string]any{"enabled": false}; m["pressure"] = 1` + "\n" + `x := map[string]any{"smart": map[string]any{"enabled": true}, "stack": map[string]any{"enabled": true}}`,
+		"switch c.(type) {\ncase *iostatscraper.Config:\ncase *smartscraper.Config:\ncase *stackscraper.Config:\n}",
+	} {
+		assert.NotEmpty(t, handList(list, names, forms, 12, false), list)
+	}
+	assert.Empty(t, handList("filesystem:\n  include_remote_filesystems: true\nsmart:\n  enabled: false\nlatency:\n  enabled: false\n", names, forms, 12, false),
+		"settings of a few sources are no list")
 }

@@ -24,7 +24,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
@@ -428,12 +431,13 @@ func (r *propRoot) advance() {
 func propConfig(root string) *Config {
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.RootPath = root
-	cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
-	cfg.Filesystem.IncludeMemory = true
-	cfg.Filesystem.IncludeRemote = true
-	cfg.Filesystem.MountPoints.Exclude = nil
-	cfg.Filesystem.StatfsTimeout = 200 * time.Millisecond
-	cfg.Cgroups.MaxDepth = 6
+	section[iostatscraper.Config](cfg, "iostat").DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
+	fs := section[filesystemscraper.Config](cfg, "filesystem")
+	fs.IncludeMemory = true
+	fs.IncludeRemote = true
+	fs.MountPoints.Exclude = nil
+	fs.StatfsTimeout = 200 * time.Millisecond
+	section[cgroupsscraper.Config](cfg, "cgroups").MaxDepth = 6
 	return cfg
 }
 

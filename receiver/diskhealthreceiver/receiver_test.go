@@ -3,6 +3,7 @@ package diskhealthreceiver
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -17,13 +19,13 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 )
 
 func TestSharedReceiver(t *testing.T) {
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
-	cfg.IOStat.Enabled = false
-	cfg.SMART.Enabled = false
+	require.NoError(t, confmap.NewFromStringMap(Only()).Unmarshal(cfg))
 	set := receivertest.NewNopSettings(metadata.Type)
 	mr, err := f.CreateMetrics(t.Context(), set, cfg, consumertest.NewNop())
 	require.NoError(t, err)
@@ -45,23 +47,32 @@ func TestSharedReceiver(t *testing.T) {
 // stack sources, which send events, also run for a logs pipeline alone; a disabled source never runs.
 func TestOnePipelineRule(t *testing.T) {
 	set := receivertest.NewNopSettings(metadata.Type)
+	var withEvents, withoutEvents []string
+	for _, r := range registry {
+		if r.events {
+			withEvents = append(withEvents, r.name)
+		} else {
+			withoutEvents = append(withoutEvents, r.name)
+		}
+	}
+	require.GreaterOrEqual(t, len(withEvents), 2)
 	for _, tc := range []struct {
 		name          string
 		metrics, logs bool
-		disable       func(*Config)
+		only          []string // the sources left on; nil: all
 		want          int
 	}{
-		{name: "metrics", metrics: true, want: 7},
-		{name: "metrics and logs", metrics: true, logs: true, want: 7},
-		{name: "logs alone", logs: true, want: 2},
-		{name: "logs alone, smart off", logs: true, disable: func(c *Config) { c.SMART.Enabled = false }, want: 1},
-		{name: "logs alone, smart and stack off", logs: true, disable: func(c *Config) { c.SMART.Enabled, c.Stack.Enabled = false, false }, want: 0},
-		{name: "metrics, pressure and cgroups off", metrics: true, disable: func(c *Config) { c.Pressure.Enabled, c.Cgroups.Enabled = false, false }, want: 5},
+		{name: "metrics", metrics: true, want: len(registry)},
+		{name: "metrics and logs", metrics: true, logs: true, want: len(registry)},
+		{name: "logs alone", logs: true, want: len(withEvents)},
+		{name: "logs alone, one source with events off", logs: true, only: withEvents[1:], want: len(withEvents) - 1},
+		{name: "logs alone, the sources with events off", logs: true, only: withoutEvents, want: 0},
+		{name: "metrics, one source without events off", metrics: true, only: append(slices.Clone(withEvents), withoutEvents[1:]...), want: len(registry) - 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
-			if tc.disable != nil {
-				tc.disable(cfg)
+			if tc.only != nil {
+				require.NoError(t, confmap.NewFromStringMap(Only(tc.only...)).Unmarshal(cfg))
 			}
 			r := &diskHealthReceiver{set: set, cfg: cfg}
 			if tc.metrics {
@@ -87,8 +98,8 @@ func TestPersistentProblemLoggedOnce(t *testing.T) {
 		"   8       0 sda 10 0 80 5 20 0 160 9 0 14 14\n   8      16 sdb 1x 0 80 5 20 0 160 9 0 14 14\n"), 0o644))
 	cfg := createDefaultConfig().(*Config)
 	cfg.RootPath = root
-	cfg.IOStat.DeviceClasses = []string{"other"} // no sysfs in this root: every device is "other"
-	cfg.Filesystem.Enabled, cfg.SMART.Enabled, cfg.Pressure.Enabled, cfg.Cgroups.Enabled, cfg.Latency.Enabled = false, false, false, false, false
+	require.NoError(t, confmap.NewFromStringMap(Only("iostat")).Unmarshal(cfg))
+	section[iostatscraper.Config](cfg, "iostat").DeviceClasses = []string{"other"} // no sysfs in this root: every device is "other"
 	cfg.ControllerConfig.CollectionInterval = 10 * time.Millisecond
 	cfg.ControllerConfig.InitialDelay = 0
 

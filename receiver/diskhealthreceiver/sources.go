@@ -1,106 +1,48 @@
 package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 
 import (
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/scraper"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // source is one data source as the receiver runs it.
 type source struct {
-	name     string // the config section, and the scraper's type
-	enabled  bool
-	validate func(key string) error
-	factory  scraper.Factory
-	cfg      component.Config // the section, with the top-level keys filled in
-	// interval replaces collection_interval for a source with its own (SMART); such a source bounds
-	// its own reads, so the receiver's scrape timeout does not apply to it either.
+	name    string // the config section, and the scraper's type
+	enabled bool
+	factory scraper.Factory
+	cfg     component.Config // the section, with the top-level keys filled in
+	// interval replaces collection_interval for a source with its own (see registration.interval).
 	interval time.Duration
-	// events: the source also sends log events, so it runs for a logs pipeline alone. A metrics-only
-	// source never runs without a metrics pipeline.
-	events bool
+	events   bool // see registration.events
 }
 
-// sources is the table of every source, each section completed with root_path and its part of the
-// metrics and resource_attributes keys. events receives the health events of SMART and stack (nil:
-// none). board is the signs board shared by the sources of one receiver: stack posts each physical
-// disk's kernel and filesystem error counters on it, SMART weighs them in that disk's verdict (nil: no
-// sharing, as for validation).
+// sources is the table of every source of the registry, each section completed with root_path (its
+// part of the metrics and resource_attributes keys is already in it). events receives the health
+// events of the sources that send them (nil: none). board is the signs board shared by the sources of
+// one receiver that need it (nil: no sharing).
 func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 	root := cfg.rootPath()
-
-	io := cfg.IOStat
-	io.RootPath = root
-	io.MetricsBuilderConfig.Metrics, io.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.IOStat, cfg.ResourceAttributes.IOStat
-
-	fs := cfg.Filesystem
-	fs.RootPath = root
-	fs.MetricsBuilderConfig.Metrics, fs.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.Filesystem, cfg.ResourceAttributes.Filesystem
-
-	sm := cfg.SMART
-	sm.RootPath = root
-	sm.MetricsBuilderConfig.Metrics, sm.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.SMART, cfg.ResourceAttributes.SMART
-	sm.Signs = board
-
-	ps := cfg.Pressure
-	ps.RootPath = root
-	ps.Metrics = cfg.Metrics.Pressure
-
-	cg := cfg.Cgroups
-	cg.RootPath = root
-	cg.MetricsBuilderConfig.Metrics, cg.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.Cgroups, cfg.ResourceAttributes.Cgroups
-
-	lat := cfg.Latency
-	lat.RootPath = root
-	lat.Metrics = cfg.Metrics.Latency
-	// Latency covers the devices iostat reports: the filter is written once, in the iostat section.
-	lat.Devices, lat.DeviceClasses = cfg.IOStat.Devices, cfg.IOStat.DeviceClasses
-	lat.Signs = board
-
-	st := cfg.Stack
-	st.RootPath = root
-	st.MetricsBuilderConfig.Metrics = cfg.Metrics.Stack
-	st.Signs = board
-
-	return []source{
-		{name: "iostat", enabled: io.Enabled, validate: io.Validate, factory: iostatscraper.NewFactory(), cfg: &io},
-		{name: "filesystem", enabled: fs.Enabled, validate: fs.Validate, factory: filesystemscraper.NewFactory(), cfg: &fs},
-		{name: "smart", enabled: sm.Enabled, validate: sm.Validate, factory: smartscraper.NewFactoryWithEvents(events), cfg: &sm,
-			interval: sm.Interval, events: true},
-		{name: "pressure", enabled: ps.Enabled, validate: ps.Validate, factory: pressurescraper.NewFactory(), cfg: &ps},
-		{name: "cgroups", enabled: cg.Enabled, validate: cg.Validate, factory: cgroupsscraper.NewFactory(), cfg: &cg},
-		{name: "latency", enabled: lat.Enabled, validate: lat.Validate, factory: latencyscraper.NewFactory(), cfg: &lat},
-		{name: "stack", enabled: st.Enabled, validate: st.Validate, factory: stackscraper.NewFactoryWithEvents(events), cfg: &st, events: true},
+	out := make([]source, 0, len(registry))
+	for _, r := range registry {
+		var b *signs.Board
+		if slices.Contains(r.needs, signsBoard) {
+			b = board
+		}
+		c := completed(cfg.sections[r.name], root, b)
+		if r.wire != nil {
+			r.wire(c, cfg.sections)
+		}
+		src := source{name: r.name, enabled: enabled(c), factory: r.factory(events), cfg: c, events: r.events}
+		if r.interval != nil {
+			src.interval = r.interval(c)
+		}
+		out = append(out, src)
 	}
-}
-
-// defaultSections fills the receiver's defaults from each source's own.
-func defaultSections(cfg *Config) {
-	cfg.IOStat = *iostatscraper.NewFactory().CreateDefaultConfig().(*iostatscraper.Config)
-	cfg.Filesystem = *filesystemscraper.NewFactory().CreateDefaultConfig().(*filesystemscraper.Config)
-	cfg.SMART = *smartscraper.NewFactory().CreateDefaultConfig().(*smartscraper.Config)
-	cfg.Pressure = *pressurescraper.NewFactory().CreateDefaultConfig().(*pressurescraper.Config)
-	cfg.Cgroups = *cgroupsscraper.NewFactory().CreateDefaultConfig().(*cgroupsscraper.Config)
-	cfg.Latency = *latencyscraper.NewFactory().CreateDefaultConfig().(*latencyscraper.Config)
-	cfg.Stack = *stackscraper.NewFactory().CreateDefaultConfig().(*stackscraper.Config)
-	cfg.Metrics = MetricsConfig{
-		IOStat: cfg.IOStat.MetricsBuilderConfig.Metrics, Filesystem: cfg.Filesystem.MetricsBuilderConfig.Metrics,
-		SMART: cfg.SMART.MetricsBuilderConfig.Metrics, Pressure: cfg.Pressure.Metrics, Cgroups: cfg.Cgroups.MetricsBuilderConfig.Metrics,
-		Latency: cfg.Latency.Metrics, Stack: cfg.Stack.MetricsBuilderConfig.Metrics,
-	}
-	cfg.ResourceAttributes = ResourceAttributesConfig{
-		IOStat: cfg.IOStat.MetricsBuilderConfig.ResourceAttributes, Filesystem: cfg.Filesystem.MetricsBuilderConfig.ResourceAttributes,
-		SMART: cfg.SMART.MetricsBuilderConfig.ResourceAttributes, Cgroups: cfg.Cgroups.MetricsBuilderConfig.ResourceAttributes,
-	}
+	return out
 }

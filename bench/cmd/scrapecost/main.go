@@ -17,24 +17,29 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/diskhealth/diskhealth/bench"
 	"github.com/diskhealth/diskhealth/bench/internal/procstat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
-const diskHealthConfig = `receivers:
+// diskHealthConfig is the otelcol-diskhealth config: iostat and filesystem, every other source off.
+func diskHealthConfig() string {
+	var off strings.Builder
+	for _, name := range diskhealthreceiver.Sources() {
+		if name != "iostat" && name != "filesystem" {
+			fmt.Fprintf(&off, "    %s: {enabled: false}\n", name)
+		}
+	}
+	return `receivers:
   disk_health:
     root_path: %[1]s
     collection_interval: %[2]s
-    smart: {enabled: false}
-    pressure: {enabled: false}
-    cgroups: {enabled: false}
-    latency: {enabled: false}
-    stack: {enabled: false}
-exporters:
+` + off.String() + `exporters:
   debug:
     verbosity: basic
 service:
@@ -46,6 +51,7 @@ service:
       receivers: [disk_health]
       exporters: [debug]
 `
+}
 
 const hostMetricsConfig = `receivers:
   hostmetrics:
@@ -100,7 +106,7 @@ func run(diskhealth, hostmetrics string, devices, mounts int, interval, warmup, 
 	}
 	var results []result
 	for _, c := range []struct{ name, bin, config string }{
-		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig},
+		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig()},
 		{"hostmetrics v0.165.1 (disk + filesystem)", hostmetrics, hostMetricsConfig},
 	} {
 		cfg := fmt.Sprintf(c.config, dir, interval)

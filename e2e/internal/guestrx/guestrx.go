@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -16,15 +17,20 @@ import (
 )
 
 // Start runs a receiver whose configuration is the default one on the root "/" with no initial delay,
-// as configure leaves it. stop shuts it down; a shutdown error is ignored (the guest's results are in
-// the sinks by then).
-func Start(logger *zap.Logger, configure func(*diskhealthreceiver.Config)) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
+// then each of settings in order, written as a user writes the receiver's keys (later ones win, key by
+// key, as the collector merges configuration files). stop shuts it down; a shutdown error is ignored
+// (the guest's results are in the sinks by then).
+func Start(logger *zap.Logger, settings ...map[string]any) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
 	ctx := context.Background()
 	f := diskhealthreceiver.NewFactory()
 	cfg := f.CreateDefaultConfig().(*diskhealthreceiver.Config)
 	cfg.RootPath = "/"
 	cfg.ControllerConfig.InitialDelay = 0
-	configure(cfg)
+	for _, m := range settings {
+		if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	set := receivertest.NewNopSettings(f.Type())
 	set.Logger = logger
 	ms, ls = &consumertest.MetricsSink{}, &consumertest.LogsSink{}

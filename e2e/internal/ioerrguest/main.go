@@ -102,24 +102,18 @@ func run() (b Bundle, err error) {
 	if b.Disk, err = scsiDebugDisk(); err != nil {
 		return b, err
 	}
-	stop, ms, ls, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
-		quiet(cfg)
-		// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
-		// latency source's count is the only one the verdict weighs.
-		cfg.Stack.Enabled = false
-		cfg.SMART.Enabled = true
-		cfg.SMART.Interval = smartEvery
-		cfg.SMART.Timeout = 20 * time.Second
-		cfg.Latency.Enabled = true
+	// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
+	// latency source's count is the only one the verdict weighs.
+	stop, ms, ls, err := guestrx.Start(zap.New(core), diskhealthreceiver.Only("smart", "latency"), map[string]any{
+		"collection_interval": interval.String(),
+		"smart":               map[string]any{"interval": smartEvery.String(), "timeout": "20s"},
 	})
 	if err != nil {
 		return b, err
 	}
-	stopStack, stack, _, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
-		quiet(cfg)
-		cfg.SMART.Enabled, cfg.Latency.Enabled = false, false
-		cfg.Stack.Enabled = true
-		cfg.Stack.MD, cfg.Stack.DeviceMapper = false, false
+	stopStack, stack, _, err := guestrx.Start(zap.New(core), diskhealthreceiver.Only("stack"), map[string]any{
+		"collection_interval": interval.String(),
+		"stack":               map[string]any{"md": false, "device_mapper": false},
 	})
 	if err != nil {
 		stop()
@@ -201,15 +195,6 @@ func run() (b Bundle, err error) {
 	b.Final = metricsJSON(last)
 	b.ErrorsFinal = newestWith(ms, "system.disk.kernel.errors")
 	return b, nil
-}
-
-// quiet sets the scrape interval and turns off the sources neither receiver here uses.
-func quiet(cfg *diskhealthreceiver.Config) {
-	cfg.ControllerConfig.CollectionInterval = interval
-	cfg.IOStat.Enabled = false
-	cfg.Filesystem.Enabled = false
-	cfg.Pressure.Enabled = false
-	cfg.Cgroups.Enabled = false
 }
 
 // reads does the failing reads (inside the medium error range) and the good ones (at the start of

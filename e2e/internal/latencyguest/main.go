@@ -160,17 +160,11 @@ func run() (b Bundle, err error) {
 
 // start runs the receiver with only the latency source, every device class, a scrape a second.
 func start(logger *zap.Logger) (stop func(), ms *consumertest.MetricsSink, err error) {
-	stop, ms, _, err = guestrx.Start(logger, func(cfg *diskhealthreceiver.Config) {
-		cfg.ControllerConfig.CollectionInterval = interval
-		cfg.IOStat.Enabled = false
-		cfg.IOStat.DeviceClasses = []string{"disk", "partition", "dm", "md", "loop", "ram", "other"}
-		cfg.Filesystem.Enabled = false
-		cfg.SMART.Enabled = false
-		cfg.Pressure.Enabled = false
-		cfg.Cgroups.Enabled = false
-		// Off too: its exports (no latency points) would be taken for the baseline.
-		cfg.Stack.Enabled = false
-		cfg.Latency.Enabled = true
+	// Every other source off, also those whose exports (no latency points) would be taken for the
+	// baseline; the device classes are iostat's, which latency follows.
+	stop, ms, _, err = guestrx.Start(logger, diskhealthreceiver.Only("latency"), map[string]any{
+		"collection_interval": interval.String(),
+		"iostat":              map[string]any{"device_classes": []any{"disk", "partition", "dm", "md", "loop", "ram", "other"}},
 	})
 	return stop, ms, err
 }

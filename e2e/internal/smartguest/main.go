@@ -34,7 +34,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
 // Markers the host looks for on the test serial line.
@@ -103,11 +102,10 @@ func logger() *zap.Logger {
 // start runs the receiver with both pipelines on the VM's root: SMART every 2 s, the other sources
 // at their defaults but for the I/O source, off if smartOnly, and an hour between their scrapes.
 func start(smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
-	return guestrx.Start(logger(), func(cfg *diskhealthreceiver.Config) {
-		cfg.ControllerConfig.CollectionInterval = time.Hour
-		cfg.IOStat.Enabled = !smartOnly
-		cfg.SMART.Interval = 2 * time.Second
-		cfg.SMART.Timeout = 20 * time.Second
+	return guestrx.Start(logger(), map[string]any{
+		"collection_interval": time.Hour.String(),
+		"iostat":              map[string]any{"enabled": !smartOnly},
+		"smart":               map[string]any{"interval": "2s", "timeout": "20s"},
 	})
 }
 

@@ -114,15 +114,9 @@ func run(b *Bundle) error {
 
 // start runs the receiver with the stack source, and the I/O source if iostat, a scrape each interval.
 func start(logger *zap.Logger, iostat bool) (stop func(), ms *consumertest.MetricsSink, ls *consumertest.LogsSink, err error) {
-	return guestrx.Start(logger, func(cfg *diskhealthreceiver.Config) {
-		cfg.ControllerConfig.CollectionInterval = interval
-		cfg.IOStat.Enabled = iostat
-		cfg.Filesystem.Enabled = false
-		cfg.SMART.Enabled = false
-		cfg.Pressure.Enabled = false
-		cfg.Cgroups.Enabled = false
-		cfg.Latency.Enabled = false
-		cfg.Stack.Enabled = true
+	return guestrx.Start(logger, diskhealthreceiver.Only("stack"), map[string]any{
+		"collection_interval": interval.String(),
+		"iostat":              map[string]any{"enabled": iostat},
 	})
 }
 
