@@ -206,3 +206,19 @@ func TestHandListDetector(t *testing.T) {
 	assert.Empty(t, handList("filesystem:\n  include_remote_filesystems: true\nsmart:\n  enabled: false\nlatency:\n  enabled: false\n", names, forms, 12, false),
 		"settings of a few sources are no list")
 }
+
+// TestDocsNameEverySource: the package documentation (doc.go) lists every source of the registry, and
+// the README's "Layout" names each, so that neither goes stale when a source is added.
+func TestDocsNameEverySource(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
+	require.True(t, ok, "README has no Layout section")
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	for _, name := range Sources() {
+		assert.Contains(t, string(doc), "//   - "+name+": ", "doc.go does not list source %s", name)
+		assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(name)+`\s{2,}\S`, layout, "README's Layout does not list source %s", name)
+	}
+}
