@@ -4,11 +4,12 @@ package biolat
 
 import (
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // kernelConfig is what the program needs to know about the running kernel, read from its BTF.
@@ -118,10 +119,10 @@ func readProcessState() processState {
 		st.release = unix.ByteSliceToString(u.Release[:])
 		st.kernel, _ = parseKernelRelease(st.release)
 	}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+	if b, err := bounded.ReadFile("/proc/self/status", bounded.ProcStatus, nil); err == nil {
 		st.capEff, st.seccomp = parseProcStatus(string(b))
 	}
-	if b, err := os.ReadFile("/sys/kernel/security/lockdown"); err == nil {
+	if b, err := bounded.ReadFile("/sys/kernel/security/lockdown", bounded.Attr, nil); err == nil {
 		st.lockdown = strings.TrimSpace(string(b))
 	}
 	return st

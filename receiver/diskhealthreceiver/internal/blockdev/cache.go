@@ -5,8 +5,9 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // Cache keeps the sysfs identity of every device in the last
@@ -35,7 +36,7 @@ type Cache struct {
 	errs   map[string][]error
 	hwErrs []error
 	failed error
-	// openFS opens the sysfs tree; nil means os.DirFS. Tests count reads.
+	// openFS opens the sysfs tree; nil means a bounded.DirFS. Tests count reads.
 	openFS func(root string) fs.FS
 }
 
@@ -72,7 +73,7 @@ func (c *Cache) Refresh(sysRoot string, stats []Dev) error {
 	}
 	open := c.openFS
 	if open == nil {
-		open = os.DirFS
+		open = func(root string) fs.FS { return bounded.NewDirFS(root, bounded.Attr) }
 	}
 	s := sysfs{root: sysRoot, fsys: open(sysRoot)}
 	old := c.ids

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"unicode/utf8"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
@@ -76,7 +76,7 @@ func (e *AttrError) Unwrap() error { return e.Err }
 // cannot be read or holds garbage is reported as an *AttrError in the
 // returned error, and every other field is still filled.
 func ReadIdentity(sysRoot, name string, major, minor uint32) (Identity, error) {
-	s := sysfs{root: sysRoot, fsys: os.DirFS(sysRoot)}
+	s := sysfs{root: sysRoot, fsys: bounded.NewDirFS(sysRoot, bounded.Attr)}
 	id, errs := s.own(name, major, minor)
 	if id.Class == ClassPartition && id.Parent != "" {
 		hw, herrs := s.hardwareOf(id.Parent)

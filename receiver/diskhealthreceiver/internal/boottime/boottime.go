@@ -6,10 +6,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 var errNoBtime = errors.New("no btime line")
@@ -29,7 +30,7 @@ func Parse(data []byte) (int64, error) {
 // Read returns the boot time from <procDir>/stat; a boot time after now is an error.
 func Read(procDir string, now time.Time) (time.Time, error) {
 	path := filepath.Join(procDir, "stat")
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.ProcStat, nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("boot time: %w", err)
 	}

@@ -229,23 +229,21 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 }
 
 // wentBack reports whether any counter of prev is above the same device's in cur, or a device of prev is
-// not in cur (its statistics were freed and may return from zero). Device lists are a few lines.
+// not in cur (its statistics were freed and may return from zero). The kernel keeps a cgroup's devices in
+// one order, so each is first looked for at its own index; the index finds the others.
 func wentBack(prev, cur []DeviceStat) bool {
+	var idx deviceIndex
 	for i := range prev {
 		p := &prev[i]
-		found := false
-		for j := range cur {
-			c := &cur[j]
-			if c.Major != p.Major || c.Minor != p.Minor {
-				continue
-			}
-			found = true
-			if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps ||
-				c.DiscardBytes < p.DiscardBytes || c.DiscardOps < p.DiscardOps {
+		j := i
+		if j >= len(cur) || cur[j].Major != p.Major || cur[j].Minor != p.Minor {
+			if j = idx.find(cur, p.Major, p.Minor); j < 0 {
 				return true
 			}
 		}
-		if !found {
+		c := &cur[j]
+		if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps ||
+			c.DiscardBytes < p.DiscardBytes || c.DiscardOps < p.DiscardOps {
 			return true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // Hierarchy says where a host's per-cgroup I/O statistics are.
@@ -50,7 +52,7 @@ func isUnified(dir string) bool {
 
 // hasController reads the root's cgroup.controllers: the controllers its children can enable.
 func hasController(dir, name string) bool {
-	data, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	data, err := bounded.ReadFile(filepath.Join(dir, "cgroup.controllers"), bounded.Attr, nil)
 	if err != nil {
 		return false
 	}

@@ -3,10 +3,11 @@ package cgroupio
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // DirFS reads a mounted cgroup hierarchy (or a fixture tree) below a directory.
@@ -22,42 +23,16 @@ func NewDirFS(dir string) *DirFS { return &DirFS{root: dir} }
 // Root is the directory the FS reads below.
 func (d *DirFS) Root() string { return d.root }
 
-// maxFile bounds a read: io.stat of a cgroup with a thousand devices stays far below it.
-const maxFile = 4 << 20
-
-// ReadFile reads name with open, read and close and nothing else: no stat (cgroup files report size
-// 0), no poller registration (os.Open tries one for every file), and no read to see EOF when the first
-// read did not fill the buffer — kernfs hands out a whole seq_file in one read when it fits, as the
-// kernel builds it in one pass. That is half the system calls of os.ReadFile, which matters when a scrape
-// reads a thousand cgroups.
+// ReadFile reads name with open, fstat, read and close and nothing else (bounded.ReadFile): no poller
+// registration (os.Open tries one for every file), and no read to see EOF when the first read did not
+// fill the buffer — kernfs hands out a whole seq_file in one read when it fits, as the kernel builds it in
+// one pass. That matters when a scrape reads a thousand cgroups. A FIFO or device node is refused and a
+// file past bounded.CgroupStat is an error, so a hostile tree can neither block nor grow a read.
 func (d *DirFS) ReadFile(name string, buf []byte) ([]byte, error) {
-	path := filepath.Join(d.root, name)
-	fd, err := open(path, syscall.O_RDONLY)
-	if err != nil {
-		return buf[:0], err
-	}
-	defer func() { _ = syscall.Close(fd) }()
 	if cap(buf) < 4096 {
 		buf = make([]byte, 0, 4096)
 	}
-	buf = buf[:0]
-	for {
-		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return buf, &os.PathError{Op: "read", Path: path, Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || len(buf) < cap(buf) {
-			return buf, nil
-		}
-		if cap(buf) >= maxFile {
-			return buf, fmt.Errorf("%s: larger than %d bytes", path, maxFile)
-		}
-		buf = append(buf, 0)[:len(buf)]
-	}
+	return bounded.ReadFile(filepath.Join(d.root, name), bounded.CgroupStat, buf)
 }
 
 // SubDirs lists child directories with getdents and the entries' d_type, so the dozens of control files

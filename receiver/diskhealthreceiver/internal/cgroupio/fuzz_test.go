@@ -18,7 +18,7 @@ func FuzzParseIOStat(f *testing.F) {
 		got, _ := ParseIOStat(data, nil)
 		var out strings.Builder
 		for i, st := range got {
-			require.Equal(t, -1, indexOf(got[:i], st.Major, st.Minor), "device %d:%d twice", st.Major, st.Minor)
+			require.Equal(t, -1, (&deviceIndex{}).find(got[:i], st.Major, st.Minor), "device %d:%d twice", st.Major, st.Minor)
 			out.WriteString(formatIOStat(st))
 		}
 		again, err := ParseIOStat([]byte(out.String()), nil)
@@ -39,7 +39,7 @@ func FuzzParseBlkio(f *testing.F) {
 	f.Fuzz(func(t *testing.T, bytesIn, opsIn []byte) {
 		got, _ := ParseBlkio(bytesIn, opsIn, nil)
 		for i, st := range got {
-			require.Equal(t, -1, indexOf(got[:i], st.Major, st.Minor))
+			require.Equal(t, -1, (&deviceIndex{}).find(got[:i], st.Major, st.Minor))
 		}
 		b, o := formatBlkio(got)
 		again, err := ParseBlkio([]byte(b), []byte(o), nil)

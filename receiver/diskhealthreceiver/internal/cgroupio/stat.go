@@ -49,6 +49,7 @@ func ParseIOStat(data []byte, dst []DeviceStat) ([]DeviceStat, error) {
 	const file = "io.stat"
 	dst = dst[:0]
 	var bad *parseerr.Lines
+	var seen deviceIndex
 	lineNo := 0
 	for line := range bytes.Lines(data) {
 		lineNo++
@@ -68,7 +69,7 @@ func ParseIOStat(data []byte, dst []DeviceStat) ([]DeviceStat, error) {
 			bad = bad.Add(le)
 			continue
 		}
-		if indexOf(dst, maj, min) >= 0 {
+		if seen.find(dst, maj, min) >= 0 {
 			bad = bad.Add(&parseerr.Line{File: file, Line: lineNo, Device: string(devField), Err: errTwice})
 			continue
 		}
@@ -144,6 +145,7 @@ func ParseBlkio(bytesData, ops []byte, dst []DeviceStat) ([]DeviceStat, error) {
 
 // parseBlkio adds the rows of one file to dst and its bad rows to bad, returning both.
 func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, bad *parseerr.Lines) ([]DeviceStat, *parseerr.Lines) {
+	var seen deviceIndex
 	lineNo := 0
 	for line := range bytes.Lines(data) {
 		lineNo++
@@ -171,7 +173,7 @@ func parseBlkio(file string, data []byte, dst []DeviceStat, ops bool, bad *parse
 				Field: string(opName), Value: parseerr.Clip(val), Err: errors.Unwrap(err)})
 			continue
 		}
-		i := indexOf(dst, maj, min)
+		i := seen.find(dst, maj, min)
 		if i < 0 {
 			dst = append(dst, DeviceStat{Major: maj, Minor: min})
 			i = len(dst) - 1
@@ -198,14 +200,38 @@ func setCounter(bytesField, opsField *uint64, ops bool, v uint64) {
 	}
 }
 
-func indexOf(s []DeviceStat, maj, min uint32) int {
-	for i := range s {
-		if s[i].Major == maj && s[i].Minor == min {
-			return i
+// deviceIndex finds a device in a list that only grows by appending: by scanning while the list is short
+// (a cgroup's few disks), through a map once it is long, so a file of n devices costs O(n), not O(n²).
+type deviceIndex struct {
+	m       map[uint64]int
+	indexed int // s[:indexed] are in m
+}
+
+// scanLimit is the longest list scanned; beyond it the map is cheaper.
+const scanLimit = 32
+
+func (x *deviceIndex) find(s []DeviceStat, maj, min uint32) int {
+	if len(s) <= scanLimit && x.m == nil {
+		for i := range s {
+			if s[i].Major == maj && s[i].Minor == min {
+				return i
+			}
 		}
+		return -1
+	}
+	if x.m == nil {
+		x.m = make(map[uint64]int, 2*len(s))
+	}
+	for ; x.indexed < len(s); x.indexed++ {
+		x.m[devKey(s[x.indexed].Major, s[x.indexed].Minor)] = x.indexed
+	}
+	if i, ok := x.m[devKey(maj, min)]; ok {
+		return i
 	}
 	return -1
 }
+
+func devKey(maj, min uint32) uint64 { return uint64(maj)<<32 | uint64(min) }
 
 // parseDevice reads "major:minor"; the kernel's dev_t has 12-bit majors and 20-bit minors, but both are
 // accepted as 32-bit so a future wider dev_t is not rejected.

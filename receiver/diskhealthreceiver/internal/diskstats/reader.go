@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 const (
 	initialReadBuffer = 64 << 10
-	// maxFileSize stops a misconfigured path (say, a device node) from
-	// growing the buffer without bound. /proc/diskstats with 10,000 devices
-	// is about 1.5 MB.
-	maxFileSize = 64 << 20
+	// maxFileSize stops a file that never ends from growing the buffer
+	// without bound (a device node or FIFO is refused at open).
+	maxFileSize = bounded.Diskstats
 )
 
 // FileReader reads a whole small file, such as /proc/diskstats, into a buffer
@@ -51,7 +52,7 @@ func (r *FileReader) Read(path string) ([]byte, error) {
 	}
 	if r.f == nil || r.path != path {
 		_ = r.Close() // read-only: a failed close loses nothing
-		f, err := os.Open(path)
+		f, err := bounded.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("diskstats: %w", err)
 		}

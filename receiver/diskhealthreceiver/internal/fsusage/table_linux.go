@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // TableConfig configures a MountTable.
@@ -97,9 +98,9 @@ func openTable(cfg TableConfig, candidates []tableFile) (*MountTable, error) {
 func (t *MountTable) open() error {
 	var errs []error
 	for _, c := range t.candidates {
-		fd, err := openRaw(c.path)
+		fd, err := bounded.OpenFD(c.path) // a plain descriptor; a FIFO or device node is refused
 		if err != nil {
-			errs = append(errs, &os.PathError{Op: "open", Path: c.path, Err: err})
+			errs = append(errs, err)
 			continue
 		}
 		t.fd, t.file = fd, c
@@ -168,6 +169,10 @@ func (t *MountTable) load() error {
 		buf = make([]byte, 0, 64<<10)
 	}
 	for {
+		if len(buf) > bounded.Mountinfo {
+			t.spare = buf[:0]
+			return fmt.Errorf("read: %w of %d bytes", bounded.ErrTooLarge, bounded.Mountinfo)
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -219,14 +224,4 @@ func (t *MountTable) Close() error {
 	err := unix.Close(t.fd)
 	t.fd = -1
 	return err
-}
-
-// openRaw opens a file for reading as a plain blocking descriptor.
-func openRaw(path string) (int, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
 }

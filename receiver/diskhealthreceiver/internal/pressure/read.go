@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"syscall"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // Read reads and parses the PSI file at path. A kernel without PSI gives an error that wraps
 // ErrUnavailable (errors.Is), so callers can report it once instead of every read. Errors name path.
 func Read(path string) (Pressure, error) {
-	data, err := os.ReadFile(path)
+	data, err := bounded.ReadFile(path, bounded.Pressure, nil)
 	if err != nil {
 		if Unavailable(err) {
 			return Pressure{}, fmt.Errorf("%s: %w (%w)", path, ErrUnavailable, err)

@@ -42,6 +42,9 @@ type cgroupScraper struct {
 	parser diskstats.Parser
 	stats  []diskstats.Stat
 	names  map[devNum]string
+	devs   []string // names of one cgroup's devices, "" where the filter drops one
+
+	direct *direct // nil where only the generated builder writes the configured output
 
 	now func() time.Time
 }
@@ -53,7 +56,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 	if err != nil {
 		return nil, err
 	}
-	return &cgroupScraper{
+	s := &cgroupScraper{
 		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		logger:  set.Logger,
@@ -63,7 +66,9 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 		procDir: filepath.Join(cfg.RootPath, "proc"),
 		names:   map[devNum]string{},
 		now:     now,
-	}, nil
+	}
+	s.direct = newDirect(s, cfg.MetricsBuilderConfig)
+	return s, nil
 }
 
 // start finds the hierarchy once: a host without per-cgroup I/O accounting is logged here and the
@@ -130,10 +135,23 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		errs.AddPartial(emit.CountErrors(err), fmt.Errorf("device names (devices then named by major:minor): %w", err))
 	}
 	ts := pcommon.NewTimestampFromTime(now)
-	for i := range res.Cgroups {
-		s.record(ts, &res.Cgroups[i])
+	if s.direct == nil {
+		for i := range res.Cgroups {
+			if cg := &res.Cgroups[i]; s.keep(cg) > 0 {
+				s.recordBuilder(ts, cg, s.devs)
+			}
+		}
+		return s.mb.Emit(), errs.Combine()
 	}
-	return s.mb.Emit(), errs.Combine()
+	md := pmetric.NewMetrics()
+	rms := md.ResourceMetrics()
+	rms.EnsureCapacity(len(res.Cgroups))
+	for i := range res.Cgroups {
+		if cg := &res.Cgroups[i]; s.keep(cg) > 0 {
+			s.direct.record(rms, s.resource(cg), ts, cg, s.devs)
+		}
+	}
+	return md, errs.Combine()
 }
 
 // refreshNames maps device numbers to kernel names from /proc/diskstats.
@@ -158,18 +176,45 @@ func (s *cgroupScraper) deviceName(d *cgroupio.DeviceStat) string {
 	return strconv.FormatUint(uint64(d.Major), 10) + ":" + strconv.FormatUint(uint64(d.Minor), 10)
 }
 
-func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
+// keep names cg's devices into s.devs ("" for one the devices filter drops) and returns how many are kept:
+// a cgroup without one is not reported.
+func (s *cgroupScraper) keep(cg *cgroupio.Cgroup) int {
+	s.devs = s.devs[:0]
+	kept := 0
+	for i := range cg.Devices {
+		dev := s.deviceName(&cg.Devices[i])
+		if !s.devices.Match(dev) {
+			dev = ""
+		} else {
+			kept++
+		}
+		s.devs = append(s.devs, dev)
+	}
+	return kept
+}
+
+// resource builds cg's resource.
+func (s *cgroupScraper) resource(cg *cgroupio.Cgroup) pcommon.Resource {
+	rb := s.rb
+	rb.SetCgroupPath(cg.Path)
+	emit.SetIfNotEmpty(rb.SetContainerID, cg.ContainerID)
+	emit.SetIfNotEmpty(rb.SetContainerRuntimeName, cg.Runtime)
+	emit.SetIfNotEmpty(rb.SetK8sPodUID, cg.PodUID)
+	emit.SetIfNotEmpty(rb.SetK8sPodQosClass, cg.QoSClass)
+	emit.SetIfNotEmpty(rb.SetSystemdUnitName, cg.SystemdUnit)
+	return rb.Emit()
+}
+
+// recordBuilder records cg through the generated builder; devs as keep leaves them.
+func (s *cgroupScraper) recordBuilder(ts pcommon.Timestamp, cg *cgroupio.Cgroup, devs []string) {
 	mb := s.mb
 	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(cg.Start)))
 	rd, wr := metadata.AttributeDiskIoDirectionRead, metadata.AttributeDiskIoDirectionWrite
-	kept := false
 	for i := range cg.Devices {
-		d := &cg.Devices[i]
-		dev := s.deviceName(d)
-		if !s.devices.Match(dev) {
+		d, dev := &cg.Devices[i], devs[i]
+		if dev == "" {
 			continue
 		}
-		kept = true
 		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), cg.Path, dev, rd)
 		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), cg.Path, dev, wr)
 		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
@@ -178,9 +223,6 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 			mb.RecordContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
 			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
 		}
-	}
-	if !kept {
-		return
 	}
 	if cg.HasPressure {
 		some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
@@ -195,12 +237,5 @@ func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup) {
 			record(cg.Pressure.Full, full)
 		}
 	}
-	rb := s.rb
-	rb.SetCgroupPath(cg.Path)
-	emit.SetIfNotEmpty(rb.SetContainerID, cg.ContainerID)
-	emit.SetIfNotEmpty(rb.SetContainerRuntimeName, cg.Runtime)
-	emit.SetIfNotEmpty(rb.SetK8sPodUID, cg.PodUID)
-	emit.SetIfNotEmpty(rb.SetK8sPodQosClass, cg.QoSClass)
-	emit.SetIfNotEmpty(rb.SetSystemdUnitName, cg.SystemdUnit)
-	mb.EmitForResource(metadata.WithResource(rb.Emit()))
+	mb.EmitForResource(metadata.WithResource(s.resource(cg)))
 }

@@ -1,6 +1,7 @@
 package cgroupsscraper
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,38 +74,44 @@ func TestCgroupScraperGolden(t *testing.T) {
 		{tree: "v2-systemd", topN: 10, golden: "cgroups-v2-systemd"},
 		{tree: "v1-blkio", topN: 10, golden: "cgroups-v1-blkio"},
 	} {
-		t.Run(tc.golden, func(t *testing.T) {
-			r := newCgroupRoot(t, tc.tree)
-			cfg := testConfig(r.root)
-			cfg.TopN = tc.topN
-			cfg.MaxDepth = 4
-			for _, w := range tc.enable {
-				switch w {
-				case "10s":
-					cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure10s.Enabled = true
-				case "1m":
-					cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure1m.Enabled = true
-				case "5m":
-					cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure5m.Enabled = true
+		for _, builder := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/builder=%v", tc.golden, builder), func(t *testing.T) {
+				r := newCgroupRoot(t, tc.tree)
+				cfg := testConfig(r.root)
+				cfg.TopN = tc.topN
+				cfg.MaxDepth = 4
+				for _, w := range tc.enable {
+					switch w {
+					case "10s":
+						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure10s.Enabled = true
+					case "1m":
+						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure1m.Enabled = true
+					case "5m":
+						cfg.MetricsBuilderConfig.Metrics.ContainerIoLinuxPressure5m.Enabled = true
+					}
 				}
-			}
-			clock := t0
-			s, logs := newTestCgroupScraper(t, cfg, &clock)
-			require.Equal(t, 1, logs.Len())
-			assert.Equal(t, "Per-cgroup I/O", logs.All()[0].Message)
+				clock := t0
+				s, logs := newTestCgroupScraper(t, cfg, &clock)
+				require.NotNil(t, s.direct, "every golden configuration keeps all attributes")
+				if builder {
+					s.direct = nil // the generated builder's output, which the direct emitter must equal
+				}
+				require.Equal(t, 1, logs.Len())
+				assert.Equal(t, "Per-cgroup I/O", logs.All()[0].Message)
 
-			first, err := s.scrape(t.Context())
-			require.NoError(t, err)
-			assert.Zero(t, first.MetricCount(), "the first scrape is a baseline")
+				first, err := s.scrape(t.Context())
+				require.NoError(t, err)
+				assert.Zero(t, first.MetricCount(), "the first scrape is a baseline")
 
-			clock = t0.Add(30 * time.Second)
-			r.moveTo("t2")
-			second, err := s.scrape(t.Context())
-			require.NoError(t, err)
-			assert.LessOrEqual(t, second.ResourceMetrics().Len(), tc.topN)
+				clock = t0.Add(30 * time.Second)
+				r.moveTo("t2")
+				second, err := s.scrape(t.Context())
+				require.NoError(t, err)
+				assert.LessOrEqual(t, second.ResourceMetrics().Len(), tc.topN)
 
-			dhtest.AssertGolden(t, tc.golden, second)
-		})
+				dhtest.AssertGolden(t, tc.golden, second)
+			})
+		}
 	}
 }
 

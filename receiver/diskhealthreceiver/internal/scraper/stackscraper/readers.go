@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
@@ -47,7 +48,7 @@ func newReaders(c *Config) readers {
 		root = "/"
 	}
 	sysRoot := filepath.Join(root, "sys")
-	r := readers{sysRoot: sysRoot, sys: os.DirFS(sysRoot), errors: c.Errors}
+	r := readers{sysRoot: sysRoot, sys: bounded.NewDirFS(sysRoot, bounded.Attr), errors: c.Errors}
 	if c.MD {
 		r.md = mdraid.NewReader(r.sys, c.Timeout)
 	}
@@ -57,10 +58,10 @@ func newReaders(c *Config) readers {
 	if c.Errors {
 		r.btrfs = errcount.NewBtrfsReader(r.sys, os.DirFS(filepath.Join(root, "dev")), c.Timeout)
 		r.mountinfo = func() ([]byte, error) {
-			b, err := os.ReadFile(filepath.Join(root, "proc", "1", "mountinfo"))
+			b, err := bounded.ReadFile(filepath.Join(root, "proc", "1", "mountinfo"), bounded.Mountinfo, nil)
 			if err != nil {
 				// Without access to pid 1 (a non-root collector on some kernels) our own view is the next best.
-				if b2, err2 := os.ReadFile(filepath.Join(root, "proc", "self", "mountinfo")); err2 == nil {
+				if b2, err2 := bounded.ReadFile(filepath.Join(root, "proc", "self", "mountinfo"), bounded.Mountinfo, nil); err2 == nil {
 					return b2, nil
 				}
 			}

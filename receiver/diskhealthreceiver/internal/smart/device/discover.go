@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
@@ -196,7 +197,7 @@ func hwmonDir(dir string) string {
 
 func devNumbers(sysRoot, sysName string) (uint32, uint32, error) {
 	p := filepath.Join(sysRoot, "block", sysName, "dev")
-	b, err := os.ReadFile(p)
+	b, err := bounded.ReadFile(p, bounded.Attr, nil)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -210,7 +211,7 @@ func devNumbers(sysRoot, sysName string) (uint32, uint32, error) {
 }
 
 func readTrim(elems ...string) string {
-	b, err := os.ReadFile(filepath.Join(elems...))
+	b, err := bounded.ReadFile(filepath.Join(elems...), bounded.Attr, nil)
 	if err != nil {
 		return ""
 	}

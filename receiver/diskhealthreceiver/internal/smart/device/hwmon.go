@@ -1,10 +1,11 @@
 package device
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // hwmonFallback reads the disk's hwmon temperature (nvme driver), which
@@ -34,7 +35,7 @@ func readHwmon(dir string) (*HwmonTemp, bool) {
 }
 
 func milli(path string) (float64, bool) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, bounded.Attr, nil)
 	if err != nil {
 		return 0, false
 	}
