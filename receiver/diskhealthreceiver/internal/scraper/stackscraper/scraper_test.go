@@ -516,7 +516,16 @@ func TestGoldenErrors(t *testing.T) {
 	assert.InDelta(t, 1, ro, 0)
 	ro, _ = point(t, md, "system.filesystem.read_only_after_errors", map[string]string{"system.device": "sdb1"})
 	assert.InDelta(t, 0, ro, 0)
-	assert.NotEmpty(t, board.Counters("0x5000c500aaaa0001"), "sda's SCSI and ext4 counters are on the board")
+	// The SCSI counters stay off the board: ioerr_cnt counts pass-through commands that completed with
+	// CHECK CONDITION (every ATA command sent with CK_COND), so a polled healthy disk would turn degraded.
+	// The filesystem's errors are on it.
+	for _, id := range []string{"0x5000c500aaaa0001", "0x5000c500aaaa0002", "0x5000c500aaaa0003"} {
+		for _, c := range board.Counters(id) {
+			assert.Equal(t, signs.FilesystemErrors, c.Kind, "%s: %+v", id, c)
+			assert.NotContains(t, c.Subject, "SCSI", id)
+		}
+	}
+	assert.Len(t, board.Counters("0x5000c500aaaa0001"), 1, "sda1's ext4 errors are on the board")
 }
 
 // TestRulesDocumented: the rule table of documentation-extra.md is the health package's logical-disk table.
