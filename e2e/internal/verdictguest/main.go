@@ -131,11 +131,11 @@ func run() (b Bundle, err error) {
 		}
 	}()
 
-	isRead, isStack := hasMetric("hw.physical_disk.smart.read.status"), hasMetric("hw.physical_disk.scsi.commands")
+	isRead, isStack := guestrx.HasMetric("hw.physical_disk.smart.read.status"), guestrx.HasMetric("hw.physical_disk.scsi.commands")
 	// Each sample follows a read that ended after the previous sample: exports that piled up while the
 	// guest waited for CPU are skipped, not sampled at once.
 	for i := range aloneReads {
-		if _, _, err = waitExport(ms, len(ms.AllMetrics()), 2*time.Minute, "a SMART read", isRead); err != nil {
+		if _, _, err = guestrx.WaitExport(ms, len(ms.AllMetrics()), 2*time.Minute, "a SMART read", isRead); err != nil {
 			return b, err
 		}
 		sample(fmt.Sprintf("read %d", i+1))
@@ -208,15 +208,15 @@ func run() (b Bundle, err error) {
 				b.States[disk][state]++
 			}
 		}
-		if hasMetric("system.disk.kernel.errors")(md) {
-			b.KernelErrors = metricsJSON(md)
+		if guestrx.HasMetric("system.disk.kernel.errors")(md) {
+			b.KernelErrors = guestrx.MetricsJSON(md)
 		}
-		b.Latency = b.Latency || hasMetric("disk_health.latency.dropped")(md)
+		b.Latency = b.Latency || guestrx.HasMetric("disk_health.latency.dropped")(md)
 		if isStack(md) {
 			if b.StackFirst == nil {
-				b.StackFirst = metricsJSON(md)
+				b.StackFirst = guestrx.MetricsJSON(md)
 			}
-			b.StackLast = metricsJSON(md)
+			b.StackLast = guestrx.MetricsJSON(md)
 		}
 	}
 	merged := plog.NewLogs()
@@ -255,31 +255,10 @@ func scsiCounters() map[string]map[string]string {
 	return out
 }
 
-// waitExport returns the first export from index from on that pred accepts, and the index after it.
-func waitExport(ms interface{ AllMetrics() []pmetric.Metrics }, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		all := ms.AllMetrics()
-		for ; from < len(all); from++ {
-			if pred(all[from]) {
-				return all[from], from + 1, nil
-			}
-		}
-	}
-	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
-}
-
-func hasMetric(name string) func(pmetric.Metrics) bool {
-	return func(md pmetric.Metrics) bool {
-		found := false
-		eachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) { found = found || m.Name() == name })
-		return found
-	}
-}
-
 // states is, per disk (hw.name), the hw.state whose hw.status point is 1.
 func states(md pmetric.Metrics) map[string]string {
 	out := map[string]string{}
-	eachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) {
+	guestrx.EachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) {
 		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
 			return
 		}
@@ -293,22 +272,4 @@ func states(md pmetric.Metrics) map[string]string {
 		}
 	})
 	return out
-}
-
-func eachMetric(md pmetric.Metrics, f func(pmetric.ResourceMetrics, pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				f(rms.At(i), ms.At(k))
-			}
-		}
-	}
-}
-
-func metricsJSON(md pmetric.Metrics) json.RawMessage {
-	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
-	return b
 }

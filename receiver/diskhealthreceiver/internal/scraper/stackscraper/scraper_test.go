@@ -83,7 +83,20 @@ func (rig *testRig) scrape(t *testing.T) pmetric.Metrics {
 // point finds the value of the one point of metric whose attributes include want.
 func point(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (float64, bool) {
 	t.Helper()
-	var out []float64
+	p, ok := pointOf(t, md, metric, want)
+	if !ok {
+		return 0, false
+	}
+	if p.ValueType() == pmetric.NumberDataPointValueTypeDouble {
+		return p.DoubleValue(), true
+	}
+	return float64(p.IntValue()), true
+}
+
+// pointOf finds the one point of metric whose attributes include want.
+func pointOf(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (pmetric.NumberDataPoint, bool) {
+	t.Helper()
+	var out []pmetric.NumberDataPoint
 	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != metric {
 			return
@@ -98,16 +111,12 @@ func point(t *testing.T, md pmetric.Metrics, metric string, want map[string]stri
 					continue next
 				}
 			}
-			if p.ValueType() == pmetric.NumberDataPointValueTypeDouble {
-				out = append(out, p.DoubleValue())
-			} else {
-				out = append(out, float64(p.IntValue()))
-			}
+			out = append(out, p)
 		}
 	})
 	require.LessOrEqual(t, len(out), 1, "%s %v matches %d points", metric, want, len(out))
 	if len(out) == 0 {
-		return 0, false
+		return pmetric.NumberDataPoint{}, false
 	}
 	return out[0], true
 }

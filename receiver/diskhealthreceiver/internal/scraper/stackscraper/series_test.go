@@ -9,38 +9,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
 // pointAt is the value and start time of the one point of metric whose attributes include want.
 func pointAt(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (int64, time.Time, bool) {
 	t.Helper()
-	var v int64
-	var start time.Time
-	n := 0
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() != metric {
-			return
-		}
-		pts := dhtest.NumberPoints(m)
-	next:
-		for i := range pts.Len() {
-			p := pts.At(i)
-			for k, w := range want {
-				if got, ok := p.Attributes().Get(k); !ok || got.AsString() != w {
-					continue next
-				}
-			}
-			v, start = p.IntValue(), p.StartTimestamp().AsTime()
-			n++
-		}
-	})
-	require.LessOrEqual(t, n, 1, "%s %v", metric, want)
-	return v, start, n == 1
+	p, ok := pointOf(t, md, metric, want)
+	if !ok {
+		return 0, time.Time{}, false
+	}
+	return p.IntValue(), p.StartTimestamp().AsTime(), true
 }
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
