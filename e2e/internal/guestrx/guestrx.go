@@ -4,11 +4,14 @@ package guestrx
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
@@ -52,4 +55,47 @@ func Start(logger *zap.Logger, settings ...map[string]any) (stop func(), ms *con
 		_ = mr.Shutdown(sctx)
 		_ = lr.Shutdown(sctx)
 	}, ms, ls, nil
+}
+
+// WaitExport returns the first export of ms from index from on that pred accepts, and the index after
+// it.
+func WaitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		all := ms.AllMetrics()
+		for ; from < len(all); from++ {
+			if pred(all[from]) {
+				return all[from], from + 1, nil
+			}
+		}
+	}
+	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
+}
+
+// HasMetric accepts an export with a metric of that name.
+func HasMetric(name string) func(pmetric.Metrics) bool {
+	return func(md pmetric.Metrics) bool {
+		found := false
+		EachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) { found = found || m.Name() == name })
+		return found
+	}
+}
+
+// EachMetric calls f with every metric of md and its resource.
+func EachMetric(md pmetric.Metrics, f func(pmetric.ResourceMetrics, pmetric.Metric)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				f(rms.At(i), ms.At(k))
+			}
+		}
+	}
+}
+
+// MetricsJSON is md as OTLP JSON.
+func MetricsJSON(md pmetric.Metrics) json.RawMessage {
+	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	return b
 }

@@ -23,6 +23,7 @@ const (
 	biolatProgOnIoDone         = "on_io_done"
 	biolatProgOnRqComplete     = "on_rq_complete"
 	biolatProgOnRqIssue        = "on_rq_issue"
+	biolatProgProbePassthrough = "probe_passthrough"
 	biolatProgProbeSlot        = "probe_slot"
 	biolatVarDeviceTime        = "device_time"
 	biolatVarIndexBase         = "index_base"
@@ -77,10 +78,11 @@ type biolatSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type biolatProgramSpecs struct {
-	OnIoDone     *ebpf.ProgramSpec `ebpf:"on_io_done"`
-	OnRqComplete *ebpf.ProgramSpec `ebpf:"on_rq_complete"`
-	OnRqIssue    *ebpf.ProgramSpec `ebpf:"on_rq_issue"`
-	ProbeSlot    *ebpf.ProgramSpec `ebpf:"probe_slot"`
+	OnIoDone         *ebpf.ProgramSpec `ebpf:"on_io_done"`
+	OnRqComplete     *ebpf.ProgramSpec `ebpf:"on_rq_complete"`
+	OnRqIssue        *ebpf.ProgramSpec `ebpf:"on_rq_issue"`
+	ProbePassthrough *ebpf.ProgramSpec `ebpf:"probe_passthrough"`
+	ProbeSlot        *ebpf.ProgramSpec `ebpf:"probe_slot"`
 }
 
 // biolatMapSpecs contains maps before they are loaded into the kernel.
@@ -162,10 +164,11 @@ type biolatVariables struct {
 //
 // It can be passed to loadBiolatObjects or ebpf.CollectionSpec.LoadAndAssign.
 type biolatPrograms struct {
-	OnIoDone     *ebpf.Program `ebpf:"on_io_done"`
-	OnRqComplete *ebpf.Program `ebpf:"on_rq_complete"`
-	OnRqIssue    *ebpf.Program `ebpf:"on_rq_issue"`
-	ProbeSlot    *ebpf.Program `ebpf:"probe_slot"`
+	OnIoDone         *ebpf.Program `ebpf:"on_io_done"`
+	OnRqComplete     *ebpf.Program `ebpf:"on_rq_complete"`
+	OnRqIssue        *ebpf.Program `ebpf:"on_rq_issue"`
+	ProbePassthrough *ebpf.Program `ebpf:"probe_passthrough"`
+	ProbeSlot        *ebpf.Program `ebpf:"probe_slot"`
 }
 
 func (p *biolatPrograms) Close() error {
@@ -173,6 +176,7 @@ func (p *biolatPrograms) Close() error {
 		p.OnIoDone,
 		p.OnRqComplete,
 		p.OnRqIssue,
+		p.ProbePassthrough,
 		p.ProbeSlot,
 	)
 }

@@ -34,7 +34,8 @@
 //
 // ErrorCount.Status names the request's blk_status_t (ioerr, timeout, medium, nospc, ...; see
 // statusTable for the numbers on each kernel), counted once per failed request when the kernel would
-// log it (not passthrough, not RQF_QUIET).
+// log it: never for a pass-through request (REQ_OP_SCSI_IN/OUT up to 5.10, REQ_OP_DRV_IN/OUT since; an
+// ATA command sent with CK_COND completes with BLK_STS_IOERR though it succeeded), nor RQF_QUIET.
 //
 // # Kernel and privileges
 //

@@ -38,3 +38,25 @@ func TestBPFSlotMatchesDefinition(t *testing.T) {
 	}
 	t.Logf("%d values, every slot as defined", len(values))
 }
+
+// The BPF program's own is_passthrough, run by the kernel: the error count skips the operations of
+// pass-through requests on every kernel the probe loads on (REQ_OP_SCSI_IN/OUT up to 5.10, DRV_IN/OUT
+// since), whose CHECK CONDITION answers to SMART's CK_COND commands are no I/O errors, and no other.
+func TestBPFPassthroughOps(t *testing.T) {
+	requireRoot(t)
+	spec, err := loadBiolat()
+	require.NoError(t, err)
+	probe := spec.Programs[biolatProgProbePassthrough]
+	_, err = configure(spec, kernelConfig{}, Options{})
+	require.NoError(t, err)
+	spec.Programs = map[string]*ebpf.ProgramSpec{biolatProgProbePassthrough: probe}
+	coll, err := ebpf.NewCollection(spec)
+	require.NoError(t, err)
+	defer coll.Close()
+	prog := coll.Programs[biolatProgProbePassthrough]
+	for op := uint32(0); op < 64; op++ {
+		ret, err := prog.Run(&ebpf.RunOptions{Context: struct{ Op uint32 }{op}})
+		require.NoError(t, err)
+		require.Equal(t, op >= 32 && op <= 35, ret == 1, "op %d", op)
+	}
+}

@@ -77,6 +77,9 @@ type Cgroup struct {
 	// Pressure is the cgroup's io.pressure when HasPressure.
 	Pressure    pressure.Pressure
 	HasPressure bool
+	// PressureStart is when Pressure's totals started: Start, or later when they went back while the
+	// I/O counters did not (a series of its own then begins at the previous reading).
+	PressureStart time.Time
 }
 
 // Result is one collection. Its slices are valid until the next Collect.
@@ -108,6 +111,7 @@ type Collector struct {
 	root node
 	gen  uint64
 	prev time.Time // time of the previous collection
+	now  time.Time // time of the current one
 
 	buf   []byte
 	names []string // a stack of directory listings
@@ -131,6 +135,10 @@ type node struct {
 	prevDevs []DeviceStat // devs of the previous reading, to tell a counter that went back
 	start    time.Time
 	attr     *Attribution
+	// psi is the io.pressure last read (psiAt, when hasPSI); psiStart the start of its totals' series.
+	psi             pressure.Pressure
+	hasPSI          bool
+	psiAt, psiStart time.Time
 }
 
 // NewCollector returns a Collector over fsys.
@@ -150,6 +158,7 @@ func NewCollector(fsys FS, cfg Config) (*Collector, error) {
 // an error.
 func (c *Collector) Collect(now time.Time) (Result, error) {
 	c.gen++
+	c.now = now
 	c.cands = c.cands[:0]
 	c.errs = c.errs[:0]
 	c.res = Result{Cgroups: c.res.Cgroups[:0]}
@@ -329,7 +338,7 @@ func (c *Collector) report(n *node) Cgroup {
 			if perr != nil {
 				c.errs = append(c.errs, fmt.Errorf("cgroup /%s io.pressure: %w", n.path, perr))
 			} else {
-				cg.Pressure, cg.HasPressure = p, true
+				cg.Pressure, cg.HasPressure, cg.PressureStart = p, true, c.pressureStart(n, p)
 			}
 		case !isGone(err) && !pressure.Unavailable(err):
 			c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, err))
@@ -343,4 +352,20 @@ func join(dir, name string) string {
 		return name
 	}
 	return dir + "/" + name
+}
+
+// pressureStart is the start of n's io.pressure totals read as p now. The totals count since the
+// cgroup's creation, so they start with its I/O counters; but when a total went back since the previous
+// reading (the cgroup was re-created between two readings while its I/O counters did not go back, or
+// they are read only when the cgroup is among the busiest, collections apart) a new series begins at
+// that reading.
+func (c *Collector) pressureStart(n *node, p pressure.Pressure) time.Time {
+	if n.hasPSI && (p.Some.TotalMicros < n.psi.Some.TotalMicros || (p.HasFull && n.psi.HasFull && p.Full.TotalMicros < n.psi.Full.TotalMicros)) {
+		n.psiStart = n.psiAt
+	}
+	if n.start.After(n.psiStart) {
+		n.psiStart = n.start // a re-created cgroup's stall counters restarted with its I/O counters
+	}
+	n.psi, n.hasPSI, n.psiAt = p, true, c.now
+	return n.psiStart
 }

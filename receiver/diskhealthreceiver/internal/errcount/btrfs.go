@@ -94,6 +94,9 @@ type BtrfsDeviceErrors struct {
 	// Missing is devinfo/<id>/missing: the device is absent (degraded mount).
 	Missing bool
 	Stats   BtrfsStats
+	// HasStats is false when error_stats could not be read or parsed (or reads "invalid"): Stats
+	// are no counts then.
+	HasStats bool
 }
 
 // BtrfsReader reads btrfs device errors from sysfs and pairs devids with
@@ -171,6 +174,7 @@ func (r *BtrfsReader) readFS(ctx context.Context, fsid string) ([]BtrfsDeviceErr
 		b, err := fs.ReadFile(r.sys, dir+"/error_stats")
 		if err == nil {
 			d.Stats, err = ParseBtrfsErrorStats(b)
+			d.HasStats = err == nil
 		}
 		if err != nil && !(d.Missing && errors.Is(err, ErrStatsInvalid)) {
 			errs = append(errs, fmt.Errorf("devid %d: %w", id, err))

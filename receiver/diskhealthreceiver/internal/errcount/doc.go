@@ -9,10 +9,13 @@
 //
 //   - ReadSCSI(sys, "sda") → SCSICounters{Requests, Done, Errors,
 //     Timeouts} from device/{iorequest_cnt,iodone_cnt,ioerr_cnt,iotmo_cnt}
-//     (hex in sysfs). fs.ErrNotExist means "not a SCSI-driven disk" (NVMe,
-//     virtio): skip it. These are hw.errors on the physical disk.
+//     (hex in sysfs, 32-bit counters the kernel prints sign-extended from
+//     2^31 on: ParseSCSICounter). fs.ErrNotExist means "not a SCSI-driven
+//     disk" (NVMe, virtio): skip it. These are hw.errors on the physical
+//     disk; they count pass-through commands too, so they are no count of
+//     I/O errors (an ATA command sent with CK_COND counts in ioerr_cnt).
 //   - ReadExt4(sys) → one Ext4Errors per mounted ext4 (Device is the
-//     kernel name, /sys/fs/ext4/<dev>): Count and first/last error times
+//     kernel name, /sys/fs/ext4/<dev>): Count (when HasCount) and first/last error times
 //     and codes. ParseMountStates(mountinfo) + MountState.ReadOnlyAfterErrors
 //     tell a filesystem the kernel switched to read-only after errors from
 //     one an administrator mounted ro. DeviceName(sys, major, minor) joins

@@ -148,6 +148,16 @@ func TestParsers(t *testing.T) {
 		_, err := ParseHexCounter([]byte(bad))
 		require.Error(t, err, bad)
 	}
+	// The kernel's "0x%llx" of an int: past 2^31 the value is sign-extended.
+	for in, want := range map[string]uint32{"0x7fffffff": 0x7fffffff, "0xffffffff80000000\n": 0x80000000, "0xffffffffffffffff": 0xffffffff, "0x10": 16} {
+		c, err := ParseSCSICounter([]byte(in))
+		require.NoError(t, err, in)
+		assert.Equal(t, want, c, in)
+	}
+	for _, bad := range []string{"0x100000000", "0xffffffff7fffffff", "0x1ffffffff"} {
+		_, err := ParseSCSICounter([]byte(bad))
+		require.Error(t, err, bad)
+	}
 	_, err = ParseBtrfsErrorStats([]byte("invalid\n"))
 	require.ErrorIs(t, err, ErrStatsInvalid)
 	_, err = ParseBtrfsErrorStats([]byte("write_errs 0\n"))

@@ -16,7 +16,9 @@ import (
 // them).
 type Ext4Errors struct {
 	Device string // kernel name: /sys/fs/ext4/<Device>
-	Count  uint64 // errors_count
+	Count  uint64 // errors_count, when HasCount
+	// HasCount is false when errors_count could not be read or parsed: Count is no count then.
+	HasCount bool
 	// FirstErrorTime and LastErrorTime are zero when none was recorded.
 	FirstErrorTime, LastErrorTime time.Time
 	// FirstErrorCode and LastErrorCode are the errno-like codes ext4
@@ -69,6 +71,9 @@ func ReadExt4Device(sys fs.FS, dev string) (Ext4Errors, error) {
 			errs = append(errs, err)
 		}
 		*a.dst = v
+		if a.dst == &e.Count {
+			e.HasCount = err == nil
+		}
 	}
 	e.FirstErrorTime, e.LastErrorTime = unixTime(first), unixTime(last)
 	return e, errors.Join(errs...)

@@ -1,6 +1,7 @@
 package errcount
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -8,13 +9,20 @@ import (
 
 func FuzzParsers(f *testing.F) {
 	for _, s := range []string{
-		"0x1f\n", "write_errs 0\nread_errs 2\nflush_errs 0\ncorruption_errs 14\ngeneration_errs 0\n", "invalid\n",
+		"0x1f\n", "0xffffffff80000000\n", "0x100000000\n", "write_errs 0\nread_errs 2\nflush_errs 0\ncorruption_errs 14\ngeneration_errs 0\n", "invalid\n",
 		"40 22 8:1 / /srv/data rw,relatime shared:20 - ext4 /dev/sda1 ro,errors=remount-ro\n", " - ", "1 2 3:4 / / ro - x y emergency_ro",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = ParseHexCounter(b)
+		if v, err := ParseHexCounter(b); err == nil {
+			c, err := ParseSCSICounter(b)
+			if err == nil {
+				require.Equal(t, uint32(v), c, "the low 32 bits")
+			} else {
+				require.True(t, v > math.MaxUint32, "a 32-bit value is a counter: %#x", v)
+			}
+		}
 		_, _ = ParseBtrfsErrorStats(b)
 		ms, _ := ParseMountStates(b)
 		for _, m := range ms {

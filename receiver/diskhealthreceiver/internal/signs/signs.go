@@ -2,9 +2,9 @@
 // trouble outside SMART posts it for the SMART source's per-disk verdict.
 //
 // Scrapers never import each other, yet the SMART verdict of a disk should
-// also weigh what the kernel and the filesystems count on it: SCSI I/O
-// errors and timeouts, ext4 and btrfs errors on its partitions, corrected
-// read errors of its md members, the I/O errors the latency source sees. The
+// also weigh what the kernel and the filesystems count on it: ext4 and
+// btrfs errors on its partitions, corrected read errors of its md members,
+// the I/O errors the latency source sees. The
 // receiver creates one Board (sources.go) and hands it to every section that
 // posts or reads, through a `mapstructure:"-"` field; a source publishes its
 // whole set of counters after each scrape, keyed by the disk's hw.id, and
@@ -30,9 +30,11 @@ import (
 type Kind string
 
 const (
-	// KernelIOErrors are errors the kernel saw on I/O to the disk: SCSI
-	// ioerr_cnt and iotmo_cnt, md's corrected read errors of a member on the
-	// disk, errors the block layer completes requests with.
+	// KernelIOErrors are errors of filesystem and block I/O to the disk:
+	// md's corrected read errors of a member on the disk, errors the block
+	// layer completes requests with. Never a count that pass-through
+	// commands (SG_IO, NVMe admin: REQ_OP_DRV_IN/OUT) move, such as SCSI
+	// ioerr_cnt: every tool that polls a disk's SMART would raise it.
 	KernelIOErrors Kind = "kernel_io_errors"
 	// FilesystemErrors are errors a filesystem recorded on a device of the
 	// disk: ext4 errors_count, btrfs per-device error_stats.
@@ -43,7 +45,7 @@ const (
 type Counter struct {
 	Kind Kind
 	// Subject names the counter for people and keys its baseline; it must
-	// be stable across scrapes: "SCSI ioerr_cnt of sda", "ext4 errors on sda1 (/data)".
+	// be stable across scrapes: "kernel-seen I/O errors of sda", "ext4 errors on sda1 (/data)".
 	Subject string
 	Value   uint64
 }

@@ -23,6 +23,11 @@
 #define REQ_OP_WRITE 1
 #define REQ_OP_FLUSH 2
 #define REQ_OP_DISCARD 3
+/* Pass-through: SG_IO and the other SCSI ioctls (REQ_OP_SCSI_IN/OUT up to 5.10, REQ_OP_DRV_IN/OUT
+ * since 5.11), NVMe admin and I/O passthrough, ATA pass-through from libata (DRV_IN/OUT). 32 and 33
+ * have meant nothing else since. */
+#define REQ_OP_SCSI_IN 32
+#define REQ_OP_SCSI_OUT 33
 #define REQ_OP_DRV_IN 34
 #define REQ_OP_DRV_OUT 35
 
@@ -197,9 +202,14 @@ static __always_inline __u8 op_dir(__u32 op)
 	return (op & REQ_OP_WRITE) ? DIR_WRITE : DIR_READ;
 }
 
+/*
+ * A pass-through command's status is the device's answer to a tool, not an I/O error: an ATA command
+ * sent with CK_COND (SMART RETURN STATUS, CHECK POWER MODE) completes with CHECK CONDITION so that its
+ * registers come back, which the block layer sees as BLK_STS_IOERR.
+ */
 static __always_inline int is_passthrough(__u32 op)
 {
-	return op == REQ_OP_DRV_IN || op == REQ_OP_DRV_OUT;
+	return op >= REQ_OP_SCSI_IN && op <= REQ_OP_DRV_OUT;
 }
 
 /*
@@ -299,6 +309,17 @@ int on_rq_issue(__u64 *ctx)
 
 	bpf_map_update_elem(&inflight, &key, &now, BPF_ANY);
 	return 0;
+}
+
+/* Test hook: whether the error count skips requests of operation ctx->op, for the Go tests. */
+struct op_probe {
+	__u32 op;
+};
+
+SEC("syscall")
+int probe_passthrough(struct op_probe *ctx)
+{
+	return is_passthrough(ctx->op);
 }
 
 /* Test hook: the slot of ctx->ns, plus one (0 = zero bucket), for the Go tests. */

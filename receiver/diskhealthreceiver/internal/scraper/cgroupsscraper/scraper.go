@@ -226,8 +226,12 @@ func (s *cgroupScraper) recordBuilder(ts pcommon.Timestamp, cg *cgroupio.Cgroup,
 	}
 	if cg.HasPressure {
 		some, full := metadata.AttributeSystemLinuxPressureStallTypeSome, metadata.AttributeSystemLinuxPressureStallTypeFull
+		// The totals have a start of their own: they may go back while the I/O counters do not.
+		psiStart, ioStart := pcommon.NewTimestampFromTime(cg.PressureStart), pcommon.NewTimestampFromTime(cg.Start)
 		record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
+			mb.Reset(metadata.WithStartTime(psiStart))
 			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
+			mb.Reset(metadata.WithStartTime(ioStart))
 			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
 			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
 			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)

@@ -13,8 +13,8 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
-// scrapeErrors records the SCSI, ext4 and btrfs counters and posts each on its physical disk's board
-// entry. Each counter family is independent: one that cannot be read is a partial error.
+// scrapeErrors records the SCSI, ext4 and btrfs counters and posts the filesystems' on their physical
+// disk's board entry. Each counter family is independent: one that cannot be read is a partial error.
 func (s *stackScraper) scrapeErrors(ctx context.Context, sc *scrape) error {
 	var errs []error
 	errs = append(errs, s.scrapeSCSI(sc))
@@ -79,12 +79,26 @@ func (s *stackScraper) scrapeSCSI(sc *scrape) error {
 			continue // not a whole physical disk in sysfs's view
 		}
 		lt := metadata.AttributeHwTypePhysicalDisk
-		s.mb.RecordHwErrorsDataPoint(sc.ts, clampInt(c.Errors), id, name, lt, "scsi_io_error")
-		s.mb.RecordHwErrorsDataPoint(sc.ts, clampInt(c.Timeouts), id, name, lt, "scsi_timeout")
-		s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, clampInt(c.Requests), id, name, lt, metadata.AttributeScsiCommandOutcomeRequested)
-		s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, clampInt(c.Done), id, name, lt, metadata.AttributeScsiCommandOutcomeDone)
-		sc.post(id, signs.Counter{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of " + name, Value: c.Errors})
-		sc.post(id, signs.Counter{Kind: signs.KernelIOErrors, Subject: "SCSI iotmo_cnt of " + name, Value: c.Timeouts})
+		for _, p := range []struct {
+			file   string
+			v      uint32
+			record func(int64)
+		}{
+			{"ioerr_cnt", c.Errors, func(v int64) { s.mb.RecordHwErrorsDataPoint(sc.ts, v, id, name, lt, "scsi_io_error") }},
+			{"iotmo_cnt", c.Timeouts, func(v int64) { s.mb.RecordHwErrorsDataPoint(sc.ts, v, id, name, lt, "scsi_timeout") }},
+			{"iorequest_cnt", c.Requests, func(v int64) {
+				s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeRequested)
+			}},
+			{"iodone_cnt", c.Done, func(v int64) {
+				s.mb.RecordHwPhysicalDiskScsiCommandsDataPoint(sc.ts, v, id, name, lt, metadata.AttributeScsiCommandOutcomeDone)
+			}},
+		} {
+			v, start := s.series.u32("scsi/"+id+"/"+name+"/"+p.file, p.v, sc.at, scsiCommandsPerSecond)
+			s.withStart(start, func() { p.record(clampInt(v)) })
+		}
+		// Not on the signs board: the midlayer counts every command, pass-through included, and an ATA
+		// command sent with CK_COND (SMART RETURN STATUS, CHECK POWER MODE: ours, smartctl's) completes
+		// with CHECK CONDITION, so ioerr_cnt rises on a healthy disk each time one is polled.
 	}
 	return errors.Join(errs...)
 }
@@ -95,11 +109,18 @@ func (s *stackScraper) scrapeExt4(sc *scrape, mounts mountsByDevice) error {
 		m, mounted := mounts[e.Device]
 		mp := m.MountPoint
 		typ := metadata.AttributeSystemFilesystemTypeExt4
-		s.mb.RecordSystemFilesystemErrorsDataPoint(sc.ts, clampInt(e.Count), e.Device, mp, typ)
 		if !e.LastErrorTime.IsZero() {
 			s.mb.RecordSystemFilesystemErrorsTimeDataPoint(sc.ts, e.LastErrorTime.Unix(), e.Device, mp, typ)
 		}
-		if mounted {
+		if mounted && m.EmergencyRO {
+			s.mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, 1, e.Device, mp, typ)
+		}
+		if !e.HasCount {
+			continue // an unparsable errors_count is left out, never reported as 0 (the error names it)
+		}
+		v, start := s.series.u64("ext4/"+e.Device+"/"+mp, e.Count, sc.at)
+		s.withStart(start, func() { s.mb.RecordSystemFilesystemErrorsDataPoint(sc.ts, clampInt(v), e.Device, mp, typ) })
+		if mounted && !m.EmergencyRO {
 			s.mb.RecordSystemFilesystemReadOnlyAfterErrorsDataPoint(sc.ts, boolInt(m.ReadOnlyAfterErrors(e.Count)), e.Device, mp, typ)
 		}
 		if id, _ := s.ids.of(e.Device); id != "" {
@@ -120,15 +141,18 @@ func (s *stackScraper) scrapeBtrfs(ctx context.Context, sc *scrape, mounts mount
 	}
 	typ := metadata.AttributeSystemFilesystemTypeBtrfs
 	for _, d := range devs {
-		if d.Device == "" {
-			continue // unpaired devid: the error says why
+		if d.Device == "" || !d.HasStats {
+			continue // unpaired devid, or error_stats unreadable or "invalid": the error says why
 		}
 		mp := mountOf[d.FSID]
 		for _, c := range []struct {
 			kind string
 			v    uint64
 		}{{"write", d.Stats.Write}, {"read", d.Stats.Read}, {"flush", d.Stats.Flush}, {"corruption", d.Stats.Corruption}, {"generation", d.Stats.Generation}} {
-			s.mb.RecordSystemFilesystemDeviceErrorsDataPoint(sc.ts, clampInt(c.v), d.Device, mp, typ, c.kind)
+			v, start := s.series.u64("btrfs/"+d.FSID+"/"+d.Device+"/"+mp+"/"+c.kind, c.v, sc.at)
+			s.withStart(start, func() {
+				s.mb.RecordSystemFilesystemDeviceErrorsDataPoint(sc.ts, clampInt(v), d.Device, mp, typ, c.kind)
+			})
 		}
 		if id, _ := s.ids.of(d.Device); id != "" {
 			total := d.Stats.Write + d.Stats.Read + d.Stats.Flush + d.Stats.Corruption + d.Stats.Generation

@@ -86,7 +86,8 @@ func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {
 		for _, ms := range memberStates {
 			s.mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, boolInt(m.Flags&ms.flag != 0), id, name, lt, ms.attr, opts...)
 		}
-		s.mb.RecordHwErrorsDataPoint(ts, clampInt(m.CorrectedReadErrors), id, name, lt, "corrected_read", opts...)
+		v, start := s.series.u64("md/"+id+"/"+name+"/"+m.Name, m.CorrectedReadErrors, sc.at)
+		s.withStart(start, func() { s.mb.RecordHwErrorsDataPoint(ts, clampInt(v), id, name, lt, "corrected_read", opts...) })
 		if disk != "" {
 			sc.post(parent, signs.Counter{Kind: signs.KernelIOErrors, Subject: fmt.Sprintf("md corrected read errors of %s in %s", m.Name, a.Name), Value: m.CorrectedReadErrors})
 		}

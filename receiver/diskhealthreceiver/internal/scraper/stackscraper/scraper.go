@@ -38,6 +38,8 @@ type stackScraper struct {
 
 	// history is each logical disk's health between scrapes, by hw.id.
 	history map[string]health.History
+	// series keeps the cumulative counters' start times and the 32-bit ones' extension across wraps.
+	series *series
 	// status is each part's last read status, so a lasting one (permission_denied) is logged once.
 	status map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus
 
@@ -45,9 +47,11 @@ type stackScraper struct {
 }
 
 func newScraper(set scraper.Settings, cfg *Config, r readers, sink consumer.Logs, now func() time.Time) *stackScraper {
+	started := now()
 	return &stackScraper{
-		logger: set.Logger, mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set), r: r,
-		ids: newDiskIDs(r.sysRoot, r.sys), threshold: cfg.ThinPoolThreshold,
+		logger: set.Logger, mb: metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set, metadata.WithStartTime(pcommon.NewTimestampFromTime(started))), r: r,
+		series: newSeries(started),
+		ids:    newDiskIDs(r.sysRoot, r.sys), threshold: cfg.ThinPoolThreshold,
 		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version), sink: sink, board: cfg.Signs,
 		history: map[string]health.History{}, status: map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus{},
 		now: now,
@@ -81,6 +85,7 @@ func (s *stackScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	s.ids.prune()
+	s.series.endScrape(now)
 	s.board.Publish(boardSource, sc.board)
 
 	md := s.mb.Emit()

@@ -83,7 +83,20 @@ func (rig *testRig) scrape(t *testing.T) pmetric.Metrics {
 // point finds the value of the one point of metric whose attributes include want.
 func point(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (float64, bool) {
 	t.Helper()
-	var out []float64
+	p, ok := pointOf(t, md, metric, want)
+	if !ok {
+		return 0, false
+	}
+	if p.ValueType() == pmetric.NumberDataPointValueTypeDouble {
+		return p.DoubleValue(), true
+	}
+	return float64(p.IntValue()), true
+}
+
+// pointOf finds the one point of metric whose attributes include want.
+func pointOf(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (pmetric.NumberDataPoint, bool) {
+	t.Helper()
+	var out []pmetric.NumberDataPoint
 	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != metric {
 			return
@@ -98,16 +111,12 @@ func point(t *testing.T, md pmetric.Metrics, metric string, want map[string]stri
 					continue next
 				}
 			}
-			if p.ValueType() == pmetric.NumberDataPointValueTypeDouble {
-				out = append(out, p.DoubleValue())
-			} else {
-				out = append(out, float64(p.IntValue()))
-			}
+			out = append(out, p)
 		}
 	})
 	require.LessOrEqual(t, len(out), 1, "%s %v matches %d points", metric, want, len(out))
 	if len(out) == 0 {
-		return 0, false
+		return pmetric.NumberDataPoint{}, false
 	}
 	return out[0], true
 }
@@ -516,7 +525,16 @@ func TestGoldenErrors(t *testing.T) {
 	assert.InDelta(t, 1, ro, 0)
 	ro, _ = point(t, md, "system.filesystem.read_only_after_errors", map[string]string{"system.device": "sdb1"})
 	assert.InDelta(t, 0, ro, 0)
-	assert.NotEmpty(t, board.Counters("0x5000c500aaaa0001"), "sda's SCSI and ext4 counters are on the board")
+	// The SCSI counters stay off the board: ioerr_cnt counts pass-through commands that completed with
+	// CHECK CONDITION (every ATA command sent with CK_COND), so a polled healthy disk would turn degraded.
+	// The filesystem's errors are on it.
+	for _, id := range []string{"0x5000c500aaaa0001", "0x5000c500aaaa0002", "0x5000c500aaaa0003"} {
+		for _, c := range board.Counters(id) {
+			assert.Equal(t, signs.FilesystemErrors, c.Kind, "%s: %+v", id, c)
+			assert.NotContains(t, c.Subject, "SCSI", id)
+		}
+	}
+	assert.Len(t, board.Counters("0x5000c500aaaa0001"), 1, "sda1's ext4 errors are on the board")
 }
 
 // TestRulesDocumented: the rule table of documentation-extra.md is the health package's logical-disk table.

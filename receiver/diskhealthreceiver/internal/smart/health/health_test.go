@@ -218,9 +218,9 @@ func TestEachRuleFires(t *testing.T) {
 		{"usage attribute at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{190: 45}, raw(190, old, 45, 45, 55))}}), []RuleID{RuleUsageAtThreshold}, Degraded, "old-age attribute Airflow_Temperature_Cel (190) is at 45"},
 		{"prefail failed in past", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{3: 21}, raw(3, pre, 90, 20, 0))}}), []RuleID{RulePreFailFailedInPast}, Degraded, "once fell to 20"},
 		{"kernel io errors rising", step{
-			first: Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of sda", Value: 2}}},
-			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "SCSI ioerr_cnt of sda", Value: 5}}},
-		}, []RuleID{RuleKernelIOErrorsRising}, Degraded, "SCSI ioerr_cnt of sda rose from 2 to 5 since monitoring began"},
+			first: Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 2}}},
+			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 5}}},
+		}, []RuleID{RuleKernelIOErrorsRising}, Degraded, "kernel-seen I/O errors of sda rose from 2 to 5 since monitoring began"},
 		{"filesystem errors rising", step{
 			first: Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 0}}},
 			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 1}}},

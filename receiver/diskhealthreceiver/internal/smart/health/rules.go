@@ -244,7 +244,7 @@ var rules = []rule{
 			}
 		}},
 	{RuleInfo{RuleKernelIOErrorsRising, Degraded, "any (signs board)",
-		"An error count the kernel keeps for I/O to the disk rose since monitoring began: SCSI ioerr_cnt or iotmo_cnt, corrected read errors of an md member on the disk (posted by the stack source on the signs board, package signs)."},
+		"An error count of the disk's filesystem and block I/O rose since monitoring began: requests the block layer completed with an error (the latency source's probe), corrected read errors of an md member on the disk (the stack source), both posted on the signs board (package signs). Pass-through commands (SG_IO, NVMe admin and I/O passthrough: REQ_OP_DRV_IN/OUT) are never counted, so SCSI ioerr_cnt and iotmo_cnt, which count every command, are not weighed: an ATA command sent with CK_COND (SMART RETURN STATUS, CHECK POWER MODE, by this receiver or smartctl) completes with CHECK CONDITION and raises ioerr_cnt on a healthy disk."},
 		func(e *evaluator, s *Snapshot) { boardRising(e, s, signs.KernelIOErrors) }},
 	{RuleInfo{RuleFilesystemErrorsRising, Degraded, "any (signs board)",
 		"An error count a filesystem keeps for a device on the disk rose since monitoring began: ext4 errors_count of a partition, btrfs error_stats of a device (posted by the stack source on the signs board)."},

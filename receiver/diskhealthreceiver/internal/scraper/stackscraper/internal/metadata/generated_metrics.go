@@ -677,7 +677,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk; md members' corrected read errors per array member (md.member, hw.parent).")
+	m.data.SetDescription("Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member (md.member, hw.parent).")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1751,7 +1751,7 @@ type metricHwPhysicalDiskScsiCommands struct {
 // init fills hw.physical_disk.scsi.commands metric with initial data.
 func (m *metricHwPhysicalDiskScsiCommands) init() {
 	m.data.SetName("hw.physical_disk.scsi.commands")
-	m.data.SetDescription("SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt). Stack. Not in semantic conventions.")
+	m.data.SetDescription("SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt), pass-through (SG_IO) commands included; 32-bit counters read as wrapping. Stack. Not in semantic conventions.")
 	m.data.SetUnit("{command}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)

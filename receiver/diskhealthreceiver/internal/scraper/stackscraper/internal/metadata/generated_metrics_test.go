@@ -189,7 +189,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.errors"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk; md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
+					assert.Equal(t, "Errors counted since boot (SCSI) or over the array's life (md members), by error.type (semantic conventions). Stack - SCSI ioerr_cnt/iotmo_cnt per physical disk (every command the midlayer completed with a non-zero status or timed out, pass-through included: not I/O errors alone; 32-bit, read as wrapping); md members' corrected read errors per array member (md.member, hw.parent).", mi.Description())
 					assert.Equal(t, "{error}", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -674,7 +674,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.physical_disk.scsi.commands"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "SCSI commands the kernel's midlayer queued to and completed from the disk since boot (iorequest_cnt, iodone_cnt), pass-through (SG_IO) commands included; 32-bit counters read as wrapping. Stack. Not in semantic conventions.", mi.Description())
 					assert.Equal(t, "{command}", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

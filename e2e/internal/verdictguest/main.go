@@ -1,0 +1,275 @@
+//go:build linux
+
+// Command verdictguest runs inside the QEMU VM of the pass-through verdict end-to-end test
+// (e2e/verdict_qemu_test.go), on the guest's Debian kernel: it starts the disk_health receiver with
+// every source enabled at its defaults but SMART, read every few seconds; first lets it read the disks
+// alone, sampling the SCSI midlayer's counters of every sd disk after each SMART read; then polls every
+// disk with smartctl -a as well until at least minReads SMART reads are done; and prints the exports,
+// the samples and the events as one JSON line for the host test. It is built by that test and means
+// nothing outside the VM.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
+)
+
+const markerBundle = "DISKHEALTH-VERDICT-BUNDLE "
+
+const (
+	smartEvery = 3 * time.Second
+	// aloneReads are the SMART reads with nothing else touching the disks: their counter steps are
+	// the receiver's own.
+	aloneReads = 4
+	// The run lasts until the receiver made minReads SMART reads, the stack source (at the default
+	// collection_interval, 30 s) minStack scrapes, each posting what it counts, and smartctl minPasses
+	// passes over every disk; under TCG on a loaded host the guest's clock says little about progress.
+	minReads  = 22
+	minStack  = 3
+	minPasses = 5
+	pollGap   = 2 * time.Second // between two smartctl passes over every disk
+)
+
+// Sample is the SCSI midlayer's counters of every sd disk at one moment (hex, as sysfs prints them).
+type Sample struct {
+	Label string                       `json:"label"`
+	At    float64                      `json:"at"` // seconds since the receiver started
+	Disks map[string]map[string]string `json:"disks"`
+}
+
+// Bundle is what the guest reports.
+type Bundle struct {
+	Kernel string `json:"kernel"`
+	// ATA are the sd disks libata drives (sysfs vendor "ATA"): their SMART commands are ATA PASS-THROUGH.
+	ATA []string `json:"ata"`
+	// Reads are the SMART exports (each a read of every disk and a verdict each).
+	Reads int `json:"reads"`
+	// States are, per disk (hw.name), every hw.state its hw.status said in any SMART export, with how
+	// many exports said it.
+	States map[string]map[string]int `json:"states"`
+	// Samples: "start", then one after each of the first aloneReads SMART reads ("read N"), then one
+	// after each smartctl pass ("smartctl N"), then "end".
+	Samples []Sample `json:"samples"`
+	// Smartctl counts the smartctl runs per device node; SmartctlFailed those that printed no JSON.
+	Smartctl       map[string]int `json:"smartctl"`
+	SmartctlFailed []string       `json:"smartctl_failed"`
+	// KernelErrors is the newest export with system.disk.kernel.errors (the latency source), nil if
+	// it never had one; Latency says whether the latency source exported its histograms.
+	KernelErrors json.RawMessage `json:"kernel_errors"`
+	Latency      bool            `json:"latency"`
+	// StackFirst and StackLast are the first and the last stack exports (hw.errors of every sd disk).
+	StackFirst json.RawMessage `json:"stack_first"`
+	StackLast  json.RawMessage `json:"stack_last"`
+	Events     json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+	Logs       []string        `json:"logs"`   // the receiver's log lines at WARN and above
+	Errors     []string        `json:"errors"`
+}
+
+func main() {
+	b, err := run()
+	if err != nil {
+		b.Errors = append(b.Errors, err.Error())
+	}
+	out, _ := json.Marshal(b)
+	fmt.Printf("%s%s\n", markerBundle, out)
+	if err != nil {
+		os.Exit(1)
+	}
+}
+
+func run() (b Bundle, err error) {
+	b.States, b.Smartctl = map[string]map[string]int{}, map[string]int{}
+	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		b.Kernel = strings.TrimSpace(string(k))
+	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	defer func() {
+		for _, e := range logs.All() {
+			line := e.Message
+			for k, v := range e.ContextMap() {
+				line += fmt.Sprintf(" %s=%v", k, v)
+			}
+			b.Logs = append(b.Logs, line)
+		}
+	}()
+	for _, d := range disks() {
+		if v, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(d), "device", "vendor")); err == nil && strings.TrimSpace(string(v)) == "ATA" {
+			b.ATA = append(b.ATA, filepath.Base(d))
+		}
+	}
+	t0 := time.Now()
+	sample := func(label string) {
+		b.Samples = append(b.Samples, Sample{Label: label, At: time.Since(t0).Seconds(), Disks: scsiCounters()})
+	}
+	sample("start")
+	stop, ms, ls, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
+		cfg.SMART.Interval = smartEvery
+		cfg.SMART.Timeout = time.Minute // TCG on a shared host: a read of five disks can take many seconds
+	})
+	if err != nil {
+		return b, err
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			stop()
+		}
+	}()
+
+	isRead, isStack := guestrx.HasMetric("hw.physical_disk.smart.read.status"), guestrx.HasMetric("hw.physical_disk.scsi.commands")
+	// Each sample follows a read that ended after the previous sample: exports that piled up while the
+	// guest waited for CPU are skipped, not sampled at once.
+	for i := range aloneReads {
+		if _, _, err = guestrx.WaitExport(ms, len(ms.AllMetrics()), 2*time.Minute, "a SMART read", isRead); err != nil {
+			return b, err
+		}
+		sample(fmt.Sprintf("read %d", i+1))
+	}
+
+	// smartctl polls every disk while the receiver goes on.
+	var mu sync.Mutex
+	passes := 0
+	quit, polled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(polled)
+		for pass := 1; ; pass++ {
+			for _, d := range append(disks(), "/dev/nvme0") {
+				out, _ := exec.Command("smartctl", "-a", "--json", d).Output() // its exit status is a bit mask of findings
+				mu.Lock()
+				b.Smartctl[d]++
+				if !json.Valid(out) {
+					b.SmartctlFailed = append(b.SmartctlFailed, fmt.Sprintf("%s: %.200q", d, out))
+				}
+				mu.Unlock()
+			}
+			mu.Lock()
+			sample(fmt.Sprintf("smartctl %d", pass))
+			passes = pass
+			mu.Unlock()
+			select {
+			case <-quit:
+				return
+			case <-time.After(pollGap):
+			}
+		}
+	}()
+	count := func(pred func(pmetric.Metrics) bool) int {
+		n := 0
+		for _, md := range ms.AllMetrics() {
+			if pred(md) {
+				n++
+			}
+		}
+		return n
+	}
+	for deadline := time.Now().Add(8 * time.Minute); ; time.Sleep(time.Second) {
+		mu.Lock()
+		p := passes
+		mu.Unlock()
+		if count(isRead) >= minReads && count(isStack) >= minStack && p >= minPasses {
+			break
+		}
+		if time.Now().After(deadline) {
+			err = fmt.Errorf("after 8 min: %d SMART reads, %d stack scrapes, %d smartctl passes", count(isRead), count(isStack), p)
+			break
+		}
+	}
+	close(quit)
+	<-polled
+	stop()
+	stopped = true
+	sample("end")
+	if err != nil {
+		return b, err
+	}
+
+	for _, md := range ms.AllMetrics() {
+		if isRead(md) {
+			b.Reads++
+			for disk, state := range states(md) {
+				if b.States[disk] == nil {
+					b.States[disk] = map[string]int{}
+				}
+				b.States[disk][state]++
+			}
+		}
+		if guestrx.HasMetric("system.disk.kernel.errors")(md) {
+			b.KernelErrors = guestrx.MetricsJSON(md)
+		}
+		b.Latency = b.Latency || guestrx.HasMetric("disk_health.latency.dropped")(md)
+		if isStack(md) {
+			if b.StackFirst == nil {
+				b.StackFirst = guestrx.MetricsJSON(md)
+			}
+			b.StackLast = guestrx.MetricsJSON(md)
+		}
+	}
+	merged := plog.NewLogs()
+	for _, l := range ls.AllLogs() {
+		l.ResourceLogs().MoveAndAppendTo(merged.ResourceLogs())
+	}
+	b.Events, _ = (&plog.JSONMarshaler{}).MarshalLogs(merged)
+	return b, nil
+}
+
+// disks lists the VM's whole sd disks as device nodes.
+func disks() []string {
+	var out []string
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "sd") {
+			out = append(out, "/dev/"+e.Name())
+		}
+	}
+	return out
+}
+
+// scsiCounters reads the SCSI midlayer's command counters of every sd disk.
+func scsiCounters() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, d := range disks() {
+		name := filepath.Base(d)
+		c := map[string]string{}
+		for _, f := range []string{"iorequest_cnt", "iodone_cnt", "ioerr_cnt", "iotmo_cnt"} {
+			if v, err := os.ReadFile(filepath.Join("/sys/block", name, "device", f)); err == nil {
+				c[f] = strings.TrimSpace(string(v))
+			}
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// states is, per disk (hw.name), the hw.state whose hw.status point is 1.
+func states(md pmetric.Metrics) map[string]string {
+	out := map[string]string{}
+	guestrx.EachMetric(md, func(_ pmetric.ResourceMetrics, m pmetric.Metric) {
+		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		dps := m.Sum().DataPoints()
+		for l := range dps.Len() {
+			a := dps.At(l).Attributes()
+			if n, _ := a.Get("hw.name"); dps.At(l).IntValue() == 1 {
+				s, _ := a.Get("hw.state")
+				out[n.Str()] = s.Str()
+			}
+		}
+	})
+	return out
+}
