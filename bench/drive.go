@@ -68,13 +68,16 @@ var hostMetricsOff = map[Source][]string{
 // controller's ticker drops the ticks a running scrape misses), so a run's wall time is its scrapes.
 const Interval = 10 * time.Microsecond
 
+// validInterval is the interval the configuration is validated with.
+const validInterval = time.Second
+
 // config returns the receiver's factory and its configuration for one source on root, built from a
 // map the way the collector builds it from YAML.
 func config(r Receiver, src Source, root string) (receiver.Factory, component.Config, error) {
 	var f receiver.Factory
 	m := map[string]any{
 		"root_path":           root,
-		"collection_interval": Interval.String(),
+		"collection_interval": validInterval.String(),
 		"initial_delay":       "0s",
 	}
 	switch r {
@@ -110,6 +113,14 @@ func config(r Receiver, src Source, root string) (receiver.Factory, component.Co
 		if err := v.Validate(); err != nil {
 			return nil, nil, fmt.Errorf("%s config: %w", r, err)
 		}
+	}
+	// Users cannot set the back-to-back interval (disk_health refuses one below emit.MinInterval), so
+	// the run sets it after validation, on both receivers alike.
+	switch c := cfg.(type) {
+	case *diskhealthreceiver.Config:
+		c.ControllerConfig.CollectionInterval = Interval
+	case *hostmetricsreceiver.Config:
+		c.ControllerConfig.CollectionInterval = Interval
 	}
 	return f, cfg, nil
 }

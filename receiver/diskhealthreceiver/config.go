@@ -176,7 +176,7 @@ func marshalled(v any) (map[string]any, error) {
 // Validate reports every problem at once, each naming its full key as the user writes it
 // (filesystem.mount_points.exclude[0]).
 func (cfg *Config) Validate() error {
-	var errs []error
+	errs := cfg.receiverWide()
 	if cfg.RootPath != "" {
 		if fi, err := os.Stat(cfg.RootPath); err != nil {
 			errs = append(errs, fmt.Errorf("root_path: %q: %w", cfg.RootPath, err))

@@ -150,7 +150,7 @@ func TestConfigInvalid(t *testing.T) {
 		"bad_filesystem":    `filesystem.`,
 		"missing_root":      `root_path: "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
 		// Every error of a section carries its full key, not only the first.
-		"bad_smart": "smart.interval: must be positive, got 0s\nsmart.timeout: must be positive, got -1s\nsmart.standby: standby \"sleep\": want never, standby or idle\n" +
+		"bad_smart": "smart.interval: 0s (0 ns) is below the minimum of 100ms; a number without a unit is read as nanoseconds: write the unit, e.g. 30s\nsmart.timeout: must be positive, got -1s\nsmart.standby: standby \"sleep\": want never, standby or idle\n" +
 			`smart.devices.include[0]: invalid regular expression "nvme("`,
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -159,6 +159,31 @@ func TestConfigInvalid(t *testing.T) {
 			assert.Contains(t, err.Error(), want)
 		})
 	}
+}
+
+// TestConfigRefusesWhatCannotBeMeant: a bare number read as nanoseconds, an interval below the minimum,
+// an empty device_classes while a source uses it, every source off: each refused under its key.
+func TestConfigRefusesWhatCannotBeMeant(t *testing.T) {
+	for name, want := range map[string]string{
+		"bare_interval":         "collection_interval: 30ns (30 ns) is below the minimum of 100ms; a number without a unit is read as nanoseconds: write the unit, e.g. 30s",
+		"nanosecond_smart":      "smart.interval: 1ns (1 ns) is below the minimum of 100ms",
+		"empty_classes":         "iostat.device_classes: empty, so no device would be reported: leave the key out for the default (disk, dm, md), or set iostat.enabled: false",
+		"empty_classes_latency": "latency: covers the devices of iostat.device_classes, which is empty",
+		"all_off": "every source is off (iostat.enabled, filesystem.enabled, smart.enabled, pressure.enabled, cgroups.enabled, " +
+			"latency.enabled, stack.enabled: all false): the receiver would collect nothing",
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := confmap.Validate(loadConfig(t, name))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+		})
+	}
+	// Nothing uses an empty class list when iostat and latency are both off; the minimum itself is valid.
+	require.NoError(t, confmap.Validate(loadConfig(t, "empty_classes_off")))
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	cfg.ControllerConfig.CollectionInterval = 100 * time.Millisecond
+	cfg.SMART.Interval = 100 * time.Millisecond
+	require.NoError(t, confmap.Validate(cfg))
 }
 
 func TestConfigInvalidFilesystemNamesEverySetting(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
@@ -165,9 +166,14 @@ func (e *entropy) counter() uint64 {
 	}
 }
 
-// step moves a counter: forward a little, back a little or a lot, reset to 0, to near 2^32, unchanged.
+// step moves a counter: forward a little or further than any clock allows, back a little or a lot, reset
+// to 0, to near 2^32 or to 2^64 - 1 (a flap), unchanged.
 func (e *entropy) step(v uint64) uint64 {
-	switch e.intn(12) {
+	switch e.intn(14) {
+	case 12:
+		return v + 1_000_000_000 + uint64(e.intn(1000))
+	case 13:
+		return math.MaxUint64
 	case 0:
 		return v - min(v, uint64(e.intn(1000)))
 	case 1:
@@ -469,10 +475,8 @@ func runProperty(t *testing.T, data []byte) {
 		scrapers = append(scrapers, s)
 	}
 	st := newPropState()
-	var prevStart time.Time
 	var prevTicks map[string]propTicks
 	for k := range scrapesPerRoot {
-		start := time.Now()
 		outs := make([]pmetric.Metrics, len(scrapers))
 		for i, s := range scrapers {
 			md, err := s.ScrapeMetrics(t.Context())
@@ -485,17 +489,18 @@ func runProperty(t *testing.T, data []byte) {
 		for _, md := range outs {
 			st.check(t, md)
 			if k > 0 {
-				checkImplausibleWraps(t, md, prevTicks, ticks, time.Since(prevStart))
+				checkPlausible(t, md, prevTicks, ticks)
 			}
 		}
-		prevStart, prevTicks = start, ticks
+		prevTicks = ticks
 		r.advance()
 	}
 }
 
-// propTicks is what the utilization check needs of a plain device's line.
+// propTicks is what the plausibility checks need of a plain device's line.
 type propTicks struct {
 	ioTicks uint32
+	idle    bool // nothing in flight (in_flight 0, or "negative")
 	fields  int
 	wide    [10]uint64
 	bad     bool
@@ -508,25 +513,39 @@ func (r *propRoot) ticks() map[string]propTicks {
 			continue
 		}
 		v := d.vals
-		m[d.name] = propTicks{ioTicks: uint32(v[9]), fields: d.fields, bad: d.garbage != "" || d.fields < 14,
+		m[d.name] = propTicks{ioTicks: uint32(v[9]), idle: int32(uint32(v[8])) <= 0, fields: d.fields,
+			bad:  d.garbage != "" || d.fields < 14,
 			wide: [10]uint64{v[0], v[1], v[2], v[4], v[5], v[6], v[11], v[12], v[13], v[15]}}
 	}
 	return m
 }
 
-// checkImplausibleWraps: a plain device whose io_ticks stepped back by more than any interval up to
-// bound (+ 1 s) allows, with nothing else restarting, has utilization 0 for the interval.
-func checkImplausibleWraps(t *testing.T, md pmetric.Metrics, prev, cur map[string]propTicks, bound time.Duration) {
+// checkPlausible: no rate beyond what a device can do in its interval (the gauge's own, start to time).
+// For a plain device with nothing in flight at the previous read, utilization stays within (Δt + 1 s) / Δt,
+// and is 0 when io_ticks moved (forward or back) by more than that with nothing restarting.
+func checkPlausible(t *testing.T, md pmetric.Metrics, prev, cur map[string]propTicks) {
 	t.Helper()
 	forEachPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Name() != "system.disk.utilization" {
+		dt := dp.Timestamp().AsTime().Sub(dp.StartTimestamp().AsTime())
+		most := (dt + time.Second).Seconds() / dt.Seconds()
+		dev, _ := dp.Attributes().Get("system.device")
+		switch m.Name() {
+		case "system.disk.operation.rate":
+			if dp.DoubleValue() > iostat.MaxOpsPerSecond*most*(1+1e-9) {
+				t.Fatalf("%q: %v operations per second over %v", dev.Str(), dp.DoubleValue(), dt)
+			}
+			return
+		case "system.disk.utilization":
+		default:
 			return
 		}
-		dev, _ := dp.Attributes().Get("system.device")
 		p, ok1 := prev[dev.Str()]
 		c, ok2 := cur[dev.Str()]
-		if !ok1 || !ok2 || p.bad || c.bad || p.fields != c.fields || c.ioTicks >= p.ioTicks {
+		if !ok1 || !ok2 || p.bad || c.bad || p.fields != c.fields || !p.idle {
 			return
+		}
+		if dp.DoubleValue() > most*(1+1e-9) {
+			t.Fatalf("%s: utilization %v over %v with nothing in flight before", dev.Str(), dp.DoubleValue(), dt)
 		}
 		fields := min(c.fields, 20)
 		for i := range c.wide {
@@ -537,8 +556,8 @@ func checkImplausibleWraps(t *testing.T, md pmetric.Metrics, prev, cur map[strin
 				return // a restart: the interval counts from zero
 			}
 		}
-		if step := uint64(c.ioTicks - p.ioTicks); step > uint64((bound+time.Second).Milliseconds()) && dp.DoubleValue() != 0 {
-			t.Fatalf("%s: io_ticks stepped back (modular %d ms within %v) and utilization is %v", dev.Str(), step, bound, dp.DoubleValue())
+		if step := uint64(c.ioTicks - p.ioTicks); step > uint64((dt+time.Second).Milliseconds()) && dp.DoubleValue() != 0 {
+			t.Fatalf("%s: io_ticks moved by (modular) %d ms within %v and utilization is %v", dev.Str(), step, dt, dp.DoubleValue())
 		}
 	})
 }

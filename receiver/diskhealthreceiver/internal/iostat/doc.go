@@ -12,15 +12,27 @@
 // device re-created and renumbered between two reads, as NVMe, loop and nbd
 // devices are); its gauges count from zero, as sysstat's do.
 // The 32-bit millisecond fields (rd/wr/dc/fl_ticks, io_ticks, time_in_queue)
-// wrap at 2^32. A step back is a wrap only when its modular difference fits
-// the wall clock between the two reads: io_ticks ≤ Δt + 1 s, the per-request
-// sums (rd/wr/dc/fl_ticks, time_in_queue) ≤ (Δt + 1 s) × MaxInFlight, and
-// always below 2^31; the cumulative value then keeps growing by that
-// difference. Any other step back is a glitch: that counter adds nothing for
-// the interval (its cumulative value holds, its gauges count no time) and
-// counting resumes from the new kernel value, in the same series. (An io_ticks
-// stepping back by 3e9 ms in 1 s is not a wrap of 1.3e9 ms: utilization 0 for
-// that interval, not 1 296 135.)
+// wrap at 2^32: a step back is read as a wrap, its modular difference.
+//
+// Plausibility, both ways. Every increase, forward or across a wrap, must fit
+// what a device can do in the wall-clock interval Δt between the two reads
+// (bounds in sample.go, with why each holds):
+//   - io_ticks ≤ Δt + 1 s (+ the age of what was in flight at the previous
+//     read, when something was: a kernel may charge it at its end);
+//   - rd/wr/dc/fl_ticks, time_in_queue ≤ (Δt + 1 s) × MaxInFlight + in-flight
+//     at the previous read × its age;
+//   - a 32-bit field's increase < 2^31 (a larger modular step is a step back);
+//   - ios and merges ≤ (Δt + 1 s) × MaxOpsPerSecond;
+//   - sectors ≤ (Δios + MaxInFlight) × 4 GiB / 512.
+//
+// An increase beyond its bound, or a 32-bit field stepping back further, is a
+// glitch: that counter adds nothing for the interval (its cumulative value
+// holds, its gauges count nothing) and counting resumes from the new kernel
+// value, in the same series. (An io_ticks stepping back by 3e9 ms, or forward
+// by 1e9 ms, in 1 s is no activity: utilization 0 for that interval, not
+// 1 296 135 or 999 406.) A glitch that ends by stepping back is not a wrap
+// and, for 64-bit counters, not a re-created device: the next series starts
+// at the true values with no activity for that interval.
 //
 // Gauges follow sysstat 12.6.1 (iostat.c write_ext_stat, rd_stats.c
 // compute_ext_disk_stats, the "removed then inserted again" test in
@@ -32,6 +44,8 @@
 //   - A 64-bit counter that went down outside the re-creation pattern counts
 //     as no activity. sysstat 12.6.1 subtracts in unsigned long and prints the
 //     modular difference (r/s ≈ 1.8e18).
+//   - An increase beyond what the clock allows counts as no activity; sysstat
+//     takes it as read.
 //   - A 32-bit field that stepped back by more than a plausible wrap counts as
 //     no time. sysstat 12.6.1 prints the modular difference (r_await, %util
 //     and aqu-sz in the millions). A plausible wrap gives the modular

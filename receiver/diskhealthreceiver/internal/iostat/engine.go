@@ -45,10 +45,16 @@ type Result struct {
 type device struct {
 	prev  sample
 	kinds uint8           // hasDiscard | hasFlush of the series' reads
+	wide  [nWide]uint64   // 64-bit counters within the series, less what was refused as implausible
 	ticks [nNarrow]uint64 // 32-bit ms fields extended to 64 bits within the series
 	start time.Time
 	last  time.Time // time of the previous read
 	gen   uint64    // scrape generation of the last update
+	// refused is set when the last read's 64-bit counters took a step the
+	// clock does not allow: a step back from there is the glitch ending,
+	// not a re-created device, and its interval counts nothing.
+	refused bool
+	glitch  uint8 // the 32-bit fields whose last step was refused
 }
 
 // Engine keeps the previous read of every device. It is not safe for
@@ -93,7 +99,7 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 		if dt := now.Sub(old.last); dt > 0 {
 			res.HasGauges = true
 			res.PrevTime = old.last
-			res.Gauges = computeGauges(&sample{}, &cur, dt)
+			res.Gauges = computeGauges(sinceCreation(&cur, dt), dt)
 		}
 		res.Reset = true
 	case !ok:
@@ -109,16 +115,22 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 		d.restart(&cur, notAfter(start, now))
 		res.New = true
 	default:
-		if dt := now.Sub(d.last); dt > 0 {
-			base := &d.prev
-			if recreated(&d.prev, &cur) {
-				// As sysstat: the interval's activity is everything the
-				// new device counted.
-				base = &sample{}
-			}
+		dt := now.Sub(d.last)
+		b := boundsOf(dt, d.last.Sub(e.bootTime), d.prev.inFlight)
+		inc := deltas(&d.prev, &cur, &b, d.glitch)
+		if dt > 0 {
 			res.HasGauges = true
 			res.PrevTime = d.last
-			res.Gauges = computeGauges(base, &cur, dt)
+			switch {
+			case d.refused && wideDecreased(&d.prev, &cur):
+				// The end of a glitch: what happened in between is unknown.
+			case recreated(&d.prev, &cur):
+				// As sysstat: the interval's activity is everything the
+				// new device counted.
+				res.Gauges = computeGauges(sinceCreation(&cur, dt), dt)
+			default:
+				res.Gauges = computeGauges(&inc, dt)
+			}
 		}
 		if wideDecreased(&d.prev, &cur) || d.kinds != kinds(s) {
 			// The counters restarted from zero after the previous read, or
@@ -127,11 +139,14 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 			d.restart(&cur, notAfter(d.last, now))
 			res.Reset = true
 		} else {
-			limits := wrapLimits(now.Sub(d.last))
+			for i := range d.wide {
+				d.wide[i] += inc.wide[i]
+			}
 			for i := range d.ticks {
-				d.ticks[i] += plausibleDelta(d.prev.narrow[i], cur.narrow[i], limits[i])
+				d.ticks[i] += inc.narrow[i]
 			}
 			d.prev = cur
+			d.refused, d.glitch = inc.refused, inc.glitch
 		}
 	}
 	d.last = now
@@ -141,6 +156,13 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 	res.Start = d.start
 	res.Counters = d.counters(s)
 	return res
+}
+
+// sinceCreation is what a device created within the last dt counted: its
+// requests all began after the previous read, so none carries older time.
+func sinceCreation(cur *sample, dt time.Duration) *increase {
+	inc := deltas(&sample{}, cur, new(boundsOf(dt, 0, 0)), 0)
+	return &inc
 }
 
 // EndScrape drops the state of the devices not updated since the previous
@@ -193,15 +215,17 @@ func kinds(s *diskstats.Stat) uint8 {
 // restart begins a series at start whose counters are the raw values.
 func (d *device) restart(cur *sample, start time.Time) {
 	d.prev = *cur
+	d.wide = cur.wide
 	for i := range d.ticks {
 		d.ticks[i] = uint64(cur.narrow[i])
 	}
 	d.start = start
+	d.refused, d.glitch = false, 0
 }
 
 // counters are the series' cumulative values after the read s.
 func (d *device) counters(s *diskstats.Stat) Counters {
-	w := &d.prev.wide
+	w := &d.wide
 	return Counters{
 		ReadOps:        signed(w[rdIOs]),
 		WriteOps:       signed(w[wrIOs]),

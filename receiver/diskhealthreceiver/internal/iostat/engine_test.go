@@ -413,6 +413,9 @@ func nextValue(prev uint64, op uint32) uint64 {
 	case 1:
 		return prev - min(prev, x%1000)
 	case 2:
+		if x%8 == 0 {
+			return prev + 1<<40 + x // a jump forward no clock allows
+		}
 		return x
 	default:
 		return 1<<32 - 1 - x%50000
@@ -507,7 +510,8 @@ func TestDriveSeesEveryPath(t *testing.T) {
 }
 
 func TestHugeDeltasStayFinite(t *testing.T) {
-	// The largest deltas over the shortest interval: finite, not Inf.
+	// The largest deltas over the shortest interval: finite, not Inf, and
+	// counted as no activity (no device can do them).
 	e := NewEngine(boot)
 	t1 := boot.Add(time.Hour)
 	k := Key{Name: "x"}
@@ -518,7 +522,7 @@ func TestHugeDeltasStayFinite(t *testing.T) {
 	e.Update(k, statOf(k, &zero, 20), t1)
 	r := e.Update(k, statOf(k, &full, 20), t1.Add(time.Nanosecond))
 	checkResult(t, nil, r, t1.Add(time.Nanosecond))
-	assert.Greater(t, r.Gauges.ReadBytesRate, 1e30)
+	assert.Equal(t, Gauges{}, r.Gauges)
 }
 
 func TestFieldCountChangeRestarts(t *testing.T) {
@@ -578,22 +582,156 @@ func TestImplausibleWrapIsNoWrap(t *testing.T) {
 	assert.InDelta(t, r.Counters.IOTime+0.5, r2.Counters.IOTime, 1e-9)
 }
 
-// TestWrapLimits: what counts as a wrap per field, by the interval. io_ticks gains at most the wall clock
-// (+ 1 s of slack); the per-request sums at most that × MaxInFlight; never 2^31 or more.
-func TestWrapLimits(t *testing.T) {
-	l := wrapLimits(time.Second)
-	assert.Equal(t, uint64(2000), l[ioTicks])
+// TestBounds: what an interval allows per field. io_ticks gains at most the wall clock (+ 1 s of slack),
+// more only by the age of what was in flight at the previous read; the per-request sums at most that ×
+// MaxInFlight plus in_flight × age; never 2^31 or more; ios and merges 2^32 per second.
+func TestBounds(t *testing.T) {
+	b := boundsOf(time.Second, time.Hour, 0)
+	assert.Equal(t, uint64(2000), b.narrow[ioTicks])
 	for _, i := range []int{rdTicks, wrTicks, dcTicks, flTicks, rqTicks} {
-		assert.Equal(t, uint64(2000*MaxInFlight), l[i])
+		assert.Equal(t, uint64(2000*MaxInFlight), b.narrow[i])
 	}
-	assert.Equal(t, [nNarrow]uint64{}, wrapLimits(0), "no interval, no wrap")
-	long := wrapLimits(365 * 24 * time.Hour)
-	for i := range long {
-		assert.Equal(t, uint64(wrapLimit-1), long[i])
+	assert.Equal(t, uint64(2000*(MaxOpsPerSecond/1000)), b.ops)
+	busy := boundsOf(time.Second, time.Hour, 10)
+	assert.Equal(t, uint64(2000+3_601_000), busy.narrow[ioTicks], "a request in flight since boot, charged at its end")
+	assert.Equal(t, uint64(2000*MaxInFlight+10*3_601_000), busy.narrow[rdTicks])
+	assert.Equal(t, uint64(1000), boundsOf(-time.Second, -time.Hour, 0).narrow[ioTicks], "negative times count as 0")
+	long := boundsOf(365*24*time.Hour, 0, math.MaxInt32)
+	for i := range long.narrow {
+		assert.Equal(t, uint64(wrapLimit-1), long.narrow[i])
 	}
+	assert.Equal(t, uint64(math.MaxUint64), boundsOf(time.Duration(math.MaxInt64), 0, 0).ops, "saturates")
 	assert.Equal(t, uint64(1500), plausibleDelta(1<<32-1000, 500, 2000), "a wrap that fits")
 	assert.Zero(t, plausibleDelta(1<<32-1000, 1500, 2000), "2500 ms in a 1 s interval is no wrap")
-	assert.Equal(t, uint64(5), plausibleDelta(5, 10, 0), "forward steps are not limited")
+	assert.Equal(t, uint64(2000), plausibleDelta(5, 2005, 2000), "a forward step that fits")
+	assert.Zero(t, plausibleDelta(5, 2006, 2000), "one that does not")
+}
+
+// jump reads nvmeA, then nvmeA one second later with ten more reads (the ordinary interval the forward-jump cases start
+// from); modify changes it.
+func jump(t *testing.T, modify func(s *diskstats.Stat)) (prev, r Result) {
+	t.Helper()
+	e := NewEngine(boot)
+	now := boot.Add(time.Hour)
+	k, s := line(t, nvmeA)
+	prev = e.Update(k, s, now)
+	e.EndScrape(now)
+	next := *s
+	next.ReadIOs += 10
+	next.ReadSectors += 80
+	modify(&next)
+	now = now.Add(time.Second)
+	r = e.Update(k, &next, now)
+	checkResult(t, &prev, r, now)
+	require.True(t, r.HasGauges)
+	require.False(t, r.Reset)
+	require.Equal(t, prev.Start, r.Start, "the same series")
+	return prev, r
+}
+
+// TestForwardJumpIsNoActivity: a step forward the clock cannot allow counts as no activity for that
+// counter in that interval, in the gauges and the cumulative value, like an implausible wrap; the other
+// counters are unaffected. (Before, io_ticks +1e9 ms in 1 s gave utilization 999 406.)
+func TestForwardJumpIsNoActivity(t *testing.T) {
+	t.Run("io_ticks", func(t *testing.T) {
+		prev, r := jump(t, func(s *diskstats.Stat) { s.IOsTotalTicks += 1_000_000_000 })
+		assert.Zero(t, r.Gauges.Utilization)
+		assert.Equal(t, prev.Counters.IOTime, r.Counters.IOTime)
+		assert.InDelta(t, 10.0, r.Gauges.ReadOpsRate, 1e-9)
+	})
+	t.Run("io_ticks just within the clock", func(t *testing.T) {
+		_, r := jump(t, func(s *diskstats.Stat) { s.IOsTotalTicks += 2000 })
+		assert.InDelta(t, 2.0, r.Gauges.Utilization, 1e-12)
+	})
+	for _, f := range tickFields {
+		if f.name == "io_ticks" {
+			continue
+		}
+		t.Run(f.name, func(t *testing.T) {
+			// More than 65 536 requests in flight for the whole 2 s: none was in flight before.
+			prev, r := jump(t, func(s *diskstats.Stat) {
+				s.DiscardIOs += 10
+				s.FlushRequestsCompleted += 10
+				s.WriteIOs += 10
+				*f.field(s) += 2000*MaxInFlight + 1
+			})
+			assert.Zero(t, f.gauge(r.Gauges))
+			assert.Equal(t, f.counter(prev.Counters), f.counter(r.Counters))
+		})
+	}
+	t.Run("ios", func(t *testing.T) {
+		prev, r := jump(t, func(s *diskstats.Stat) { s.WriteIOs += 2000*(MaxOpsPerSecond/1000) + 1 })
+		assert.Zero(t, r.Gauges.WriteOpsRate)
+		assert.Zero(t, r.Gauges.WriteAvgSize)
+		assert.Equal(t, prev.Counters.WriteOps, r.Counters.WriteOps)
+		assert.InDelta(t, 10.0, r.Gauges.ReadOpsRate, 1e-9)
+	})
+	t.Run("sectors beyond 4 GiB per request", func(t *testing.T) {
+		prev, r := jump(t, func(s *diskstats.Stat) { s.ReadSectors += (10 + MaxInFlight) << 23 })
+		assert.Zero(t, r.Gauges.ReadBytesRate)
+		assert.Equal(t, prev.Counters.ReadBytes, r.Counters.ReadBytes)
+		assert.InDelta(t, 10.0, r.Gauges.ReadOpsRate, 1e-9)
+	})
+	t.Run("sectors of 4 GiB per request", func(t *testing.T) {
+		_, r := jump(t, func(s *diskstats.Stat) { s.ReadSectors += (10+MaxInFlight)<<23 - 80 })
+		assert.InDelta(t, float64((10+MaxInFlight)<<32), r.Gauges.ReadBytesRate, 1)
+	})
+}
+
+// TestLazyChargeIsBelieved: with requests in flight at the previous read, their time charged at their end
+// is activity, up to their age: a request that waited an hour completing in a 1 s interval.
+func TestLazyChargeIsBelieved(t *testing.T) {
+	e := NewEngine(boot)
+	now := boot.Add(2 * time.Hour)
+	k, s := line(t, nvmeA)
+	s.IOsInProgress = 1
+	prev := e.Update(k, s, now)
+	e.EndScrape(now)
+	next := *s
+	next.IOsInProgress = 0
+	next.WriteIOs++
+	next.IOsTotalTicks += 3_600_000
+	next.WriteTicks += 3_600_000
+	next.WeightedIOTicks += 3_600_000
+	now = now.Add(time.Second)
+	r := e.Update(k, &next, now)
+	checkResult(t, &prev, r, now)
+	assert.InDelta(t, 3600.0, r.Gauges.Utilization, 1e-9)
+	assert.InDelta(t, 3600.0, r.Gauges.WriteAwait, 1e-9)
+	assert.InDelta(t, prev.Counters.IOTime+3600, r.Counters.IOTime, 1e-9)
+}
+
+// TestFlapToMax is the reported case: every counter of a device flaps to 2^64-1 for one read (utilization
+// 4.29e6 and 1.8e19 reads/s before). That interval counts nothing and keeps the series; the read after,
+// back at the true values, starts a new series at the true values, with no activity for its interval
+// (not everything since boot as for a re-created device).
+func TestFlapToMax(t *testing.T) {
+	e := NewEngine(boot)
+	now := boot.Add(time.Hour)
+	k, s := line(t, nvmeA)
+	prev := e.Update(k, s, now)
+	e.EndScrape(now)
+	var full [17]uint64
+	for i := range full {
+		full[i] = math.MaxUint64
+	}
+	now = now.Add(time.Second)
+	r := e.Update(k, statOf(k, &full, 20), now)
+	e.EndScrape(now)
+	checkResult(t, &prev, r, now)
+	require.True(t, r.HasGauges)
+	assert.False(t, r.Reset)
+	assert.Equal(t, Gauges{}, r.Gauges)
+	assert.Equal(t, prev.Counters, r.Counters)
+
+	now = now.Add(time.Second)
+	back := *s
+	back.ReadIOs += 10
+	r2 := e.Update(k, &back, now)
+	checkResult(t, &r, r2, now)
+	assert.True(t, r2.Reset)
+	assert.Equal(t, Gauges{}, r2.Gauges)
+	assert.Equal(t, uint64(1010), r2.Counters.ReadOps)
 }
 
 // TestCountersStaySigned: 64-bit counters at and past 2^63, and sectors whose bytes pass 2^64, come out

@@ -25,8 +25,8 @@ type Counters struct {
 // of the device, with sysstat 12.6 formulas converted to base units (seconds,
 // bytes, ratios 0–1). Δx is the increase of counter x in the interval, Δt the
 // interval. A 64-bit counter that went down contributes Δ = 0; a 32-bit
-// millisecond field that wrapped contributes its modular increase when that
-// fits Δt (see MaxInFlight), else Δ = 0.
+// millisecond field that wrapped contributes its modular increase; any
+// increase beyond what the clock allows (see bounds) contributes Δ = 0.
 type Gauges struct {
 	ReadOpsRate    float64 // r/s = Δrd_ios / Δt
 	WriteOpsRate   float64 // w/s
@@ -59,22 +59,23 @@ type Gauges struct {
 	// 1, as sysstat does not clamp %util either: values slightly above 1 come
 	// from the kernel's jiffy-granular io_ticks accounting, and a device
 	// serving requests in parallel (NVMe, RAID) can be at 1 without being
-	// saturated. A forward step of io_ticks is taken as read, so a kernel
-	// that charges time lazily (at a long request's end) can also make one
-	// interval's value exceed 1; only a step back is checked against Δt.
+	// saturated. A kernel that charges time lazily (at a long request's end)
+	// can also make one interval's value exceed 1, up to the age of what was
+	// in flight at the previous read; beyond that the step is refused (see
+	// bounds).
 	Utilization float64
 }
 
-// computeGauges applies the iostat -x formulas to prev → cur over dt (> 0).
-func computeGauges(prev, cur *sample, dt time.Duration) Gauges {
+// computeGauges applies the iostat -x formulas to the increases inc over dt
+// (> 0).
+func computeGauges(inc *increase, dt time.Duration) Gauges {
 	var d [nWide]float64
 	for i := range d {
-		d[i] = float64(wideDelta(prev.wide[i], cur.wide[i]))
+		d[i] = float64(inc.wide[i])
 	}
 	var t [nNarrow]float64
-	limits := wrapLimits(dt)
 	for i := range t {
-		t[i] = float64(plausibleDelta(prev.narrow[i], cur.narrow[i], limits[i]))
+		t[i] = float64(inc.narrow[i])
 	}
 	sec := dt.Seconds()
 	ms := sec * 1000

@@ -241,14 +241,14 @@ func TestDeviationsFromSysstat1261(t *testing.T) {
 	})
 }
 
-func TestNarrowDelta(t *testing.T) {
+func TestPlausibleDelta(t *testing.T) {
 	tests := []struct {
 		prev, cur uint32
 		want      uint64
 	}{
 		{prev: 5, cur: 5, want: 0},
 		{prev: 5, cur: 9, want: 4},
-		{prev: 0, cur: 1<<32 - 1, want: 1<<32 - 1}, // forward: never read as a step back
+		{prev: 0, cur: 1<<31 - 1, want: 1<<31 - 1}, // forward: never read as a step back
 		{prev: 1<<32 - 1, cur: 0, want: 1},         // wrap
 		{prev: 1<<32 - 10, cur: 20, want: 30},      // wrap
 		{prev: 1 << 31, cur: 0, want: 0},           // modular step 2^31: no plausible wrap…
@@ -256,6 +256,6 @@ func TestNarrowDelta(t *testing.T) {
 		{prev: 2000, cur: 1900, want: 0},           // step back
 	}
 	for _, tc := range tests {
-		assert.Equal(t, tc.want, narrowDelta(tc.prev, tc.cur), "%d -> %d", tc.prev, tc.cur)
+		assert.Equal(t, tc.want, plausibleDelta(tc.prev, tc.cur, wrapLimit-1), "%d -> %d", tc.prev, tc.cur)
 	}
 }

@@ -117,6 +117,21 @@ func checkResult(t testing.TB, prev *Result, r Result, now time.Time) {
 	if r.HasGauges && !r.PrevTime.Before(now) {
 		t.Fatalf("gauge interval %v..%v is empty", r.PrevTime, now)
 	}
+	if r.HasGauges {
+		// No rate beyond what a device can do in the interval.
+		dt := now.Sub(r.PrevTime)
+		most := MaxOpsPerSecond * (dt + slack).Seconds() / dt.Seconds()
+		for _, v := range []float64{g.ReadOpsRate, g.WriteOpsRate, g.DiscardOpsRate, g.FlushOpsRate, g.ReadMergedRate, g.WriteMergedRate, g.DiscardMergedRate} {
+			if v > most {
+				t.Fatalf("%v operations per second in %v", v, dt)
+			}
+		}
+		for _, v := range []float64{g.ReadAvgSize, g.WriteAvgSize, g.DiscardAvgSize} {
+			if v > float64(1<<32)*(1+MaxInFlight) {
+				t.Fatalf("%v bytes per request", v)
+			}
+		}
+	}
 	if !r.HasGauges && r.Gauges != (Gauges{}) {
 		t.Fatalf("gauges without HasGauges: %+v", r.Gauges)
 	}

@@ -1,6 +1,8 @@
 package iostat
 
 import (
+	"math"
+	"math/bits"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
@@ -40,8 +42,9 @@ const sectorBytes = 512
 
 // sample is one read of one device, reduced to the widths the kernel prints.
 type sample struct {
-	wide   [nWide]uint64
-	narrow [nNarrow]uint32
+	wide     [nWide]uint64
+	narrow   [nNarrow]uint32
+	inFlight uint64 // requests in flight at the read (see inFlight)
 }
 
 // load copies the counters of s. Fields the kernel did not print (discard
@@ -61,6 +64,7 @@ func load(s *diskstats.Stat) sample {
 	x.narrow[wrTicks] = uint32(s.WriteTicks)
 	x.narrow[ioTicks] = uint32(s.IOsTotalTicks)
 	x.narrow[rqTicks] = uint32(s.WeightedIOTicks)
+	x.inFlight = inFlight(s.IOsInProgress)
 	if s.HasDiscard() {
 		x.wide[dcIOs] = s.DiscardIOs
 		x.wide[dcMerges] = s.DiscardMerges
@@ -105,69 +109,145 @@ func recreated(prev, cur *sample) bool {
 	return true
 }
 
-// wideDelta is the increase of a 64-bit counter; a decrease counts as no
-// activity. (sysstat 12.6.1 subtracts in unsigned long and prints the modular
-// difference, about 1.8e19 / interval, which no backend should ever receive.)
-func wideDelta(prev, cur uint64) uint64 {
-	if cur < prev {
-		return 0
-	}
-	return cur - prev
-}
-
-// wrapLimit bounds a plausible wrap of a 32-bit millisecond field: a step back
-// whose modular difference is below 2^31 ms (24.8 days of accumulated time in
-// one interval) is the counter passing 2^32; a larger one is a genuine step
-// back (a kernel accounting glitch) and counts as no activity.
-const wrapLimit = 1 << 31
-
-// narrowDelta is the increase of a 32-bit millisecond field, modulo 2^32 when
-// it wrapped, whatever the interval (the engine uses plausibleDelta).
-func narrowDelta(prev, cur uint32) uint64 { return plausibleDelta(prev, cur, wrapLimit-1) }
-
-// Plausibility of a wrap. A millisecond counter cannot gain more than the wall
-// clock allows between two reads, so a step back is a wrap only when its
-// modular increase fits the interval Δt:
-//   - io_ticks (wall time with a request in flight): at most Δt + wrapSlack;
-//   - rd/wr/dc/fl_ticks and time_in_queue (sums over requests): at most
-//     (Δt + wrapSlack) × MaxInFlight;
+// Plausibility: what the clock allows. A counter cannot gain more between two
+// reads than the device could have done in the interval Δt, whether the step
+// is forward or a 32-bit wrap; an increase beyond the bound is a glitch (a
+// kernel accounting race, a flapping driver, a damaged line), not activity.
+// That counter then adds nothing for the interval (its cumulative value
+// holds, the gauges it feeds count nothing) and counting resumes from the new
+// kernel value in the same series; a later step back from an implausible
+// value is a reset as ever. The bounds, per counter (age is how long after
+// boot the previous read was, in_flight the requests in flight at the
+// previous read):
+//   - io_ticks (wall time with a request in flight): Δt + slack. A kernel
+//     that updates io_ticks only when a request starts or ends charges the
+//     time of a request still in flight at a read at its end, at most its
+//     age, so when in_flight was not 0 the bound grows by age + slack.
+//   - rd/wr/dc/fl_ticks and time_in_queue (sums of the durations of the
+//     requests completed in the interval, charged at completion): the part of
+//     those durations inside the interval is at most (Δt + slack) ×
+//     MaxInFlight; the part before it belongs to the in_flight requests of
+//     the previous read, each at most age + slack old.
+//   - ios and merges: (Δt + slack) × MaxOpsPerSecond.
+//   - sectors: (Δios + MaxInFlight) × maxRequestSectors: every request or bio
+//     the kernel accounts carries at most 4 GiB (its byte count is an unsigned
+//     int), and a request-based device accounts a partial completion's
+//     sectors before the request's I/O, for at most MaxInFlight requests.
 //
-// and always below 2^31 (wrapLimit). A larger step back is no wrap: that
-// counter adds nothing for the interval (its cumulative value holds, the
-// gauges it feeds count no time) and counting resumes from the new kernel
-// value; the series goes on. Forward steps are taken as read (see Gauges).
+// A 32-bit increase is also always below 2^31 (wrapLimit), a modular step of
+// 2^31 or more being a step back. A step back of a 64-bit counter is a reset
+// (wideDecreased), not a glitch.
 const (
 	// MaxInFlight bounds the requests a device can have in flight at once
 	// (the blk-mq tag space: 65 536 tags, e.g. 64 queues of depth 1 024).
 	MaxInFlight = 1 << 16
-	// wrapSlack covers the kernel's lazy io_ticks accounting (updated at a
-	// request's start and end, in jiffies) and the distance between the
-	// kernel's sampling and ours.
-	wrapSlack = time.Second
+	// MaxOpsPerSecond bounds the requests (or merges) one device completes
+	// per second: 2^32, several hundred times the fastest devices' IOPS
+	// (about 10^7) and more than one per CPU nanosecond, where a completion
+	// costs hundreds.
+	MaxOpsPerSecond = 1 << 32
+	// maxRequestSectors is the most a request or a bio carries: 4 GiB.
+	maxRequestSectors = 1 << 32 / sectorBytes
+	// slack covers the kernel's jiffy-granular accounting and the distance
+	// between the kernel's sampling and ours.
+	slack = time.Second
+	// wrapLimit: a modular step of 2^31 ms (24.8 days of accumulated time in
+	// one interval) or more is a step back, never an increase.
+	wrapLimit = 1 << 31
 )
 
-// wrapLimits are the largest plausible wrap increases of each 32-bit field
-// over dt; all 0 (no wrap believed) when dt is not positive.
-func wrapLimits(dt time.Duration) [nNarrow]uint64 {
-	var l [nNarrow]uint64
-	if dt <= 0 {
-		return l
-	}
-	wall := uint64((dt + wrapSlack).Milliseconds())
-	for i := range l {
-		l[i] = min(wall*MaxInFlight, wrapLimit-1)
-	}
-	l[ioTicks] = min(wall, wrapLimit-1)
-	return l
+// bounds are the largest plausible increases over one interval.
+type bounds struct {
+	narrow [nNarrow]uint64
+	ops    uint64 // of every ios and merges counter
 }
 
-// plausibleDelta is narrowDelta where a wrap counts only up to limit.
-func plausibleDelta(prev, cur uint32, limit uint64) uint64 {
-	if cur >= prev {
-		return uint64(cur - prev)
+// boundsOf are the bounds over dt for a previous read taken age after boot
+// with inFlight requests in flight. A negative dt or age counts as 0.
+func boundsOf(dt, age time.Duration, inFlight uint64) bounds {
+	wall := uint64(max(dt, 0)+slack) / uint64(time.Millisecond)
+	carry := uint64(max(age, 0)+slack) / uint64(time.Millisecond)
+	var b bounds
+	sum := satAdd(satMul(wall, MaxInFlight), satMul(carry, inFlight))
+	for i := range b.narrow {
+		b.narrow[i] = min(sum, wrapLimit-1)
 	}
+	io := wall
+	if inFlight > 0 {
+		io = satAdd(io, carry)
+	}
+	b.narrow[ioTicks] = min(io, wrapLimit-1)
+	b.ops = satMul(wall, MaxOpsPerSecond/1000)
+	return b
+}
+
+// sectorsOf names the ios counter each sectors counter is bounded by.
+var sectorsOf = [...][2]int{{rdSectors, rdIOs}, {wrSectors, wrIOs}, {dcSectors, dcIOs}}
+
+// increase is what each counter gained over one interval.
+type increase struct {
+	wide    [nWide]uint64
+	narrow  [nNarrow]uint64
+	refused bool  // a 64-bit counter's increase was beyond its bound
+	glitch  uint8 // the 32-bit fields whose increase was beyond its bound
+}
+
+// deltas are the plausible increases from prev to cur under b: a 64-bit
+// counter that went down or a counter beyond its bound adds 0; a 32-bit field
+// counts its modular increase, so a plausible wrap adds what it passed, but
+// not when glitch (the previous interval's) says the field's previous value
+// was itself refused: a step back from there is the glitch ending.
+func deltas(prev, cur *sample, b *bounds, glitch uint8) increase {
+	var inc increase
+	w, n := &inc.wide, &inc.narrow
+	for i := range w {
+		if cur.wide[i] >= prev.wide[i] {
+			w[i] = cur.wide[i] - prev.wide[i]
+		}
+	}
+	for i := range w {
+		if i != rdSectors && i != wrSectors && i != dcSectors && w[i] > b.ops {
+			w[i], inc.refused = 0, true
+		}
+	}
+	for _, p := range sectorsOf { // after their ios, which may have been refused
+		if w[p[0]] > satMul(satAdd(w[p[1]], MaxInFlight), maxRequestSectors) {
+			w[p[0]], inc.refused = 0, true
+		}
+	}
+	for i := range n {
+		n[i] = plausibleDelta(prev.narrow[i], cur.narrow[i], b.narrow[i])
+		if cur.narrow[i] < prev.narrow[i] && glitch&(1<<i) != 0 {
+			n[i] = 0
+		}
+		if n[i] == 0 && cur.narrow[i] != prev.narrow[i] {
+			inc.glitch |= 1 << i
+		}
+	}
+	return inc
+}
+
+// plausibleDelta is the modular increase of a 32-bit field when it is at most
+// limit, else 0.
+func plausibleDelta(prev, cur uint32, limit uint64) uint64 {
 	if d := uint64(cur - prev); d <= limit {
 		return d
 	}
 	return 0
+}
+
+func satMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	if hi != 0 {
+		return math.MaxUint64
+	}
+	return lo
+}
+
+func satAdd(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return s
 }

@@ -9,7 +9,11 @@
 //     rejects the whole batch for one bad string);
 //   - a control character (C0, DEL, C1) is escaped as \xNN (\u00NN for C1), so it stays visible in
 //     the value but can break no log line or terminal;
-//   - the result is cut to the kind's cap in bytes, at a rune boundary, without a marker.
+//   - a value past the kind's cap in bytes is cut at a rune boundary and ends in "~" and 16 hex digits
+//     of a hash (FNV-1a, 64 bits) of the whole value read, so two values that differ only past the cap
+//     stay two values: two 300-byte device names sharing their first 64 bytes are two system.device.
+//     The caps keep every value the kernel or a device writes whole (a /proc/diskstats name is a
+//     gendisk name, at most 31 bytes, and a partition number).
 //
 // The result is valid, printable-or-escaped UTF-8 of at most Cap(kind) bytes, and String is
 // idempotent. A string that is already printable ASCII within the cap is returned as is, without
@@ -109,6 +113,7 @@ const hex = "0123456789abcdef"
 // clean builds the sanitised string; altered reports replaced or escaped bytes, cut a value past limit.
 func clean(s string, limit int) (out string, altered, cut bool) {
 	b := make([]byte, 0, min(len(s), limit))
+	keep := 0 // the longest clean prefix, whole pieces only, that leaves room for a cut's suffix
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		var piece [6]byte
@@ -127,12 +132,31 @@ func clean(s string, limit int) (out string, altered, cut bool) {
 			p = []byte(s[i : i+size])
 		}
 		if len(b)+len(p) > limit {
-			return string(b), altered, true
+			return withSuffix(b[:keep], s), altered, true
 		}
 		b = append(b, p...)
+		if len(b) <= limit-suffixLen {
+			keep = len(b)
+		}
 		i += size
 	}
 	return string(b), altered, false
+}
+
+// suffixLen is the length of a cut value's suffix: "~" and a 64-bit hash in hex.
+const suffixLen = 1 + 16
+
+// withSuffix ends b, the clean form of a prefix of s, in the suffix naming the whole of s.
+func withSuffix(b []byte, s string) string {
+	h := uint64(14695981039346656037) // FNV-1a offset basis
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	b = append(b, '~')
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hex[h>>uint(shift)&0xf])
+	}
+	return string(b)
 }
 
 // Stats are the alterations of one kind since the process started.

@@ -1,6 +1,8 @@
 package sanitize
 
 import (
+	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -24,15 +26,38 @@ func TestString(t *testing.T) {
 		{Device, "sd\x00a", `sd\x00a`},
 		{MountPoint, "/mnt/caf\u00e9", "/mnt/caf\u00e9"},
 		{MountSource, "a\u0085b", `a\u0085b`},
-		{FSType, strings.Repeat("x", 100), strings.Repeat("x", 64)},
+		{FSType, strings.Repeat("x", 64), strings.Repeat("x", 64)},
+		{FSType, strings.Repeat("x", 100), strings.Repeat("x", 47) + suffix(strings.Repeat("x", 100))},
 		// A cut never splits a rune or an escape.
-		{FSType, strings.Repeat("x", 63) + "\u00e9", strings.Repeat("x", 63)},
-		{FSType, strings.Repeat("x", 62) + "\x01", strings.Repeat("x", 62)},
+		{FSType, strings.Repeat("x", 46) + "\u00e9" + strings.Repeat("y", 20), strings.Repeat("x", 46) + suffix(strings.Repeat("x", 46)+"\u00e9"+strings.Repeat("y", 20))},
+		{FSType, strings.Repeat("x", 45) + "\x01" + strings.Repeat("y", 20), strings.Repeat("x", 45) + suffix(strings.Repeat("x", 45)+"\x01"+strings.Repeat("y", 20))},
 	} {
 		got := String(tc.kind, tc.in)
 		assert.Equal(t, tc.want, got, "%v %q", tc.kind, tc.in)
 		assert.Equal(t, got, Bytes(tc.kind, []byte(tc.in)))
 	}
+}
+
+// suffix is what ends a cut value: "~" and the FNV-1a hash of the whole value read.
+func suffix(s string) string {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("~%016x", h.Sum64())
+}
+
+// TestCutNamesStayDistinct: two 300-byte device names sharing their first 64 bytes were one
+// system.device (134 colliding points in 5 s of a hostile run); a cut value names the whole value.
+func TestCutNamesStayDistinct(t *testing.T) {
+	prefix := strings.Repeat("d", 64)
+	a, b := prefix+strings.Repeat("a", 236), prefix+strings.Repeat("b", 236)
+	ca, cb := String(Device, a), String(Device, b)
+	assert.NotEqual(t, ca, cb)
+	assert.Len(t, ca, Cap(Device))
+	assert.True(t, strings.HasPrefix(ca, strings.Repeat("d", Cap(Device)-17)))
+	assert.Equal(t, ca, String(Device, ca), "idempotent")
+	// A real kernel name (a gendisk name, at most 31 bytes, and a partition number) is never cut.
+	long := strings.Repeat("n", 31) + "p4294967295"
+	assert.Equal(t, long, String(Device, long))
 }
 
 func TestCaps(t *testing.T) {

@@ -1,6 +1,10 @@
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
@@ -43,6 +47,10 @@ func createDefaultConfig() *Config {
 // Validate reports every problem of the section, each under its full key below key ("iostat").
 func (c *Config) Validate(key string) error {
 	_, err := c.filter(key)
+	if c.Enabled && len(c.DeviceClasses) == 0 {
+		err = errors.Join(fmt.Errorf("%s.device_classes: empty, so no device would be reported: leave the key out for the default (%s), or set %s.enabled: false",
+			key, strings.Join(createDefaultConfig().DeviceClasses, ", "), key), err)
+	}
 	return err
 }
 

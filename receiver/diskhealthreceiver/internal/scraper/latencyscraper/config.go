@@ -1,6 +1,7 @@
 package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 
 import (
+	"errors"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 
 	"fmt"
@@ -56,10 +57,14 @@ func createDefaultConfig() *Config {
 // Validate reports the section's problems, each under its full key below key ("latency"). The device
 // filter is the iostat section's and is reported there.
 func (c *Config) Validate(key string) error {
+	var errs []error
 	if c.MaxDevices < 1 || c.MaxDevices > maxDevicesLimit {
-		return fmt.Errorf("%s.max_devices: %d is out of range, want 1 to %d", key, c.MaxDevices, maxDevicesLimit)
+		errs = append(errs, fmt.Errorf("%s.max_devices: %d is out of range, want 1 to %d", key, c.MaxDevices, maxDevicesLimit))
 	}
-	return nil
+	if c.Enabled && len(c.DeviceClasses) == 0 {
+		errs = append(errs, fmt.Errorf("%s: covers the devices of iostat.device_classes, which is empty: leave that key out for the default, or set %s.enabled: false", key, key))
+	}
+	return errors.Join(errs...)
 }
 
 func (c *Config) filter() (*blockdev.Filter, error) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -63,8 +64,8 @@ func (c *Config) Validate(key string) error {
 // deviceConfig is the reader configuration the section describes.
 func (c *Config) deviceConfig(key string) (device.Config, error) {
 	var errs []error
-	if c.Interval <= 0 {
-		errs = append(errs, fmt.Errorf("%s.interval: must be positive, got %v", key, c.Interval))
+	if err := emit.CheckInterval(key+".interval", c.Interval); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("%s.timeout: must be positive, got %v", key, c.Timeout))
