@@ -207,10 +207,13 @@ func TestHandListDetector(t *testing.T) {
 		"settings of a few sources are no list")
 }
 
-// TestDocsNameEverySource: the package documentation (doc.go) lists every source of the registry, and
-// the README's "Layout" names each, so that neither goes stale when a source is added.
+// TestDocsNameEverySource: the package documentation (doc.go) lists every source of the registry, the
+// README's "Layout" names each, and this receiver's README links each one's documentation.md, so that
+// none goes stale when a source is added.
 func TestDocsNameEverySource(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	index, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
@@ -220,5 +223,7 @@ func TestDocsNameEverySource(t *testing.T) {
 	for _, name := range Sources() {
 		assert.Contains(t, string(doc), "//   - "+name+": ", "doc.go does not list source %s", name)
 		assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(name)+`\s{2,}\S`, layout, "README's Layout does not list source %s", name)
+		assert.Contains(t, string(index), "| `"+name+"`: ", "receiver/diskhealthreceiver/README.md does not list source %s", name)
+		assert.Contains(t, string(index), "(internal/scraper/"+name+"scraper/documentation.md)", "receiver/diskhealthreceiver/README.md does not link the documentation of source %s", name)
 	}
 }
