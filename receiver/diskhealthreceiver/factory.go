@@ -25,7 +25,7 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 30 * time.Second
-	cfg := &Config{ControllerConfig: cc}
+	cfg := &Config{ControllerConfig: cc, MaxPointsPerScrape: defaultMaxPointsPerScrape}
 	defaultSections(cfg)
 	return cfg
 }

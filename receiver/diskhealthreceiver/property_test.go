@@ -518,7 +518,7 @@ func runProperty(t *testing.T, data []byte) {
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, &notes, &problems)
+		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.NewNop()
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)
