@@ -97,6 +97,24 @@ func startCollector(t *testing.T, bin, config string, args ...string) *collector
 	return c
 }
 
+// keepMoving calls step(1), step(2), … every 500 ms, so counters move between scrapes, until the
+// returned function is called; that waits for a step under way.
+func keepMoving(step func(k uint64)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for k := uint64(1); ; k++ {
+			select {
+			case <-quit:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			step(k)
+		}
+	}()
+	return func() { close(quit); <-done }
+}
+
 // stop ends the process: SIGTERM, then SIGKILL if it has not exited within 5 s. Safe to call twice.
 func (c *collector) stop() {
 	select {

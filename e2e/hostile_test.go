@@ -141,28 +141,17 @@ service:
 `, root, grpcAddr), telemetryOff)
 
 	// Keep the counters moving, so the cgroups are busy and the gauges have intervals.
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for k := uint64(1); ; k++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			// Errors here would show as missing metrics below.
-			_ = put("proc/diskstats", string(diskstats(k)))
-			_ = iostat(k + 1)
-		}
-	}()
+	stopMoving := keepMoving(func(k uint64) {
+		// Errors here would show as missing metrics below.
+		_ = put("proc/diskstats", string(diskstats(k)))
+		_ = iostat(k + 1)
+	})
 	// The problems appear in the first scrapes; after those, nothing more may be logged.
 	const settle, scrapes = 5, 15
 	time.Sleep(settle * time.Second)
 	quietFrom := len(sender.output.String())
 	time.Sleep((scrapes - settle) * time.Second)
-	close(stop)
-	<-done
+	stopMoving()
 
 	tail := &exportTail{path: got}
 	require.NoError(t, tail.poll(), "the receiving collector's exports decode")

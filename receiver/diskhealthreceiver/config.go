@@ -32,6 +32,11 @@ type Config struct {
 	// (hostmetrics convention, e.g. /hostfs): /proc, /sys and /dev are read below it. Empty means "/".
 	RootPath string `mapstructure:"root_path"`
 
+	// MaxPointsPerScrape bounds the data points one scrape of one source hands on (whole resources past it
+	// are dropped, with a WARN when that starts); 0 means no bound. The default is far above a large host
+	// (1 000 disks and 5 000 mounts are about 110 000 points over all sources).
+	MaxPointsPerScrape int `mapstructure:"max_points_per_scrape"`
+
 	// sections are the sources' sections by name, the metrics: and resource_attributes: keys already
 	// split among them; Unmarshal and Marshal map them to the user's keys.
 	sections map[string]component.Config
@@ -184,6 +189,9 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
+	if cfg.MaxPointsPerScrape < 0 {
+		errs = append(errs, fmt.Errorf("%s: %d data points: want 0 (no bound) or more", maxPointsKey, cfg.MaxPointsPerScrape))
+	}
 	for _, r := range registry {
 		if err := cfg.sections[r.name].(sectionValidator).Validate(r.name); err != nil {
 			errs = append(errs, err)
@@ -194,6 +202,13 @@ func (cfg *Config) Validate() error {
 
 // sectionValidator is a section's Validate: each problem under its full key below the section's.
 type sectionValidator interface{ Validate(key string) error }
+
+const (
+	maxPointsKey = "max_points_per_scrape"
+	// defaultMaxPointsPerScrape: 250 000 points per source keep 5 000 disks (40 points each) or 17 000
+	// mounts (14 each); 200 000 mounts (2.8 M points, 2 GB) are cut.
+	defaultMaxPointsPerScrape = 250000
+)
 
 func (cfg *Config) rootPath() string {
 	if cfg.RootPath == "" {

@@ -44,6 +44,7 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, NewFactory().CreateDefaultConfig(), cfg)
 	require.NoError(t, confmap.Validate(cfg))
 	assert.Equal(t, 30*time.Second, cfg.ControllerConfig.CollectionInterval)
+	assert.Equal(t, 250000, cfg.MaxPointsPerScrape)
 	io := section[iostatscraper.Config](cfg, "iostat")
 	assert.True(t, io.Enabled)
 	assert.Equal(t, []string{"disk", "dm", "md"}, io.DeviceClasses)
@@ -60,6 +61,7 @@ func TestConfigCustom(t *testing.T) {
 	require.NoError(t, confmap.Validate(cfg))
 	assert.Equal(t, 15*time.Second, cfg.ControllerConfig.CollectionInterval)
 	assert.Equal(t, "/", cfg.RootPath)
+	assert.Equal(t, 5000, cfg.MaxPointsPerScrape)
 	io := section[iostatscraper.Config](cfg, "iostat")
 	assert.Equal(t, []string{"sd[a-z]+", "nvme[0-9]+n[0-9]+"}, io.Devices.Include)
 	assert.Equal(t, []string{"disk", "partition"}, io.DeviceClasses)
@@ -144,11 +146,12 @@ func TestConfigFilesystem(t *testing.T) {
 
 func TestConfigInvalid(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_regexp":        `iostat.devices.include[0]: invalid regular expression "sd[a-"`,
-		"bad_class":         `iostat.device_classes[1]: unknown device class "floppy"`,
-		"negative_interval": `collection_interval`,
-		"bad_filesystem":    `filesystem.`,
-		"missing_root":      `root_path: "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
+		"bad_regexp":          `iostat.devices.include[0]: invalid regular expression "sd[a-"`,
+		"bad_class":           `iostat.device_classes[1]: unknown device class "floppy"`,
+		"negative_interval":   `collection_interval`,
+		"bad_filesystem":      `filesystem.`,
+		"negative_max_points": `max_points_per_scrape: -1 data points: want 0 (no bound) or more`,
+		"missing_root":        `root_path: "/nonexistent/hostfs": stat /nonexistent/hostfs: no such file or directory`,
 		// Every error of a section carries its full key, not only the first.
 		"bad_smart": "smart.interval: 0s (0 ns) is below the minimum of 100ms; a number without a unit is read as nanoseconds: write the unit, e.g. 30s\nsmart.timeout: must be positive, got -1s\nsmart.standby: standby \"sleep\": want never, standby or idle\n" +
 			`smart.devices.include[0]: invalid regular expression "nvme("`,

@@ -25,7 +25,7 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 30 * time.Second
-	return &Config{ControllerConfig: cc, sections: defaultSections()}
+	return &Config{ControllerConfig: cc, MaxPointsPerScrape: defaultMaxPointsPerScrape, sections: defaultSections()}
 }
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

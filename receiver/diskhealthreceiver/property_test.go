@@ -3,6 +3,7 @@
 package diskhealthreceiver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -22,7 +23,9 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
@@ -35,7 +38,8 @@ import (
 // The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
 // counts, values at and beyond the integer limits and random bytes in names; sysfs strings of random
 // bytes and lengths; mountinfo with random escapes and bytes; cgroup trees with random io.stat and
-// names — scraped several times by every source, as the receiver builds them, with random counter steps
+// names; one input at a time (diskstats, /proc/stat, mountinfo, PSI, cgroup files, sysfs attributes, ext4
+// and md files) a FIFO, an endless device node or a file past its cap — scraped several times by every source, as the receiver builds them, with random counter steps
 // in between (forward, backwards, resets, the file replaced by rename). Every output must hold:
 //   - every string (resource and point attributes) valid UTF-8, without control characters, within its
 //     kind's cap (sanitize);
@@ -46,7 +50,8 @@ import (
 //   - ratios and utilizations within [0, 1], except system.disk.utilization, which is not clamped (a
 //     forward step of io_ticks is taken as read, as sysstat does); for it, a step back of io_ticks that
 //     does not fit the interval must give 0 (no wrap believed);
-//   - the OTLP protobuf encoding round-trips.
+//   - the OTLP protobuf encoding round-trips;
+//   - every scrape returns, whatever a hostile input does.
 //
 // `make test` runs propertyRoots roots from a fixed seed; FuzzReceiverProperty takes the fixture's
 // entropy from the fuzzer.
@@ -57,6 +62,8 @@ const (
 	// propertyBudget stops the seeded run early on a slow machine (it must still reach propertyRoots).
 	propertyBudget = 12 * time.Minute
 	scrapesPerRoot = 4
+	// hostileScrapeBound is far above any scrape of a small root, far below "forever".
+	hostileScrapeBound = time.Minute
 )
 
 func TestPropertyRandomRoots(t *testing.T) {
@@ -207,9 +214,13 @@ type propRoot struct {
 	devices []*propDevice
 	cgroups []string // cgroup directories, relative to the hierarchy
 	cgVals  map[string][]uint64
+	hostile string // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
 }
 
 func (r *propRoot) write(rel, content string) {
+	if rel == r.hostile {
+		return
+	}
 	p := filepath.Join(r.dir, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		r.t.Fatal(err)
@@ -255,7 +266,63 @@ func newPropRoot(t testing.TB, e *entropy) *propRoot {
 	r.mountinfo()
 	r.write("proc/pressure/io", r.psi())
 	r.cgroupTree()
+	if e.chance(128) {
+		r.makeHostile()
+	}
 	return r
+}
+
+// hostileForms replace an input: a FIFO without a writer (opening or reading it blocks forever), a device
+// node that never ends, a regular file one byte past the cap of its kind.
+var hostileForms = []string{"fifo", "endless", "long"}
+
+// makeHostile replaces one input the sources read with a hostile form. Every source must still return
+// from every scrape (the watchdog in runProperty), with the rest of its output intact.
+func (r *propRoot) makeHostile() {
+	e := r.e
+	type input struct {
+		rel string
+		cap int // the size cap of its kind; 0 where a file past it is too large to write every root
+	}
+	inputs := []input{
+		{"proc/diskstats", 0}, {"proc/stat", 0}, {"proc/1/mountinfo", 0}, {"proc/self/mountinfo", 0},
+		{"proc/pressure/io", bounded.Pressure}, {"sys/fs/cgroup/cgroup.controllers", bounded.Attr},
+		{"sys/fs/ext4/sda1/errors_count", bounded.Attr}, {"sys/block/md0/md/array_state", bounded.Attr},
+		{filepath.Join("sys/fs/cgroup", r.cgroups[len(r.cgroups)-1], "io.stat"), 0},
+	}
+	if d := r.devices[0]; d.plain {
+		// A device's sysfs attributes (identity), when it has a sysfs entry.
+		if _, err := os.Stat(filepath.Join(r.dir, "sys/class/block", d.name)); err == nil {
+			inputs = append(inputs, input{"sys/devices/virtual/block/" + d.name + "/size", bounded.Attr},
+				input{"sys/devices/virtual/block/" + d.name + "/queue/rotational", bounded.Attr})
+		}
+	}
+	in := inputs[e.intn(len(inputs))]
+	form := hostileForms[e.intn(len(hostileForms))]
+	if form == "long" && in.cap == 0 {
+		form = "endless"
+	}
+	if in.rel == "sys/block/md0/md/array_state" {
+		r.write("sys/block/md0/md/level", "raid1\n")
+	}
+	p := filepath.Join(r.dir, in.rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	_ = os.Remove(p)
+	var err error
+	switch form {
+	case "fifo":
+		err = unix.Mkfifo(p, 0o644)
+	case "endless":
+		err = os.Symlink("/dev/zero", p)
+	case "long":
+		err = os.WriteFile(p, bytes.Repeat([]byte("7"), in.cap+1), 0o644)
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.hostile = in.rel
 }
 
 // sysfs gives a device a class/block entry (unless its name cannot be a file name, or by chance not, so
@@ -313,7 +380,7 @@ func (r *propRoot) writeDiskstats(rename bool) {
 		}
 		sb.WriteByte('\n')
 	}
-	if rename {
+	if rename && r.hostile != "proc/diskstats" {
 		r.write("proc/diskstats.new", sb.String())
 		if err := os.Rename(filepath.Join(r.dir, "proc/diskstats.new"), filepath.Join(r.dir, "proc/diskstats")); err != nil {
 			r.t.Fatal(err)
@@ -461,7 +528,7 @@ func runProperty(t *testing.T, data []byte) {
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, &notes, &problems)
+		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.NewNop()
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)
@@ -478,12 +545,24 @@ func runProperty(t *testing.T, data []byte) {
 	var prevTicks map[string]propTicks
 	for k := range scrapesPerRoot {
 		outs := make([]pmetric.Metrics, len(scrapers))
-		for i, s := range scrapers {
-			md, err := s.ScrapeMetrics(t.Context())
+		errs := make([]error, len(scrapers))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i, s := range scrapers {
+				outs[i], errs[i] = s.ScrapeMetrics(t.Context())
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(hostileScrapeBound):
+			// A read that blocks (a FIFO) or never ends would hold the scrape, and the collector's shutdown.
+			t.Fatalf("scrape %d did not return within %v (hostile input %q)", k, hostileScrapeBound, r.hostile)
+		}
+		for _, err := range errs {
 			if err != nil {
 				t.Fatalf("scrape %d: the reporter returns no error, got %v", k, err)
 			}
-			outs[i] = md
 		}
 		ticks := r.ticks()
 		for _, md := range outs {

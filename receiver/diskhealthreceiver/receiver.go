@@ -88,7 +88,7 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes, &r.problems), src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes, &r.problems, r.cfg.MaxPointsPerScrape), src.cfg))
 		if err != nil {
 			return err
 		}
@@ -138,8 +138,9 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 // reported wraps a source's factory so that its scrape problems are logged once per change
 // (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
 // not, still goes on; a problem several sources meet is logged once. After each scrape, notes logs what
-// input strings had to be sanitised (once per kind).
-func reported(f scraper.Factory, notes *sanitize.Notes, problems *emit.Problems) scraper.Factory {
+// input strings had to be sanitised (once per kind), and the scrape's data points are capped at
+// maxPoints (max_points_per_scrape, emit.PointBound).
+func reported(f scraper.Factory, notes *sanitize.Notes, problems *emit.Problems, maxPoints int) scraper.Factory {
 	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
 		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
 			s, err := f.CreateMetrics(ctx, set, cfg)
@@ -147,10 +148,11 @@ func reported(f scraper.Factory, notes *sanitize.Notes, problems *emit.Problems)
 				return nil, err
 			}
 			rep := emit.NewReporter(set.Logger, problems)
+			bound := emit.NewPointBound(set.Logger, maxPointsKey, maxPoints)
 			return scraper.NewMetrics(func(ctx context.Context) (pmetric.Metrics, error) {
 				md, err := s.ScrapeMetrics(ctx)
 				notes.Log(set.Logger)
-				return md, rep.Report(err)
+				return bound.Apply(md), rep.Report(err)
 			}, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))
 		}, f.MetricsStability()))
 }

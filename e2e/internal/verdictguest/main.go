@@ -26,7 +26,6 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
 const markerBundle = "DISKHEALTH-VERDICT-BUNDLE "
@@ -117,9 +116,9 @@ func run() (b Bundle, err error) {
 		b.Samples = append(b.Samples, Sample{Label: label, At: time.Since(t0).Seconds(), Disks: scsiCounters()})
 	}
 	sample("start")
-	stop, ms, ls, err := guestrx.Start(zap.New(core), func(cfg *diskhealthreceiver.Config) {
-		cfg.SMART.Interval = smartEvery
-		cfg.SMART.Timeout = time.Minute // TCG on a shared host: a read of five disks can take many seconds
+	stop, ms, ls, err := guestrx.Start(zap.New(core), map[string]any{
+		// TCG on a shared host: a read of five disks can take many seconds.
+		"smart": map[string]any{"interval": smartEvery.String(), "timeout": time.Minute.String()},
 	})
 	if err != nil {
 		return b, err

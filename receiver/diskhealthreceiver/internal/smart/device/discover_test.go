@@ -201,7 +201,7 @@ func TestDiscoverErrors(t *testing.T) {
 func TestDiscoverSanitisesBareController(t *testing.T) {
 	s := newSysTree(t)
 	ctrl := "devices/pci0000:00/0000:00:05.0/nvme/nvme7"
-	s.write(ctrl+"/model", strings.Repeat("M", 100<<10)+"\n")
+	s.write(ctrl+"/model", strings.Repeat("M", 60<<10)+"\n") // below bounded.Attr, far above the model cap
 	s.write(ctrl+"/serial", "SN\x01\x1b[31m\xff\n")
 	s.write(ctrl+"/firmware_rev", "1.0\x00\x7f\n")
 	s.link("class/nvme/nvme7", ctrl)
