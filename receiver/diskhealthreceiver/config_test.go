@@ -185,7 +185,7 @@ func TestConfigRefusesWhatCannotBeMeant(t *testing.T) {
 	require.NoError(t, confmap.Validate(loadConfig(t, "empty_classes_off")))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
 	cfg.ControllerConfig.CollectionInterval = 100 * time.Millisecond
-	cfg.SMART.Interval = 100 * time.Millisecond
+	section[smartscraper.Config](cfg, "smart").Interval = 100 * time.Millisecond
 	require.NoError(t, confmap.Validate(cfg))
 }
 
