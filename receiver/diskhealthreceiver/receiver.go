@@ -75,8 +75,8 @@ var dropMetrics, _ = consumer.NewMetrics(func(context.Context, pmetric.Metrics) 
 // only emits metrics runs only with a metrics pipeline; a source with events (SMART) also for a logs
 // pipeline alone, whose metrics are then dropped.
 func (r *diskHealthReceiver) build() error {
-	next := r.metrics
-	if next == nil {
+	var next consumer.Metrics = &refusals{next: r.metrics, logger: r.set.Logger}
+	if r.metrics == nil {
 		next = dropMetrics
 	}
 	board := signs.New()

@@ -23,10 +23,12 @@ const (
 // procfs regenerates the content on each such read, and a reopen would cost
 // allocations and two more syscalls every scrape. A file replaced by rename
 // (a new inode at the path: a fixture tree, a bind mount remounted) would
-// then be read forever from the old inode, its values frozen, so every
+// then be read forever from the old inode, its values frozen, so every read
+// checks that the open file still has a name (fstat, no allocation: a file
+// renamed over or removed has none, and is reopened at once), and every
 // checkEvery-th read stats the path and reopens it when it is another file
-// or gone (a gone file is then an error naming the path); a read error
-// reopens at once. Call Close when done. A FileReader is not safe for
+// (a mount over it) or gone (a gone file is then an error naming the path);
+// a read error reopens at once. Call Close when done. A FileReader is not safe for
 // concurrent use; its zero value is ready to use.
 type FileReader struct {
 	path  string
@@ -46,7 +48,7 @@ const checkEvery = 4
 func (r *FileReader) Read(path string) ([]byte, error) {
 	if r.f != nil && r.path == path {
 		r.reads++
-		if r.reads%checkEvery == 0 && r.replaced() {
+		if unlinked(r.f) || r.reads%checkEvery == 0 && r.replaced() {
 			_ = r.Close()
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -32,7 +34,7 @@ type golden struct {
 // TestGolden reads the fixture tree testdata/sys and testdata/mountinfo.txt
 // and compares everything with testdata/golden.json.
 func TestGolden(t *testing.T) {
-	sys := os.DirFS("testdata/sys")
+	sys := os.DirFS(fixturetree.Copy(t, "testdata/sys"))
 	got := golden{SCSI: map[string]SCSICounters{}, SCSIErrors: map[string]string{}, ReadOnlyErrs: map[string]bool{}}
 	for _, name := range []string{"sda", "sdb", "sdc", "nvme0n1"} {
 		c, err := ReadSCSI(sys, name)

@@ -9,11 +9,11 @@ import (
 )
 
 func TestCheckInterval(t *testing.T) {
-	assert.NoError(t, CheckInterval("collection_interval", MinInterval))
-	assert.NoError(t, CheckInterval("collection_interval", 30*time.Second))
+	require.NoError(t, CheckInterval("collection_interval", MinInterval))
+	require.NoError(t, CheckInterval("collection_interval", 30*time.Second))
 	err := CheckInterval("collection_interval", 30)
 	require.Error(t, err)
 	assert.Equal(t, "collection_interval: 30ns (30 ns) is below the minimum of 100ms; a number without a unit is read as nanoseconds: write the unit, e.g. 30s", err.Error())
-	assert.ErrorContains(t, CheckInterval("smart.interval", 0), "smart.interval: 0s (0 ns) is below the minimum of 100ms")
-	assert.ErrorContains(t, CheckInterval("smart.interval", -time.Second), "smart.interval: -1s")
+	require.ErrorContains(t, CheckInterval("smart.interval", 0), "smart.interval: 0s (0 ns) is below the minimum of 100ms")
+	require.ErrorContains(t, CheckInterval("smart.interval", -time.Second), "smart.interval: -1s")
 }

@@ -2,7 +2,6 @@ package iostatscraper
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,11 +14,12 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
-// fixtureRoot makes a root_path whose sys is the committed fixture tree and whose proc/diskstats the test
+// fixtureRoot makes a root_path whose sys is a private copy of the committed fixture tree and whose proc/diskstats the test
 // rewrites in place between scrapes (the reader keeps the file open, as it does with the real /proc).
 type fixtureRoot struct {
 	t      *testing.T
@@ -32,7 +32,7 @@ func newFixtureRoot(t *testing.T, name string) *fixtureRoot {
 	src, err := filepath.Abs(filepath.Join("testdata", "roots", name))
 	require.NoError(t, err)
 	root := t.TempDir()
-	require.NoError(t, os.Symlink(filepath.Join(src, "sys"), filepath.Join(root, "sys")))
+	require.NoError(t, os.Symlink(fixturetree.Copy(t, filepath.Join(src, "sys")), filepath.Join(root, "sys")))
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc"), 0o755))
 	f := &fixtureRoot{t: t, root: root, source: src}
 	f.copyProc("stat", "stat")
@@ -157,12 +157,8 @@ func TestIOScraperBadInput(t *testing.T) {
 	})
 	t.Run("unreadable sysfs attribute", func(t *testing.T) {
 		f := newFixtureRoot(t, "k4.15-sata")
-		// A private copy of sys (symlinks kept) in which sda's rotational flag is garbage.
-		sys := filepath.Join(f.root, "sys")
-		require.NoError(t, os.Remove(sys))
-		out, err := exec.Command("cp", "-a", filepath.Join(f.source, "sys"), sys).CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		rot := filepath.Join(sys, "block", "sda", "queue", "rotational")
+		// The root's sys is a private copy: sda's rotational flag made garbage there.
+		rot := filepath.Join(f.root, "sys", "block", "sda", "queue", "rotational")
 		require.NoError(t, os.WriteFile(rot, []byte("banana\n"), 0o644))
 		clock := t0
 		s := newTestIOScraper(t, testConfig(f.root), &clock)
