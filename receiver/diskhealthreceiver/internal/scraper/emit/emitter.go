@@ -181,32 +181,7 @@ func (e *Emitter) SetInt(m *Metric, dp pmetric.NumberDataPoint, v int64) {
 		dp.SetIntValue(v)
 		return
 	}
-	dps := m.dps
-	for i := range dps.Len() {
-		dpi := dps.At(i)
-		if !same(dp, dpi) {
-			continue
-		}
-		switch m.Strategy {
-		case "sum", "avg":
-			dpi.SetIntValue(dpi.IntValue() + v)
-			m.counts[i]++
-			return
-		case "min":
-			if dpi.IntValue() > v {
-				dpi.SetIntValue(v)
-			}
-			return
-		case "max":
-			if dpi.IntValue() < v {
-				dpi.SetIntValue(v)
-			}
-			return
-		}
-	}
-	dp.SetIntValue(v)
-	m.counts = append(m.counts, 1)
-	dp.MoveTo(dps.AppendEmpty())
+	aggregate(m, dp, v, pmetric.NumberDataPoint.IntValue, pmetric.NumberDataPoint.SetIntValue)
 }
 
 // SetDouble gives dp, from Point(m, …), its value.
@@ -215,6 +190,12 @@ func (e *Emitter) SetDouble(m *Metric, dp pmetric.NumberDataPoint, v float64) {
 		dp.SetDoubleValue(v)
 		return
 	}
+	aggregate(m, dp, v, pmetric.NumberDataPoint.DoubleValue, pmetric.NumberDataPoint.SetDoubleValue)
+}
+
+// aggregate merges dp (standalone: an attribute of m is switched off) into the earlier point of m
+// with its attributes and times, by m's strategy, as the builder does, or appends it.
+func aggregate[T int64 | float64](m *Metric, dp pmetric.NumberDataPoint, v T, get func(pmetric.NumberDataPoint) T, set func(pmetric.NumberDataPoint, T)) {
 	dps := m.dps
 	for i := range dps.Len() {
 		dpi := dps.At(i)
@@ -223,22 +204,22 @@ func (e *Emitter) SetDouble(m *Metric, dp pmetric.NumberDataPoint, v float64) {
 		}
 		switch m.Strategy {
 		case "sum", "avg":
-			dpi.SetDoubleValue(dpi.DoubleValue() + v)
+			set(dpi, get(dpi)+v)
 			m.counts[i]++
 			return
 		case "min":
-			if dpi.DoubleValue() > v {
-				dpi.SetDoubleValue(v)
+			if get(dpi) > v {
+				set(dpi, v)
 			}
 			return
 		case "max":
-			if dpi.DoubleValue() < v {
-				dpi.SetDoubleValue(v)
+			if get(dpi) < v {
+				set(dpi, v)
 			}
 			return
 		}
 	}
-	dp.SetDoubleValue(v)
+	set(dp, v)
 	m.counts = append(m.counts, 1)
 	dp.MoveTo(dps.AppendEmpty())
 }

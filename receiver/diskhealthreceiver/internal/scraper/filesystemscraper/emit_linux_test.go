@@ -1,17 +1,13 @@
 package filesystemscraper
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/scraper/scrapertest"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
@@ -21,18 +17,8 @@ import (
 func scrapeHost(t *testing.T, edit func(*metadata.MetricsBuilderConfig)) pmetric.Metrics {
 	t.Helper()
 	root := t.TempDir()
-	f := hostStatfs(root)
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(hostMountinfo), 0o644))
-	cfg := createDefaultConfig()
-	cfg.RootPath = root
-	cfg.StatfsTimeout = 300 * time.Millisecond
-	edit(&cfg.MetricsBuilderConfig)
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, func() time.Time { return t0 })
-	require.NoError(t, err)
-	s.cfg.Prober.Statfs = f.statfs
-	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
-	md, err := s.scrape(t.Context())
+	clock := t0
+	md, err := newTestFSScraperWith(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
 	require.NoError(t, err)
 	return md
 }
