@@ -112,9 +112,9 @@ func (e *Emitter) Init(schemaURL, scopeName, scopeVersion string, start pcommon.
 // Reset(WithStartTime(start))).
 func (e *Emitter) SetStartTime(start pcommon.Timestamp) { e.start = start }
 
-// Resource begins a resource: the points appended from now on belong to res (copied into the output
-// at the first one; res itself is neither kept nor changed). The builder's EmitForResource, called
-// before the points instead of after them.
+// Resource begins a resource: the points appended from now on belong to res, which is copied into the
+// output at the first of them (never changed, so a scraper can keep one per device). The builder's
+// EmitForResource, called before the points instead of after them.
 func (e *Emitter) Resource(res pcommon.Resource) {
 	e.closeResource()
 	e.res = res
