@@ -64,11 +64,16 @@ run: build
 # lives in a source's documentation-extra.md and is appended to its documentation.md.
 COMPONENTS   := $(RECEIVER) $(patsubst %/metadata.yaml,%,$(wildcard $(RECEIVER)/internal/scraper/*/metadata.yaml))
 
+# A source whose doc.go runs emitgen (internal/tools/emitgen) also gets, from the same metadata.yaml
+# and after mdatagen, the fast emitter its scraper writes through (internal/metadata/generated_emitter.go).
+EMITTERS     := $(patsubst %/doc.go,%,$(shell grep -l 'emitgen' $(RECEIVER)/internal/scraper/*/doc.go))
+
 generate:
 	set -e; for d in $(COMPONENTS); do \
 		(cd $$d && $(GO_TOOL) mdatagen metadata.yaml); \
 		if [ -f $$d/documentation-extra.md ]; then printf '\n' >> $$d/documentation.md; cat $$d/documentation-extra.md >> $$d/documentation.md; fi; \
 	done
+	cd internal/tools && $(GO) run ./emitgen $(addprefix $(CURDIR)/,$(EMITTERS))
 
 # The object is committed so that nothing else needs clang; Debian's clang-14 makes it byte for byte
 # (TestObjectMatchesSources rebuilds and compares).

@@ -150,6 +150,26 @@ func parityMetrics(f receiver.Factory, src Source, all bool) (map[string]any, er
 	return out, nil
 }
 
+// ParityMetrics is disk_health's `metrics` section with only what hostmetrics' disk and filesystem
+// scrapers emit by default switched on (scrapecost's parity collector).
+func ParityMetrics() (map[string]any, error) {
+	f := diskhealthreceiver.NewFactory()
+	out, err := parityMetrics(f, Disk, false)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := parityMetrics(f, Filesystem, false)
+	if err != nil {
+		return nil, err
+	}
+	for name, c := range fs {
+		if c.(map[string]any)["enabled"] == true {
+			out[name] = c
+		}
+	}
+	return out, nil
+}
+
 // Run is a receiver running with a counting sink.
 type Run struct {
 	rcv  receiver.Metrics

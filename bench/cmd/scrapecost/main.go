@@ -1,6 +1,6 @@
 // Command scrapecost measures the whole-process CPU per scrape of two collectors on one synthetic root
 // (bench.Generate): the built otelcol-diskhealth with its iostat and filesystem sources at their
-// defaults, and a hostmetrics-only collector (hostmetricsreceiver v0.165.1, disk and filesystem
+// defaults and once more emitting only hostmetrics' metric set (parity), and a hostmetrics-only collector (hostmetricsreceiver v0.165.1, disk and filesystem
 // scrapers; `make build-hostmetrics`). Both export to the same debug exporter at basic verbosity, which
 // logs one line per delivered batch with its data point count. They run one after the other, so
 // neither competes with the other for the machine's cores; each is sampled for -duration after
@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ func diskHealthConfig() string {
   disk_health:
     root_path: %[1]s
     collection_interval: %[2]s
+    metrics: %[3]s
 ` + off.String() + `exporters:
   debug:
     verbosity: basic
@@ -104,12 +106,17 @@ func run(diskhealth, hostmetrics string, devices, mounts int, interval, warmup, 
 	if _, err := bench.Generate(dir, devices, mounts); err != nil {
 		return err
 	}
+	parity, err := parityYAML()
+	if err != nil {
+		return err
+	}
 	var results []result
-	for _, c := range []struct{ name, bin, config string }{
-		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig()},
-		{"hostmetrics v0.165.1 (disk + filesystem)", hostmetrics, hostMetricsConfig},
+	for _, c := range []struct{ name, bin, config, metrics string }{
+		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig(), "{}"},
+		{"disk_health, hostmetrics' metric set (parity)", diskhealth, diskHealthConfig(), parity},
+		{"hostmetrics v0.165.1 (disk + filesystem)", hostmetrics, hostMetricsConfig, ""},
 	} {
-		cfg := fmt.Sprintf(c.config, dir, interval)
+		cfg := fmt.Sprintf(c.config, dir, interval, c.metrics)
 		r, err := measure(c.name, c.bin, cfg, interval, warmup, duration)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
@@ -118,6 +125,29 @@ func run(diskhealth, hostmetrics string, devices, mounts int, interval, warmup, 
 	}
 	report(os.Stdout, results, devices, mounts, interval, duration)
 	return nil
+}
+
+// parityYAML is bench.ParityMetrics as a YAML flow mapping.
+func parityYAML() (string, error) {
+	m, err := bench.ParityMetrics()
+	if err != nil {
+		return "", err
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	b.WriteString("{")
+	for i, name := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s: {enabled: %v}", name, m[name].(map[string]any)["enabled"])
+	}
+	b.WriteString("}")
+	return b.String(), nil
 }
 
 // points matches the debug exporter's basic line: `... Metrics {"resource metrics": 1000, "metrics": …, "data points": 40000}`.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,4 +26,15 @@ func TestReport(t *testing.T) {
 	}, 1, 1, time.Second, time.Minute)
 	assert.Contains(t, b.String(), "| a | 200.0 ms | 100 | 2000.00 µs | 2.00× |")
 	assert.Contains(t, b.String(), "| b | 100.0 ms | 50 | 2000.00 µs | 1.00× |")
+}
+
+// The parity collector switches on exactly hostmetrics' default disk and filesystem metrics.
+func TestParityYAML(t *testing.T) {
+	y, err := parityYAML()
+	require.NoError(t, err)
+	assert.Contains(t, y, "system.disk.io: {enabled: true}")
+	assert.Contains(t, y, "system.filesystem.usage: {enabled: true}")
+	assert.Contains(t, y, "system.disk.io.rate: {enabled: false}")
+	assert.Contains(t, y, "system.filesystem.status: {enabled: false}")
+	assert.Equal(t, 9, strings.Count(y, "{enabled: true}"))
 }

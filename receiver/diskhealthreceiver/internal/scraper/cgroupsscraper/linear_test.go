@@ -66,8 +66,8 @@ func newManyDeviceScraper(tb testing.TB, root string, clock *time.Time) *cgroupS
 	return s
 }
 
-// One cgroup with 60 000 devices costs under a second of CPU per scrape: before the direct emitter the
-// generated builder compared every point with the metric's earlier ones (8 000 devices: 7.5 CPU-s). CPU
+// One cgroup with 60 000 devices costs under a second of CPU per scrape: before the generated emitter the
+// mdatagen builder compared every point with the metric's earlier ones (8 000 devices: 7.5 CPU-s). CPU
 // time of this thread, not wall time, so a loaded machine does not fail it.
 func TestScrapeSixtyThousandDevicesOneCgroup(t *testing.T) {
 	const n = 60000

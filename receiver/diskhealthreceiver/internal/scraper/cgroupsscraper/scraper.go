@@ -27,7 +27,7 @@ import (
 // cgroupScraper reports the busiest cgroups' I/O per device. Device numbers become the kernel names the
 // iostat metrics carry (from /proc/diskstats), so a backend can put a pod next to its disk.
 type cgroupScraper struct {
-	mb      *metadata.MetricsBuilder
+	e       *metadata.Emitter
 	rb      *metadata.ResourceBuilder
 	logger  *zap.Logger
 	cfg     *Config
@@ -44,8 +44,6 @@ type cgroupScraper struct {
 	names  map[devNum]string
 	devs   []string // names of one cgroup's devices, "" where the filter drops one
 
-	direct *direct // nil where only the generated builder writes the configured output
-
 	now func() time.Time
 }
 
@@ -57,7 +55,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 		return nil, err
 	}
 	s := &cgroupScraper{
-		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		e:       metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
 		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		logger:  set.Logger,
 		cfg:     cfg,
@@ -67,7 +65,6 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 		names:   map[devNum]string{},
 		now:     now,
 	}
-	s.direct = newDirect(s, cfg.MetricsBuilderConfig)
 	return s, nil
 }
 
@@ -135,23 +132,12 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		errs.AddPartial(emit.CountErrors(err), fmt.Errorf("device names (devices then named by major:minor): %w", err))
 	}
 	ts := pcommon.NewTimestampFromTime(now)
-	if s.direct == nil {
-		for i := range res.Cgroups {
-			if cg := &res.Cgroups[i]; s.keep(cg) > 0 {
-				s.recordBuilder(ts, cg, s.devs)
-			}
-		}
-		return s.mb.Emit(), errs.Combine()
-	}
-	md := pmetric.NewMetrics()
-	rms := md.ResourceMetrics()
-	rms.EnsureCapacity(len(res.Cgroups))
 	for i := range res.Cgroups {
 		if cg := &res.Cgroups[i]; s.keep(cg) > 0 {
-			s.direct.record(rms, s.resource(cg), ts, cg, s.devs)
+			s.record(ts, cg, s.devs)
 		}
 	}
-	return md, errs.Combine()
+	return s.e.Emit(), errs.Combine()
 }
 
 // refreshNames maps device numbers to kernel names from /proc/diskstats.
@@ -205,23 +191,25 @@ func (s *cgroupScraper) resource(cg *cgroupio.Cgroup) pcommon.Resource {
 	return rb.Emit()
 }
 
-// recordBuilder records cg through the generated builder; devs as keep leaves them.
-func (s *cgroupScraper) recordBuilder(ts pcommon.Timestamp, cg *cgroupio.Cgroup, devs []string) {
-	mb := s.mb
-	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(cg.Start)))
+// record appends cg's resource and points (the generated emitter keeps metadata.yaml's metric order);
+// devs as keep leaves them.
+func (s *cgroupScraper) record(ts pcommon.Timestamp, cg *cgroupio.Cgroup, devs []string) {
+	e := s.e
+	e.Resource(s.resource(cg))
+	e.SetStartTime(pcommon.NewTimestampFromTime(cg.Start))
 	rd, wr := metadata.AttributeDiskIoDirectionRead, metadata.AttributeDiskIoDirectionWrite
 	for i := range cg.Devices {
 		d, dev := &cg.Devices[i], devs[i]
 		if dev == "" {
 			continue
 		}
-		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), cg.Path, dev, rd)
-		mb.RecordContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), cg.Path, dev, wr)
-		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
-		mb.RecordContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), cg.Path, dev, wr)
+		e.AppendContainerDiskIoDataPoint(ts, emit.Int(d.ReadBytes), cg.Path, dev, rd)
+		e.AppendContainerDiskIoDataPoint(ts, emit.Int(d.WriteBytes), cg.Path, dev, wr)
+		e.AppendContainerDiskOperationsDataPoint(ts, emit.Int(d.ReadOps), cg.Path, dev, rd)
+		e.AppendContainerDiskOperationsDataPoint(ts, emit.Int(d.WriteOps), cg.Path, dev, wr)
 		if d.HasDiscard {
-			mb.RecordContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
-			mb.RecordContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
+			e.AppendContainerDiskDiscardIoDataPoint(ts, emit.Int(d.DiscardBytes), cg.Path, dev)
+			e.AppendContainerDiskDiscardOperationsDataPoint(ts, emit.Int(d.DiscardOps), cg.Path, dev)
 		}
 	}
 	if cg.HasPressure {
@@ -229,17 +217,16 @@ func (s *cgroupScraper) recordBuilder(ts pcommon.Timestamp, cg *cgroupio.Cgroup,
 		// The totals have a start of their own: they may go back while the I/O counters do not.
 		psiStart, ioStart := pcommon.NewTimestampFromTime(cg.PressureStart), pcommon.NewTimestampFromTime(cg.Start)
 		record := func(st pressure.Stall, kind metadata.AttributeSystemLinuxPressureStallType) {
-			mb.Reset(metadata.WithStartTime(psiStart))
-			mb.RecordContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
-			mb.Reset(metadata.WithStartTime(ioStart))
-			mb.RecordContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
-			mb.RecordContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
-			mb.RecordContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)
+			e.SetStartTime(psiStart)
+			e.AppendContainerIoLinuxPressureTotalDataPoint(ts, st.TotalSeconds(), cg.Path, kind)
+			e.SetStartTime(ioStart)
+			e.AppendContainerIoLinuxPressure10sDataPoint(ts, st.Avg10, cg.Path, kind)
+			e.AppendContainerIoLinuxPressure1mDataPoint(ts, st.Avg60, cg.Path, kind)
+			e.AppendContainerIoLinuxPressure5mDataPoint(ts, st.Avg300, cg.Path, kind)
 		}
 		record(cg.Pressure.Some, some)
 		if cg.Pressure.HasFull {
 			record(cg.Pressure.Full, full)
 		}
 	}
-	mb.EmitForResource(metadata.WithResource(s.resource(cg)))
 }

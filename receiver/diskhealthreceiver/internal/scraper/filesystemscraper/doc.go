@@ -2,4 +2,5 @@
 // host's mounts, with a deadline on every statfs, stuck-mount status and a time-to-full forecast.
 //
 //go:generate go tool -modfile=../../../../../internal/tools/go.mod mdatagen metadata.yaml
+//go:generate go run -C ../../../../../internal/tools ./emitgen ../../receiver/diskhealthreceiver/internal/scraper/filesystemscraper
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"

@@ -21,11 +21,11 @@ import (
 type fsScraper struct {
 	cfg    fsusage.Config
 	logger *zap.Logger
-	mb     *metadata.MetricsBuilder
+	e      *metadata.Emitter
 	rb     *metadata.ResourceBuilder
 	col    *fsusage.Collector
-	// direct writes the pdata when it can (nil: the generated builder does).
-	direct *direct
+	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
+	mounts emit.Cache[mountKey, mountCache]
 
 	now func() time.Time
 }
@@ -37,7 +37,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 	}
 	s := &fsScraper{
 		logger: set.Logger,
-		mb:     metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		e:      metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
 	}
@@ -55,7 +55,6 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
 		OnTableReload: s.logTableReload,
 	}
-	s.direct = newDirect(s, cfg.MetricsBuilderConfig)
 	return s, nil
 }
 
@@ -108,27 +107,13 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
-	if s.direct != nil {
-		md := pmetric.NewMetrics()
-		rms := md.ResourceMetrics()
-		rms.EnsureCapacity(len(results))
-		for i := range results {
-			r := &results[i]
-			c := s.direct.mount(r.Mount, func(string) pcommon.Resource {
-				s.rb.SetDiskMajorMinor(r.Mount.MajorMinor())
-				return s.rb.Emit()
-			})
-			s.direct.result(rms, ts, r, c)
-		}
-		s.direct.endScrape()
-		return md, partial(err, len(results))
-	}
 	for i := range results {
 		s.record(ts, &results[i])
 	}
+	s.mounts.Sweep()
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
 	// The last good table is still measured then: a partial error keeps those results.
-	return s.mb.Emit(), partial(err, len(results))
+	return s.e.Emit(), partial(err, len(results))
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.
@@ -151,41 +136,70 @@ var fsStatuses = [...]struct {
 	{fsusage.StatusError, metadata.AttributeSystemFilesystemStatusError},
 }
 
+// mountKey is what a mount's cached mount point and resource are built from.
+type mountKey struct {
+	m            *fsusage.Mount
+	src          string
+	major, minor uint32
+}
+
+type mountCache struct {
+	mp  string
+	res pcommon.Resource
+}
+
+// mount returns m's valid-UTF-8 mount point and its resource, from the cache while m is unchanged.
+func (s *fsScraper) mount(m *fsusage.Mount) mountCache {
+	k := mountKey{m, m.MountPoint, m.Major, m.Minor}
+	if c, ok := s.mounts.Get(k); ok {
+		return c
+	}
+	s.rb.SetDiskMajorMinor(m.MajorMinor())
+	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
+	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), res: s.rb.Emit()}
+	s.mounts.Put(k, c)
+	return c
+}
+
+// record appends one mount's points, metrics in metadata.yaml's (name) order (which the emitter keeps
+// without reordering).
 func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
-	mb := s.mb
-	dev, typ := m.Source, m.FSType
-	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
-	mp := sanitize.String(sanitize.MountPoint, m.MountPoint)
+	e := s.e
+	c := s.mount(m)
+	e.Resource(c.res)
+	dev, typ, mp := m.Source, m.FSType, c.mp
+	u := &r.Usage
+	ok := r.Status == fsusage.StatusOK && u.Limit > 0
+	mode := metadata.AttributeSystemFilesystemModeRw
+	if r.ReadOnly {
+		mode = metadata.AttributeSystemFilesystemModeRo
+	}
+	used, free := metadata.AttributeSystemFilesystemStateUsed, metadata.AttributeSystemFilesystemStateFree
+	if ok && u.Inodes > 0 {
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, used)
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, free)
+		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
+	}
+	if ok {
+		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
+	}
 	for _, st := range fsStatuses {
 		v := int64(0)
 		if st.status == r.Status {
 			v = 1
 		}
-		mb.RecordSystemFilesystemStatusDataPoint(ts, v, dev, mp, typ, st.attr)
+		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, mp, typ, st.attr)
 	}
-	if r.Status == fsusage.StatusOK && r.Usage.Limit > 0 {
-		mode := metadata.AttributeSystemFilesystemModeRw
-		if r.ReadOnly {
-			mode = metadata.AttributeSystemFilesystemModeRo
-		}
-		u := &r.Usage
-		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
-		mb.RecordSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
-		mb.RecordSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
-		if ratio, ok := u.Utilization(); ok {
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
-		}
-		if u.Inodes > 0 {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateUsed)
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateFree)
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
-		}
-		if r.Forecast.OK {
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, mp, typ)
+	if ok && r.Forecast.OK {
+		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, mp, typ)
+	}
+	if ok {
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, used)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, free)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		if ratio, hasRatio := u.Utilization(); hasRatio {
+			e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
 		}
 	}
-	s.rb.SetDiskMajorMinor(m.MajorMinor())
-	mb.EmitForResource(metadata.WithResource(s.rb.Emit()))
 }

@@ -55,11 +55,18 @@ func ext4Statfs(blocks, bfree, bavail, files, ffree uint64) unix.Statfs_t {
 // newTestFSScraper makes a filesystem scraper reading root/proc/1/mountinfo with statfs answered by f.
 func newTestFSScraper(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time) *fsScraper {
 	t.Helper()
+	return newTestFSScraperWith(t, root, mountinfo, f, clock, func(*metadata.MetricsBuilderConfig) {})
+}
+
+// newTestFSScraperWith is newTestFSScraper with the metric configuration edited.
+func newTestFSScraperWith(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time, edit func(*metadata.MetricsBuilderConfig)) *fsScraper {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(mountinfo), 0o644))
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
 	cfg.StatfsTimeout = 300 * time.Millisecond
+	edit(&cfg.MetricsBuilderConfig)
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, func() time.Time { return *clock })
 	require.NoError(t, err)
 	s.cfg.Prober.Statfs = f.statfs

@@ -2,4 +2,5 @@
 // /proc/diskstats, the iostat -x gauges computed as sysstat does, and device identity from sysfs.
 //
 //go:generate go tool -modfile=../../../../../internal/tools/go.mod mdatagen metadata.yaml
+//go:generate go run -C ../../../../../internal/tools ./emitgen ../../receiver/diskhealthreceiver/internal/scraper/iostatscraper
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"

@@ -24,7 +24,7 @@ import (
 // ioScraper wires read → parse → compute → emit for /proc/diskstats. It keeps its buffers between
 // scrapes so a steady-state scrape allocates little beyond the emitted pdata.
 type ioScraper struct {
-	mb      *metadata.MetricsBuilder
+	e       *metadata.Emitter
 	rb      *metadata.ResourceBuilder
 	filter  *blockdev.Filter
 	procDir string
@@ -36,8 +36,8 @@ type ioScraper struct {
 	devs   []blockdev.Dev
 	ids    blockdev.Cache
 	engine *iostat.Engine
-	// direct writes the pdata when it can (nil: the generated builder does).
-	direct *direct
+	// Each device's resource, built again only when its identity changes.
+	res emit.Cache[resKey, pcommon.Resource]
 
 	now func() time.Time
 }
@@ -48,12 +48,11 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 		return nil, err
 	}
 	return &ioScraper{
-		mb:      metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		e:       metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
 		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		filter:  f,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
 		sysDir:  filepath.Join(cfg.RootPath, "sys"),
-		direct:  newDirect(set, cfg),
 		now:     now,
 	}, nil
 }
@@ -108,13 +107,6 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		// so the error must be partial (the controller drops a scrape that returns a plain error).
 		errs.AddPartial(emit.CountErrors(err), err)
 	}
-	var md pmetric.Metrics
-	var rms pmetric.ResourceMetricsSlice
-	if s.direct != nil {
-		md = pmetric.NewMetrics()
-		rms = md.ResourceMetrics()
-		rms.EnsureCapacity(len(stats))
-	}
 	for i := range stats {
 		st := &stats[i]
 		id, ok := s.ids.Get(st.DeviceName)
@@ -142,90 +134,115 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 				continue
 			}
 		}
-		if s.direct != nil {
-			res := s.direct.resource(st, id, func() pcommon.Resource { return s.resource(st, id) })
-			s.direct.device(rms, ts, st, id, &r, res)
-			continue
-		}
+		s.e.Resource(s.resource(st, id))
 		s.record(ts, st, id, &r)
 	}
 	s.engine.EndScrape(now)
-	if s.direct != nil {
-		s.direct.endScrape()
-		return md, errs.Combine()
-	}
-	return s.mb.Emit(), errs.Combine()
+	s.res.Sweep()
+	return s.e.Emit(), errs.Combine()
 }
 
+// record appends one device's points. Metrics come in metadata.yaml's (name) order, which the emitter
+// keeps without reordering (any order gives the same output, at the cost of a sort).
 func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockdev.Identity, r *iostat.Result) {
+	e := s.e
 	dev := st.DeviceName
-	mb := s.mb
 	rd, wr := metadata.AttributeDiskIoDirectionRead, metadata.AttributeDiskIoDirectionWrite
-	c := &r.Counters
+	grd, gwr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
+	gdc, gfl := metadata.AttributeIostatDirectionDiscard, metadata.AttributeIostatDirectionFlush
+	c, g := &r.Counters, &r.Gauges
+	discard, flush, gauges := st.HasDiscard(), st.HasFlush(), r.HasGauges
+	// Counters start when their series started (boot, the device's appearance, or its re-creation);
+	// gauges describe the interval since the previous read, so theirs starts at that read.
+	counters, interval := pcommon.NewTimestampFromTime(r.Start), pcommon.NewTimestampFromTime(r.PrevTime)
 
-	// Counters start when their series started (boot, the device's appearance, or its re-creation).
-	mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.Start)))
-	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
-	mb.RecordSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
-	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
-	mb.RecordSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
-	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
-	mb.RecordSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
-	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
-	mb.RecordSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
-	mb.RecordSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
-	mb.RecordSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
-	mb.RecordSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
+	e.SetStartTime(counters)
+	if discard {
+		e.AppendSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
+		e.AppendSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
+		e.AppendSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
+		e.AppendSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
+	}
+	if flush {
+		e.AppendSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
+		e.AppendSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
+	}
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
+	if gauges {
+		e.SetStartTime(interval)
+		e.AppendSystemDiskIoRateDataPoint(ts, g.ReadBytesRate, dev, grd)
+		e.AppendSystemDiskIoRateDataPoint(ts, g.WriteBytesRate, dev, gwr)
+		if discard {
+			e.AppendSystemDiskIoRateDataPoint(ts, g.DiscardBytesRate, dev, gdc)
+		}
+		e.SetStartTime(counters)
+	}
+	e.AppendSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
 	if id.Size > 0 {
-		mb.RecordSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
+		e.AppendSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
 	}
-	if st.HasDiscard() {
-		mb.RecordSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
-		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
-		mb.RecordSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
-		mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
+	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
+	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
+	if gauges {
+		e.SetStartTime(interval)
+		e.AppendSystemDiskMergedRateDataPoint(ts, g.ReadMergedRate, dev, grd)
+		e.AppendSystemDiskMergedRateDataPoint(ts, g.WriteMergedRate, dev, gwr)
+		e.AppendSystemDiskMergedRatioDataPoint(ts, g.ReadMergedRatio, dev, grd)
+		e.AppendSystemDiskMergedRatioDataPoint(ts, g.WriteMergedRatio, dev, gwr)
+		e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.ReadAvgSize, dev, grd)
+		e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.WriteAvgSize, dev, gwr)
+		e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.ReadAwait, dev, grd)
+		e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.WriteAwait, dev, gwr)
+		e.AppendSystemDiskOperationRateDataPoint(ts, g.ReadOpsRate, dev, grd)
+		e.AppendSystemDiskOperationRateDataPoint(ts, g.WriteOpsRate, dev, gwr)
+		if discard {
+			e.AppendSystemDiskMergedRateDataPoint(ts, g.DiscardMergedRate, dev, gdc)
+			e.AppendSystemDiskMergedRatioDataPoint(ts, g.DiscardMergedRatio, dev, gdc)
+			e.AppendSystemDiskOperationAverageSizeDataPoint(ts, g.DiscardAvgSize, dev, gdc)
+			e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.DiscardAwait, dev, gdc)
+			e.AppendSystemDiskOperationRateDataPoint(ts, g.DiscardOpsRate, dev, gdc)
+		}
+		if flush {
+			// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
+			e.AppendSystemDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, gfl)
+			e.AppendSystemDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, gfl)
+		}
+		e.SetStartTime(counters)
 	}
-	if st.HasFlush() {
-		mb.RecordSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
-		mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
+	e.AppendSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
+	e.AppendSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
+	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
+	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
+	e.AppendSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
+	if gauges {
+		e.SetStartTime(interval)
+		e.AppendSystemDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
+		e.AppendSystemDiskUtilizationDataPoint(ts, g.Utilization, dev)
+		e.SetStartTime(counters)
 	}
-
-	if r.HasGauges {
-		// Gauges describe the interval since the previous read: its start is that read's time.
-		mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.PrevTime)))
-		s.recordGauges(ts, dev, st, &r.Gauges)
-	}
-	mb.EmitForResource(metadata.WithResource(s.resource(st, id)))
+	e.AppendSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
 }
 
-func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, st *diskstats.Stat, g *iostat.Gauges) {
-	mb := s.mb
-	type dir = metadata.AttributeIostatDirection
-	rd, wr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
-	dc, fl := metadata.AttributeIostatDirectionDiscard, metadata.AttributeIostatDirectionFlush
-	perDir := func(d dir, ops, bytes, merged, mergedRatio, await, size float64) {
-		mb.RecordSystemDiskOperationRateDataPoint(ts, ops, dev, d)
-		mb.RecordSystemDiskIoRateDataPoint(ts, bytes, dev, d)
-		mb.RecordSystemDiskMergedRateDataPoint(ts, merged, dev, d)
-		mb.RecordSystemDiskMergedRatioDataPoint(ts, mergedRatio, dev, d)
-		mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, await, dev, d)
-		mb.RecordSystemDiskOperationAverageSizeDataPoint(ts, size, dev, d)
-	}
-	perDir(rd, g.ReadOpsRate, g.ReadBytesRate, g.ReadMergedRate, g.ReadMergedRatio, g.ReadAwait, g.ReadAvgSize)
-	perDir(wr, g.WriteOpsRate, g.WriteBytesRate, g.WriteMergedRate, g.WriteMergedRatio, g.WriteAwait, g.WriteAvgSize)
-	if st.HasDiscard() {
-		perDir(dc, g.DiscardOpsRate, g.DiscardBytesRate, g.DiscardMergedRate, g.DiscardMergedRatio, g.DiscardAwait, g.DiscardAvgSize)
-	}
-	if st.HasFlush() {
-		// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
-		mb.RecordSystemDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, fl)
-		mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, fl)
-	}
-	mb.RecordSystemDiskQueueLengthDataPoint(ts, g.QueueLength, dev)
-	mb.RecordSystemDiskUtilizationDataPoint(ts, g.Utilization, dev)
+// resKey is what a device's resource is built from.
+type resKey struct {
+	name         string
+	major, minor uint32
+	id           blockdev.Identity
 }
 
+// resource returns the device's resource, from the cache while its identity is unchanged.
 func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
+	k := resKey{st.DeviceName, st.MajorNumber, st.MinorNumber, *id}
+	if res, ok := s.res.Get(k); ok {
+		return res
+	}
+	res := s.buildResource(st, id)
+	s.res.Put(k, res)
+	return res
+}
+
+func (s *ioScraper) buildResource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
 	rb := s.rb
 	rb.SetDiskMajorMinor(strconv.FormatUint(uint64(st.MajorNumber), 10) + ":" + strconv.FormatUint(uint64(st.MinorNumber), 10))
 	setClass(rb, id.Class)

@@ -1,0 +1,72 @@
+package filesystemscraper
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/filter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+)
+
+// scrapeHost scrapes the hostMountinfo table once under the metric configuration's edits.
+func scrapeHost(t *testing.T, edit func(*metadata.MetricsBuilderConfig)) pmetric.Metrics {
+	t.Helper()
+	root := t.TempDir()
+	clock := t0
+	md, err := newTestFSScraperWith(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
+	require.NoError(t, err)
+	return md
+}
+
+// points returns metric name's points by mount point.
+func points(md pmetric.Metrics, name string) map[string][]pmetric.NumberDataPoint {
+	out := map[string][]pmetric.NumberDataPoint{}
+	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != name {
+			return
+		}
+		dps := dhtest.NumberPoints(m)
+		for i := range dps.Len() {
+			mp, _ := dps.At(i).Attributes().Get("system.filesystem.mountpoint")
+			out[mp.Str()] = append(out[mp.Str()], dps.At(i))
+		}
+	})
+	return out
+}
+
+// The generated emitter is the only emission path, so what only the builder used to do is done by it
+// for the scraper: an attribute switched off aggregates (used + free + reserved in one point per mount,
+// the size), a resource attribute filter drops resources. (generated_emitter_test.go proves the bytes
+// equal the builder's for every configuration.)
+func TestFSScraperAggregatesAndFilters(t *testing.T) {
+	all := scrapeHost(t, func(*metadata.MetricsBuilderConfig) {})
+	limits := points(all, "system.filesystem.limit")
+	require.NotEmpty(t, limits)
+
+	summed := points(scrapeHost(t, func(c *metadata.MetricsBuilderConfig) {
+		c.Metrics.SystemFilesystemUsage.EnabledAttributes = []metadata.SystemFilesystemUsageMetricAttributeKey{
+			metadata.SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint,
+		}
+	}), "system.filesystem.usage")
+	assert.Len(t, summed, len(limits))
+	for mp, limit := range limits {
+		require.Len(t, summed[mp], 1, mp)
+		assert.Equal(t, limit[0].IntValue(), summed[mp][0].IntValue(), "%s: used + free + reserved is the size", mp)
+		assert.Equal(t, 1, summed[mp][0].Attributes().Len())
+	}
+
+	filtered := scrapeHost(t, func(c *metadata.MetricsBuilderConfig) {
+		c.ResourceAttributes.DiskMajorMinor.MetricsInclude = []filter.Config{{Strict: "259:2"}}
+	})
+	require.Positive(t, filtered.ResourceMetrics().Len())
+	assert.Less(t, filtered.ResourceMetrics().Len(), all.ResourceMetrics().Len())
+	for i := range filtered.ResourceMetrics().Len() {
+		mm, _ := filtered.ResourceMetrics().At(i).Resource().Attributes().Get("disk.major_minor")
+		assert.Equal(t, "259:2", mm.Str())
+	}
+}
