@@ -193,7 +193,13 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: %d data points: want 0 (no bound) or more", maxPointsKey, cfg.MaxPointsPerScrape))
 	}
 	for _, r := range registry {
-		if err := cfg.sections[r.name].(sectionValidator).Validate(r.name); err != nil {
+		// A section that takes settings from another (latency: iostat's devices) is checked with them.
+		section := cfg.sections[r.name]
+		if r.wire != nil {
+			section = completed(section, cfg.rootPath(), nil)
+			r.wire(section, cfg.sections)
+		}
+		if err := section.(sectionValidator).Validate(r.name); err != nil {
 			errs = append(errs, err)
 		}
 	}

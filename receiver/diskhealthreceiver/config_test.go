@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,8 +173,6 @@ func TestConfigRefusesWhatCannotBeMeant(t *testing.T) {
 		"nanosecond_smart":      "smart.interval: 1ns (1 ns) is below the minimum of 100ms",
 		"empty_classes":         "iostat.device_classes: empty, so no device would be reported: leave the key out for the default (disk, dm, md), or set iostat.enabled: false",
 		"empty_classes_latency": "latency: covers the devices of iostat.device_classes, which is empty",
-		"all_off": "every source is off (iostat.enabled, filesystem.enabled, smart.enabled, pressure.enabled, cgroups.enabled, " +
-			"latency.enabled, stack.enabled: all false): the receiver would collect nothing",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))
@@ -181,6 +180,14 @@ func TestConfigRefusesWhatCannotBeMeant(t *testing.T) {
 			assert.Contains(t, err.Error(), want)
 		})
 	}
+	// Every source off, written as a user would: each source's enabled key named in the refusal.
+	allOff := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(Only()).Unmarshal(allOff))
+	keys := make([]string, 0, len(registry))
+	for _, name := range Sources() {
+		keys = append(keys, name+".enabled")
+	}
+	assert.ErrorContains(t, confmap.Validate(allOff), "every source is off ("+strings.Join(keys, ", ")+": all false): the receiver would collect nothing")
 	// Nothing uses an empty class list when iostat and latency are both off; the minimum itself is valid.
 	require.NoError(t, confmap.Validate(loadConfig(t, "empty_classes_off")))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)
