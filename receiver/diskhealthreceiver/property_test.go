@@ -23,9 +23,9 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
@@ -594,8 +594,8 @@ func checkAttrs(t *testing.T, where, metric string, attrs pcommon.Map) {
 }
 
 func forEachPoint(md pmetric.Metrics, fn func(pcommon.Resource, pmetric.Metric, pmetric.NumberDataPoint)) {
-	dhtest.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
-		dps := dhtest.NumberPoints(m)
+	pdatawalk.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			fn(res, m, dps.At(i))
 		}

@@ -29,10 +29,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
-
-const markerBundle = "DISKHEALTH-IOERR-BUNDLE "
 
 const (
 	interval     = time.Second     // the latency scrape
@@ -45,47 +44,18 @@ const (
 	badOffset = 4664 * 512
 )
 
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel string `json:"kernel"`
-	Disk   string `json:"disk"` // the scsi_debug disk, sdX
-	// Failed and Succeeded are this program's reads: ENODATA (medium error) from the kernel, and whole reads.
-	Failed    int `json:"failed"`
-	Succeeded int `json:"succeeded"`
-	// IOErrCnt is the SCSI midlayer's count of commands the disk completed with an error
-	// (/sys/block/sdX/device/ioerr_cnt, hex), before and after the reads: the injection's own count.
-	IOErrCntBefore string          `json:"ioerr_cnt_before"`
-	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
-	Before         json.RawMessage `json:"before"` // OTLP JSON: the export with the verdict before the reads
-	After          json.RawMessage `json:"after"`  // OTLP JSON: a latency export and a SMART verdict after them
-	Final          json.RawMessage `json:"final"`  // OTLP JSON: the last export, several verdicts later
-	// ErrorsAfter and ErrorsFinal are the newest exports with system.disk.kernel.errors (the latency
-	// source's scrape, apart from SMART's) at After's and at Final's time.
-	ErrorsAfter json.RawMessage `json:"errors_after"`
-	ErrorsFinal json.RawMessage `json:"errors_final"`
-	// StackBefore and StackAfter are exports of a second receiver with the stack source alone (its own
-	// signs board, so the verdict above weighs the latency source's count only): hw.errors of the
-	// disk's SCSI ioerr_cnt from a scrape before the reads and one begun after them.
-	StackBefore json.RawMessage `json:"stack_before"`
-	StackAfter  json.RawMessage `json:"stack_after"`
-	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
-	Logs        []string        `json:"logs"`
-	Errors      []string        `json:"errors"`
-}
-
 func main() {
 	b, err := run()
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerIOErr, b)
 	if err != nil {
 		os.Exit(1)
 	}
 }
 
-func run() (b Bundle, err error) {
+func run() (b vmproto.IOErrBundle, err error) {
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
 	}

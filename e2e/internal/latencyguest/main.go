@@ -29,10 +29,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
-
-const markerBundle = "DISKHEALTH-LATENCY-BUNDLE "
 
 // The known latencies.
 const (
@@ -43,37 +42,19 @@ const (
 	interval     = time.Second
 )
 
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel string `json:"kernel"`
-	// Hook is the tracepoint the probe attached to (from its start log line).
-	Hook string `json:"hook"`
-	// Devices: "null" -> nullb0, "scsi" -> sdX (scsi_debug), "dm" -> dm-N (dm-linear over nullb0).
-	Devices map[string]string `json:"devices"`
-	// Issued is the I/O this program did, by device name and direction.
-	Issued          map[string]map[string]int `json:"issued"`
-	Before          json.RawMessage           `json:"before"` // OTLP JSON, the last export before the I/O (may be empty)
-	After           json.RawMessage           `json:"after"`  // OTLP JSON, an export scraped after the I/O ended
-	DiskstatsBefore string                    `json:"diskstats_before"`
-	DiskstatsAfter  string                    `json:"diskstats_after"`
-	Logs            []string                  `json:"logs"`
-	Errors          []string                  `json:"errors"`
-}
-
 func main() {
 	b, err := run()
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerLatency, b)
 	if err != nil {
 		os.Exit(1)
 	}
 }
 
-func run() (b Bundle, err error) {
-	b = Bundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
+func run() (b vmproto.LatencyBundle, err error) {
+	b = vmproto.LatencyBundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
 	}

@@ -12,8 +12,9 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The direct emitter writes exactly what the generated builder writes: same bytes (start timestamps
@@ -74,8 +75,8 @@ func TestDirectMatchesBuilder(t *testing.T) {
 
 // zeroStart clears every point's start time: each builder takes its own at creation.
 func zeroStart(md pmetric.Metrics) pmetric.Metrics {
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		dps := dhtest.NumberPoints(m)
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		dps := pdatawalk.NumberPoints(m)
 		for k := range dps.Len() {
 			dps.At(k).SetStartTimestamp(0)
 		}

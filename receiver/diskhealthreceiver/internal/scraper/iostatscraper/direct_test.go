@@ -9,8 +9,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The direct emitter writes exactly what the generated builder writes: same bytes, for every fixture
@@ -95,8 +96,8 @@ func TestCountersPastSignedRangeNeverNegative(t *testing.T) {
 		require.NoError(t, err)
 		dhtest.AssertSameBytes(t, want, got)
 		require.Positive(t, got.DataPointCount())
-		dhtest.ForEachMetric(got, func(_ pcommon.Resource, m pmetric.Metric) {
-			dps := dhtest.NumberPoints(m)
+		pdatawalk.ForEachMetric(got, func(_ pcommon.Resource, m pmetric.Metric) {
+			dps := pdatawalk.NumberPoints(m)
 			for j := range dps.Len() {
 				if dp := dps.At(j); dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 					assert.GreaterOrEqual(t, dp.IntValue(), int64(0), "%s", m.Name())
