@@ -34,25 +34,13 @@ func routeRoot(t *testing.T) string {
 	}
 	buildReceiverRoot(t, root, devs, formatDiskstats(devs), time.Now().Add(-time.Hour))
 	src := filepath.Join("..", "receiver", "diskhealthreceiver", "internal", "cgroupio", "testdata", "v2-k8s-containerd", "t1", "sys", "fs", "cgroup")
-	dst := filepath.Join(root, "sys", "fs", "cgroup")
 	moved := strings.NewReplacer("259:0 ", "254:0 ", "8:0 ", "254:16 ")
-	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	testkit.RootAt(t, root).CopyTree(src, filepath.Join("sys", "fs", "cgroup"), func(name string, data []byte) []byte {
+		if filepath.Base(name) == "io.stat" {
+			return []byte(moved.Replace(string(data)))
 		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if d.Name() == "io.stat" {
-			data = []byte(moved.Replace(string(data)))
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	}))
+		return data
+	})
 	return root
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -240,41 +242,26 @@ func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, w
 // status is the hw.state whose hw.status point is 1 on the resource named disk, "" if none.
 func status(md pmetric.Metrics, disk string) string {
 	var state string
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		eachMetric(rms.At(i), func(m pmetric.Metric) {
-			if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
-				return
-			}
-			dps := m.Sum().DataPoints()
-			for l := range dps.Len() {
-				if n, _ := dps.At(l).Attributes().Get("hw.name"); n.Str() == disk && dps.At(l).IntValue() == 1 {
-					s, _ := dps.At(l).Attributes().Get("hw.state")
-					state = s.Str()
-				}
-			}
-		})
-	}
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		if n, _ := dp.Attributes().Get("hw.name"); n.Str() == disk && dp.IntValue() == 1 {
+			s, _ := dp.Attributes().Get("hw.state")
+			state = s.Str()
+		}
+	})
 	return state
 }
 
 // newest is the newest timestamp of the named metric's points in md.
 func newest(md pmetric.Metrics, name string) time.Time {
 	var t time.Time
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		eachMetric(rms.At(i), func(m pmetric.Metric) {
-			if m.Name() != name || m.Type() != pmetric.MetricTypeSum {
-				return
-			}
-			dps := m.Sum().DataPoints()
-			for l := range dps.Len() {
-				if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
-					t = ts
-				}
-			}
-		})
-	}
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if ts := dp.Timestamp().AsTime(); m.Name() == name && m.Type() == pmetric.MetricTypeSum && ts.After(t) {
+			t = ts
+		}
+	})
 	return t
 }
 
@@ -283,25 +270,12 @@ func newestWith(ms *consumertest.MetricsSink, name string) json.RawMessage {
 	all := ms.AllMetrics()
 	for i := len(all) - 1; i >= 0; i-- {
 		found := false
-		rms := all[i].ResourceMetrics()
-		for j := range rms.Len() {
-			eachMetric(rms.At(j), func(m pmetric.Metric) { found = found || m.Name() == name })
-		}
+		pdatawalk.ForEachMetric(all[i], func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == name })
 		if found {
 			return metricsJSON(all[i])
 		}
 	}
 	return nil
-}
-
-func eachMetric(rm pmetric.ResourceMetrics, f func(pmetric.Metric)) {
-	sms := rm.ScopeMetrics()
-	for j := range sms.Len() {
-		ms := sms.At(j).Metrics()
-		for k := range ms.Len() {
-			f(ms.At(k))
-		}
-	}
 }
 
 func metricsJSON(md pmetric.Metrics) json.RawMessage {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -30,6 +31,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -238,25 +240,11 @@ func directIO(dev string, n int) error {
 // latest is the newest data point timestamp of an export.
 func latest(md pmetric.Metrics) time.Time {
 	var t time.Time
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeExponentialHistogram {
-					continue
-				}
-				dps := m.ExponentialHistogram().DataPoints()
-				for l := range dps.Len() {
-					if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
-						t = ts
-					}
-				}
-			}
+	pdatawalk.ForEachHistogramPoint(md, func(_ pcommon.Resource, _ pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {
+		if ts := dp.Timestamp().AsTime(); ts.After(t) {
+			t = ts
 		}
-	}
+	})
 	return t
 }
 

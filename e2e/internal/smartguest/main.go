@@ -29,12 +29,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -100,46 +102,21 @@ func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, w
 
 func hasMetric(name string) func(pmetric.Metrics) bool {
 	return func(md pmetric.Metrics) bool {
-		rms := md.ResourceMetrics()
-		for i := range rms.Len() {
-			sms := rms.At(i).ScopeMetrics()
-			for j := range sms.Len() {
-				ms := sms.At(j).Metrics()
-				for k := range ms.Len() {
-					if ms.At(k).Name() == name {
-						return true
-					}
-				}
-			}
-		}
-		return false
+		found := false
+		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == name })
+		return found
 	}
 }
 
 // nvmeFailed: the NVMe controller's hw.status says failed.
 func nvmeFailed(md pmetric.Metrics) bool {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		if n, _ := rms.At(i).Resource().Attributes().Get("hw.name"); !strings.HasPrefix(n.Str(), "nvme") {
-			continue
-		}
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				if ms.At(k).Name() != "hw.status" {
-					continue
-				}
-				dps := ms.At(k).Sum().DataPoints()
-				for l := range dps.Len() {
-					if s, _ := dps.At(l).Attributes().Get("hw.state"); s.Str() == "failed" && dps.At(l).IntValue() == 1 {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
+	failed := false
+	pdatawalk.ForEachNumberPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		n, _ := res.Attributes().Get("hw.name")
+		s, _ := dp.Attributes().Get("hw.state")
+		failed = failed || strings.HasPrefix(n.Str(), "nvme") && m.Name() == "hw.status" && s.Str() == "failed" && dp.IntValue() == 1
+	})
+	return failed
 }
 
 func metricsJSON(md pmetric.Metrics) json.RawMessage {

@@ -294,15 +294,7 @@ func addDisk(t *testing.T, root, disk, dev, wwid, part string) {
 func records(sink *consumertest.LogsSink) []plog.LogRecord {
 	var out []plog.LogRecord
 	for _, ld := range sink.AllLogs() {
-		for i := range ld.ResourceLogs().Len() {
-			rl := ld.ResourceLogs().At(i)
-			for j := range rl.ScopeLogs().Len() {
-				lrs := rl.ScopeLogs().At(j).LogRecords()
-				for k := range lrs.Len() {
-					out = append(out, lrs.At(k))
-				}
-			}
-		}
+		pdatawalk.ForEachLogRecord(ld, func(_ pcommon.Resource, lr plog.LogRecord) { out = append(out, lr) })
 	}
 	return out
 }
