@@ -69,8 +69,11 @@ func (a *Installer) Download(pkg, dir string) (string, error) {
 		return "", err
 	}
 	debs, err := filepath.Glob(filepath.Join(dir, "*.deb"))
-	if err != nil || len(debs) != 1 {
-		return "", fmt.Errorf("apt-get download %s left %v in %s (%v)", pkg, debs, dir, err)
+	if err != nil {
+		return "", fmt.Errorf("apt-get download %s: %w", pkg, err)
+	}
+	if len(debs) != 1 {
+		return "", fmt.Errorf("apt-get download %s left %v in %s", pkg, debs, dir)
 	}
 	return debs[0], nil
 }

@@ -36,7 +36,7 @@ func Print(w io.Writer, marker string, b any) {
 	if err != nil {
 		out, _ = json.Marshal(map[string][]string{"errors": {"marshalling the bundle: " + err.Error()}})
 	}
-	fmt.Fprintf(w, "%s%s\n", marker, out)
+	_, _ = fmt.Fprintf(w, "%s%s\n", marker, out) // the serial line is the guest's only channel: a failure has nowhere to go
 }
 
 // ErrNoBundle says that a guest's output has no line with the bundle's marker.
