@@ -3,7 +3,6 @@ package deploy
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,8 +19,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// go test ./deploy/... -run ConfigMap -update rewrites configmap.yaml from config/kubernetes.yaml.
-var update = flag.Bool("update", false, "rewrite kubernetes/configmap.yaml from config/kubernetes.yaml")
+// updateEnv is the project's one golden switch (internal/testkit.UpdateEnv; this module does not depend on
+// the root one): DISKHEALTH_UPDATE_GOLDEN=1 go test ./... -run ConfigMap rewrites configmap.yaml from
+// config/kubernetes.yaml and fails, so the run that rewrites it is never the run that passes.
+const updateEnv = "DISKHEALTH_UPDATE_GOLDEN"
 
 const (
 	collectorConfig = "../config/kubernetes.yaml"
@@ -92,7 +93,7 @@ func renderConfigMap(config []byte) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString("# Generated from config/kubernetes.yaml; do not edit. Regenerate with\n" +
-		"#   go test ./... -run TestConfigMap -update   (in deploy/)\n" +
+		"#   DISKHEALTH_UPDATE_GOLDEN=1 go test ./... -run TestConfigMap   (in deploy/)\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: otelcol-diskhealth\n" +
 		"  labels:\n    app.kubernetes.io/name: otelcol-diskhealth\ndata:\n  " + configKey + ": |\n")
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(config), "\n"), "\n") {
@@ -108,10 +109,11 @@ func renderConfigMap(config []byte) ([]byte, error) {
 func TestConfigMapCarriesKubernetesConfig(t *testing.T) {
 	want, err := os.ReadFile(collectorConfig)
 	require.NoError(t, err)
-	if *update {
+	if os.Getenv(updateEnv) != "" {
 		out, err := renderConfigMap(want)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(configMapFile, out, 0o644))
+		t.Fatalf("%s rewritten (%s is set): review the diff and run the tests again without it", configMapFile, updateEnv)
 	}
 	var cm corev1.ConfigMap
 	decodeStrict(t, configMapFile, &cm)
@@ -120,7 +122,7 @@ func TestConfigMapCarriesKubernetesConfig(t *testing.T) {
 	require.Contains(t, cm.Data, configKey)
 	// Byte for byte: the DaemonSet runs exactly the config that the validate test checks.
 	assert.Equal(t, string(want), cm.Data[configKey],
-		"configmap.yaml drifted from config/kubernetes.yaml; run `go test ./... -run TestConfigMap -update` in deploy/")
+		"configmap.yaml drifted from config/kubernetes.yaml; run `DISKHEALTH_UPDATE_GOLDEN=1 go test ./... -run TestConfigMap` in deploy/")
 }
 
 func TestRenderConfigMapRoundTrip(t *testing.T) {

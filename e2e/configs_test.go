@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // configEnv is what a user sets for the shipped configs' required ${env:X} (each config's header
@@ -71,7 +73,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 				assert.NoError(t, err, "%s", out)
 				return
 			}
-			requireRoot(t, "validating a /hostfs config (in a chroot)")
+			testkit.RequireRoot(t, "validating a /hostfs config (in a chroot)")
 			root := t.TempDir()
 			require.NoError(t, os.Chmod(root, 0o755))
 			for _, dir := range []string{"hostfs", "proc", "etc/otelcol"} {

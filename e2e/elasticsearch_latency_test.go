@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // TestElasticsearchLatencyHistogram (issue 12, "done when" 5): the latency source through
@@ -23,7 +25,7 @@ import (
 // exactly the reads /proc/diskstats counted on the device, and every value is at least the bucket a
 // direct read from a page-cache-backed loop device cannot be below (1 µs).
 func TestElasticsearchLatencyHistogram(t *testing.T) {
-	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	testkit.RequireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
 	bin := collectorBinary(t)
 	dir := t.TempDir()
 	dev := freshLoop(t, dir, 64<<20)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // dsLine is one /proc/diskstats line of a fixture.
@@ -143,34 +145,16 @@ func procStat(boot time.Time) string {
 // (/sys/block, /sys/class/block and /sys/dev/block all lead to the device directory).
 func buildReceiverRoot(t *testing.T, root string, devs []dsLine, diskstats []byte, boot time.Time) {
 	t.Helper()
-	write := func(rel, content string) {
-		p := filepath.Join(root, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-	}
-	link := func(target, rel string) {
-		p := filepath.Join(root, rel)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.Symlink(target, p))
-	}
-	write("proc/diskstats", string(diskstats))
-	write("proc/stat", procStat(boot))
+	r := testkit.RootAt(t, root)
+	r.Write("proc/diskstats", string(diskstats))
+	r.Write("proc/stat", procStat(boot))
 	for i, d := range devs {
-		hw := fmt.Sprintf("devices/platform/e2e-disk%d", i)
-		blk := hw + "/block/" + d.Name
-		write("sys/"+hw+"/model", fmt.Sprintf("E2E Disk %d\n", i))
-		write("sys/"+hw+"/serial", fmt.Sprintf("E2E%04d\n", i))
-		write("sys/"+hw+"/firmware_rev", "1.0\n")
-		write("sys/"+blk+"/dev", fmt.Sprintf("%d:%d\n", d.Major, d.Minor))
-		write("sys/"+blk+"/size", "1953525168\n")
-		write("sys/"+blk+"/removable", "0\n")
-		write("sys/"+blk+"/ro", "0\n")
-		write("sys/"+blk+"/queue/rotational", "0\n")
-		write("sys/"+blk+"/queue/logical_block_size", "512\n")
-		link("../..", "sys/"+blk+"/device")
-		link("../"+blk, "sys/block/"+d.Name)
-		link("../../"+blk, "sys/class/block/"+d.Name)
-		link("../../"+blk, fmt.Sprintf("sys/dev/block/%d:%d", d.Major, d.Minor))
+		hw := fmt.Sprintf("sys/devices/platform/e2e-disk%d", i)
+		r.Disk(testkit.Disk{Name: d.Name, Major: d.Major, Minor: d.Minor, Dir: hw + "/block/" + d.Name, Device: hw,
+			Files: map[string]string{"size": "1953525168\n", "removable": "0\n", "ro": "0\n",
+				"queue/rotational": "0\n", "queue/logical_block_size": "512\n"},
+			DeviceFiles: map[string]string{"model": fmt.Sprintf("E2E Disk %d\n", i), "serial": fmt.Sprintf("E2E%04d\n", i),
+				"firmware_rev": "1.0\n"}})
 	}
 }
 

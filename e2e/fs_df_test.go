@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // dfMount is one filesystem the df test creates.
@@ -28,8 +30,8 @@ type dfMount struct {
 // the same mounts exactly, and Use% and IUse% to be df's percentages before df rounds them up.
 func TestFilesystemUsageAgreesWithDf(t *testing.T) {
 	bin := collectorBinary(t)
-	requireRoot(t, "comparing filesystem usage with df on real filesystems (mount, losetup, mkfs)")
-	tools := debian.tools(t, map[string]string{"df": "coreutils", "mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs"})
+	testkit.RequireRoot(t, "comparing filesystem usage with df on real filesystems (mount, losetup, mkfs)")
+	tools := testkit.Debian.Tools(t, map[string]string{"df": "coreutils", "mkfs.ext4": "e2fsprogs", "mkfs.xfs": "xfsprogs"})
 	df, mkext4, mkxfs := tools["df"], tools["mkfs.ext4"], tools["mkfs.xfs"]
 
 	dir := t.TempDir()
@@ -187,7 +189,7 @@ type ext4Counts struct {
 // block count, reserved block count and block size, sysfs for ext4's own reserved clusters.
 func ext4Reserve(t *testing.T, dev string) ext4Counts {
 	t.Helper()
-	out := runCmd(t, needTool(t, "tune2fs", "e2fsprogs"), "-l", dev)
+	out := runCmd(t, testkit.Tool(t, "tune2fs", "e2fsprogs"), "-l", dev)
 	fields := map[string]*int64{}
 	var c ext4Counts
 	fields["Block count"], fields["Reserved block count"], fields["Block size"] = &c.blocks, &c.rootBlocks, &c.blockSize

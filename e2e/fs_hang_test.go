@@ -20,6 +20,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // hangFS is a FUSE filesystem served by the test. Its statfs answers fixed numbers, or, while hung,
@@ -179,10 +181,10 @@ func serveFUSE(t *testing.T, mp string, root fs.InodeEmbedder, source, name stri
 // for the change to timeout and one info line for the recovery, never a line per scrape.
 func TestHungMountNeverStallsScrape(t *testing.T) {
 	bin := collectorBinary(t)
-	requireRoot(t, "mounting a FUSE filesystem, a loop device and a tmpfs")
+	testkit.RequireRoot(t, "mounting a FUSE filesystem, a loop device and a tmpfs")
 	_, err := os.Stat("/dev/fuse")
 	require.NoError(t, err, "this kernel offers no FUSE device")
-	mkext4 := needTool(t, "mkfs.ext4", "e2fsprogs")
+	mkext4 := testkit.Tool(t, "mkfs.ext4", "e2fsprogs")
 
 	const (
 		interval = 2 * time.Second // collection_interval

@@ -18,6 +18,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // Helpers of the filesystem end-to-end tests: real mounts, df, and reading the filesystem metrics out
@@ -29,7 +32,7 @@ func runCmd(t *testing.T, name string, args ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = []string{toolPath(), "LC_ALL=C"}
+	cmd.Env = []string{testkit.ToolPath(), "LC_ALL=C"}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "%s %s: %s", name, strings.Join(args, " "), stderr.String())
@@ -77,7 +80,7 @@ func mountLoop(t *testing.T, mp, fsType string, size int64, mkfs ...string) stri
 	require.NoError(t, errors.Join(f.Truncate(size), f.Close()))
 	runCmd(t, mkfs[0], append(mkfs[1:], img)...)
 
-	losetup := needTool(t, "losetup", "mount")
+	losetup := testkit.Tool(t, "losetup", "mount")
 	dev := strings.TrimSpace(string(runCmd(t, losetup, "--find", "--show", img)))
 	require.True(t, strings.HasPrefix(dev, "/dev/loop"), "losetup printed %q", dev)
 	t.Cleanup(func() {
@@ -376,19 +379,9 @@ func isFilesystemExport(md pmetric.Metrics) bool {
 
 // hasMetric says whether an export has a metric of that name.
 func hasMetric(md pmetric.Metrics, name string) bool {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				if ms.At(k).Name() == name {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	found := false
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == name })
+	return found
 }
 
 // filesystemSourceMetrics are the metrics of the filesystem source, from its documentation.md: the stack

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // collectorBinary returns a private copy of the built collector (the original is rebuilt while tests
@@ -235,41 +237,22 @@ type point struct {
 // devicePoints indexes an export's number data points by their system.device attribute.
 func devicePoints(md pmetric.Metrics) map[string][]point {
 	out := map[string][]point{}
-	add := func(name string, gauge bool, dps pmetric.NumberDataPointSlice) {
-		for i := range dps.Len() {
-			dp := dps.At(i)
-			dev, ok := dp.Attributes().Get("system.device")
-			if !ok {
-				continue
-			}
-			p := point{metric: name, start: dp.StartTimestamp(), ts: dp.Timestamp(), gauge: gauge}
-			if d, ok := dp.Attributes().Get("disk.io.direction"); ok {
-				p.dir = d.Str()
-			}
-			if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-				p.value = float64(dp.IntValue())
-			} else {
-				p.value = dp.DoubleValue()
-			}
-			out[dev.Str()] = append(out[dev.Str()], p)
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		dev, ok := dp.Attributes().Get("system.device")
+		if !ok {
+			return
 		}
-	}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					add(m.Name(), true, m.Gauge().DataPoints())
-				case pmetric.MetricTypeSum:
-					add(m.Name(), false, m.Sum().DataPoints())
-				}
-			}
+		p := point{metric: m.Name(), start: dp.StartTimestamp(), ts: dp.Timestamp(), gauge: m.Type() == pmetric.MetricTypeGauge}
+		if d, ok := dp.Attributes().Get("disk.io.direction"); ok {
+			p.dir = d.Str()
 		}
-	}
+		if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+			p.value = float64(dp.IntValue())
+		} else {
+			p.value = dp.DoubleValue()
+		}
+		out[dev.Str()] = append(out[dev.Str()], p)
+	})
 	return out
 }
 

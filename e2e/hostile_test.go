@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // TestHostileInputDeliversEverythingElse (issue 14, done-when 3 and 4): a root_path with one bad input of
@@ -158,42 +160,24 @@ service:
 	require.NotEmpty(t, tail.exports)
 	devices, mounts, cgroupPaths := map[string]bool{}, map[string]string{}, map[string]bool{}
 	for _, md := range tail.exports {
-		rms := md.ResourceMetrics()
-		for i := range rms.Len() {
-			checkStrings(t, rms.At(i).Resource().Attributes())
-			res := rms.At(i).Resource().Attributes()
-			sms := rms.At(i).ScopeMetrics()
-			for j := range sms.Len() {
-				ms := sms.At(j).Metrics()
-				for k := range ms.Len() {
-					m := ms.At(k)
-					var dps pmetric.NumberDataPointSlice
-					switch m.Type() {
-					case pmetric.MetricTypeSum:
-						dps = m.Sum().DataPoints()
-					case pmetric.MetricTypeGauge:
-						dps = m.Gauge().DataPoints()
-					default:
-						continue
-					}
-					for l := range dps.Len() {
-						a := dps.At(l).Attributes()
-						checkStrings(t, a)
-						dev, _ := a.Get("system.device")
-						switch m.Name() {
-						case "system.disk.io":
-							devices[dev.Str()] = true
-						case "system.filesystem.usage":
-							mp, _ := a.Get("system.filesystem.mountpoint")
-							mounts[mp.Str()] = dev.Str()
-						case "container.disk.io":
-							p, _ := res.Get("cgroup.path")
-							cgroupPaths[p.Str()] = true
-						}
-					}
-				}
-			}
+		for i := range md.ResourceMetrics().Len() {
+			checkStrings(t, md.ResourceMetrics().At(i).Resource().Attributes())
 		}
+		pdatawalk.ForEachNumberPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+			a := dp.Attributes()
+			checkStrings(t, a)
+			dev, _ := a.Get("system.device")
+			switch m.Name() {
+			case "system.disk.io":
+				devices[dev.Str()] = true
+			case "system.filesystem.usage":
+				mp, _ := a.Get("system.filesystem.mountpoint")
+				mounts[mp.Str()] = dev.Str()
+			case "container.disk.io":
+				p, _ := res.Attributes().Get("cgroup.path")
+				cgroupPaths[p.Str()] = true
+			}
+		})
 	}
 	for _, d := range []string{"sda", "sdb", "sdc"} {
 		assert.True(t, devices[d], "device %q delivered (got %v)", d, devices)

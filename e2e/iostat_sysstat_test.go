@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // The fixture devices (testdata/iostat/snapshot-*.diskstats) by the case each one covers.
@@ -149,8 +151,8 @@ func checkFixtures(t *testing.T, s1, s2 []dsLine) map[string][2]*dsLine {
 // column to agree within 0.5 % or 0.01.
 func TestIostatAgreesWithSysstat(t *testing.T) {
 	bin := collectorBinary(t)
-	requireRoot(t, "comparing with sysstat (unshare -m and mount --bind over /proc)")
-	iostat := needTool(t, "iostat", "sysstat")
+	testkit.RequireRoot(t, "comparing with sysstat (unshare -m and mount --bind over /proc)")
+	iostat := testkit.Tool(t, "iostat", "sysstat")
 	t.Logf("peer: %s", iostatVersion(iostat))
 
 	s1, s2 := loadFixture(t, "snapshot-1.diskstats"), loadFixture(t, "snapshot-2.diskstats")

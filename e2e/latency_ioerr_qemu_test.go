@@ -3,9 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,29 +10,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-)
 
-// ioerrBundle mirrors e2e/internal/ioerrguest's output.
-type ioerrBundle struct {
-	Kernel         string          `json:"kernel"`
-	Disk           string          `json:"disk"`
-	Failed         int             `json:"failed"`
-	Succeeded      int             `json:"succeeded"`
-	IOErrCntBefore string          `json:"ioerr_cnt_before"`
-	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
-	Before         json.RawMessage `json:"before"`
-	After          json.RawMessage `json:"after"`
-	Final          json.RawMessage `json:"final"`
-	ErrorsAfter    json.RawMessage `json:"errors_after"`
-	ErrorsFinal    json.RawMessage `json:"errors_final"`
-	StackBefore    json.RawMessage `json:"stack_before"`
-	StackAfter     json.RawMessage `json:"stack_after"`
-	Events         json.RawMessage `json:"events"`
-	Logs           []string        `json:"logs"`
-	Errors         []string        `json:"errors"`
-}
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
+)
 
 // TestLatencyIOErrorsQEMU (issue 12, "done when" 3): in the QEMU guest (Debian's 6.1 kernel, the
 // probe's block_rq_complete path), scsi_debug's medium error emulation fails a fixed number of
@@ -48,30 +29,9 @@ type ioerrBundle struct {
 // (kernel_io_errors_rising) are sent, however many verdicts follow. The stack source (a receiver of
 // its own) counts the disk's SCSI ioerr_cnt: its hw.errors rises by as much (issue 13, "done when" 4).
 func TestLatencyIOErrorsQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SKIPPED QEMU KERNEL I/O ERROR TEST: -short")
-	}
-	kit := prepareVM(t)
-	guest := filepath.Join(t.TempDir(), "ioerrguest")
-	build := exec.Command("go", "build", "-o", guest, "./internal/ioerrguest")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the guest program: %s", out)
-
-	run := kit.boot(t, guest, 5*time.Minute, nil)
-	log := run.log
-	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
-	var b ioerrBundle
-	for line := range strings.Lines(log) {
-		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-IOERR-BUNDLE "); ok {
-			require.NoError(t, json.Unmarshal([]byte(rest), &b))
-		}
-	}
-	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(log, 6000))
-	for _, l := range b.Logs {
-		t.Logf("guest log: %s", l)
-	}
-	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	_, run := bootGuest(t, "ioerrguest", 5*time.Minute, nil)
+	var b vmproto.IOErrBundle
+	run.bundle(t, vmproto.MarkerIOErr, &b)
 	require.True(t, strings.HasPrefix(b.Kernel, "6.1."), "the guest runs Debian's 6.1 kernel, not %s", b.Kernel)
 	disk := b.Disk
 
@@ -113,21 +73,14 @@ func TestLatencyIOErrorsQEMU(t *testing.T) {
 	require.NoError(t, err)
 	type event struct{ disk, name, state, prev, rule, body, severity string }
 	var events []event
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		d, _ := rls.At(i).Resource().Attributes().Get("hw.name")
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				a := lrs.At(k).Attributes().AsRaw()
-				e := event{d.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]), fmt.Sprint(a["disk_health.previous_state"]),
-					fmt.Sprint(a["disk_health.rule"]), lrs.At(k).Body().Str(), lrs.At(k).SeverityText()}
-				t.Logf("event: %+v", e)
-				events = append(events, e)
-			}
-		}
-	}
+	pdatawalk.ForEachLogRecord(ld, func(res pcommon.Resource, lr plog.LogRecord) {
+		d, _ := res.Attributes().Get("hw.name")
+		a := lr.Attributes().AsRaw()
+		e := event{d.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]), fmt.Sprint(a["disk_health.previous_state"]),
+			fmt.Sprint(a["disk_health.rule"]), lr.Body().Str(), lr.SeverityText()}
+		t.Logf("event: %+v", e)
+		events = append(events, e)
+	})
 	require.Len(t, events, 2, "one state change and one new sign, over several verdicts: %+v", events)
 	change, sign := events[0], events[1]
 	assert.Equal(t, disk, change.disk)
@@ -149,20 +102,14 @@ func unmarshalMetrics(t *testing.T, raw json.RawMessage) pmetric.Metrics {
 // kernelErrorPoints is system.disk.kernel.errors of dev, by "direction/error.type".
 func kernelErrorPoints(md pmetric.Metrics, dev string) map[string]int64 {
 	out := map[string]int64{}
-	forEachMetric(md, func(m pmetric.Metric) {
-		if m.Name() != "system.disk.kernel.errors" || m.Type() != pmetric.MetricTypeSum {
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		a := dp.Attributes()
+		if d, _ := a.Get("system.device"); m.Name() != "system.disk.kernel.errors" || m.Type() != pmetric.MetricTypeSum || d.Str() != dev {
 			return
 		}
-		dps := m.Sum().DataPoints()
-		for i := range dps.Len() {
-			a := dps.At(i).Attributes()
-			if d, _ := a.Get("system.device"); d.Str() != dev {
-				continue
-			}
-			dir, _ := a.Get("disk.io.direction")
-			typ, _ := a.Get("error.type")
-			out[dir.Str()+"/"+typ.Str()] += dps.At(i).IntValue()
-		}
+		dir, _ := a.Get("disk.io.direction")
+		typ, _ := a.Get("error.type")
+		out[dir.Str()+"/"+typ.Str()] += dp.IntValue()
 	})
 	return out
 }
@@ -172,19 +119,15 @@ func scsiErrorPoint(t *testing.T, md pmetric.Metrics, disk string) int64 {
 	t.Helper()
 	var v int64
 	var found int
-	forEachMetric(md, func(m pmetric.Metric) {
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		if m.Name() != "hw.errors" || m.Type() != pmetric.MetricTypeSum {
 			return
 		}
-		dps := m.Sum().DataPoints()
-		for i := range dps.Len() {
-			a := dps.At(i).Attributes()
-			n, _ := a.Get("hw.name")
-			typ, _ := a.Get("error.type")
-			if n.Str() == disk && typ.Str() == "scsi_io_error" {
-				v = dps.At(i).IntValue()
-				found++
-			}
+		n, _ := dp.Attributes().Get("hw.name")
+		typ, _ := dp.Attributes().Get("error.type")
+		if n.Str() == disk && typ.Str() == "scsi_io_error" {
+			v = dp.IntValue()
+			found++
 		}
 	})
 	require.Equal(t, 1, found, "one hw.errors{error.type=scsi_io_error} point of %s", disk)
@@ -194,19 +137,13 @@ func scsiErrorPoint(t *testing.T, md pmetric.Metrics, disk string) int64 {
 // smartState is the hw.state whose hw.status point is 1 for the disk named disk, "" if none.
 func smartState(md pmetric.Metrics, disk string) string {
 	var state string
-	forEachMetric(md, func(m pmetric.Metric) {
-		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		a := dp.Attributes()
+		if n, _ := a.Get("hw.name"); m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum || n.Str() != disk || dp.IntValue() != 1 {
 			return
 		}
-		dps := m.Sum().DataPoints()
-		for i := range dps.Len() {
-			a := dps.At(i).Attributes()
-			if n, _ := a.Get("hw.name"); n.Str() != disk || dps.At(i).IntValue() != 1 {
-				continue
-			}
-			s, _ := a.Get("hw.state")
-			state = s.Str()
-		}
+		s, _ := a.Get("hw.state")
+		state = s.Str()
 	})
 	return state
 }

@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,22 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-)
 
-// latencyBundle mirrors e2e/internal/latencyguest's output.
-type latencyBundle struct {
-	Kernel          string                    `json:"kernel"`
-	Hook            string                    `json:"hook"`
-	Devices         map[string]string         `json:"devices"`
-	Issued          map[string]map[string]int `json:"issued"`
-	Before          json.RawMessage           `json:"before"`
-	After           json.RawMessage           `json:"after"`
-	DiskstatsBefore string                    `json:"diskstats_before"`
-	DiskstatsAfter  string                    `json:"diskstats_after"`
-	Logs            []string                  `json:"logs"`
-	Errors          []string                  `json:"errors"`
-}
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
+)
 
 // bucketOf is the scale-3 bucket index holding v seconds: (2^(i/8), 2^((i+1)/8)].
 func bucketOf(v float64) int32 { return int32(math.Ceil(math.Log2(v)*8)) - 1 }
@@ -44,35 +30,15 @@ func bucketOf(v float64) int32 { return int32(math.Ceil(math.Log2(v)*8)) - 1 }
 // histograms do not mix (each is above its own delay, the 1 ms one's median below 5 ms); the bio-based
 // dm device has no series (its I/O is null_blk's requests).
 func TestLatencyKnownDelaysQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SKIPPED QEMU LATENCY TEST: -short")
-	}
-	kit := prepareVM(t)
-	guest := filepath.Join(t.TempDir(), "latencyguest")
-	build := exec.Command("go", "build", "-o", guest, "./internal/latencyguest")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the guest program: %s", out)
-
-	run := kit.boot(t, guest, 5*time.Minute, nil)
-	log, took := run.log, run.took
-	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, took.Round(100*time.Millisecond))
-	var b latencyBundle
-	for line := range strings.Lines(log) {
-		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-LATENCY-BUNDLE "); ok {
-			require.NoError(t, json.Unmarshal([]byte(rest), &b))
-		}
-	}
-	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(log, 6000))
-	for _, l := range b.Logs {
-		t.Logf("guest log: %s", l)
-	}
-	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	_, run := bootGuest(t, "latencyguest", 5*time.Minute, nil)
+	var b vmproto.LatencyBundle
+	run.bundle(t, vmproto.MarkerLatency, &b)
 	require.True(t, strings.HasPrefix(b.Kernel, "6.1."), "the guest runs Debian's 6.1 kernel, not %s", b.Kernel)
 	require.Equal(t, "block_rq_complete", b.Hook, "before 6.5 the probe takes the final block_rq_complete")
 
 	before := pmetric.NewMetrics() // no export before the I/O: nothing measured yet
 	if len(b.Before) > 0 {
+		var err error
 		before, err = (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(b.Before)
 		require.NoError(t, err)
 	}
@@ -131,21 +97,13 @@ func TestLatencyKnownDelaysQEMU(t *testing.T) {
 		assert.Less(t, medians[null+" "+dir], delays[scsi], "%s: the 1 ms disk's median stays below the 5 ms disk's delay", dir)
 	}
 	// The bio-based dm device: no histogram and no error series of its own.
-	forEachMetric(after, func(m pmetric.Metric) {
-		var attrs []string
-		switch m.Type() {
-		case pmetric.MetricTypeExponentialHistogram:
-			for i := range m.ExponentialHistogram().DataPoints().Len() {
-				v, _ := m.ExponentialHistogram().DataPoints().At(i).Attributes().Get("system.device")
-				attrs = append(attrs, v.Str())
-			}
-		case pmetric.MetricTypeSum:
-			for i := range m.Sum().DataPoints().Len() {
-				v, _ := m.Sum().DataPoints().At(i).Attributes().Get("system.device")
-				attrs = append(attrs, v.Str())
-			}
-		}
-		assert.NotContains(t, attrs, dm, "%s: the bio-based dm device has no series", m.Name())
+	pdatawalk.ForEachHistogramPoint(after, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {
+		v, _ := dp.Attributes().Get("system.device")
+		assert.NotEqual(t, dm, v.Str(), "%s: the bio-based dm device has no series", m.Name())
+	})
+	pdatawalk.ForEachNumberPoint(after, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		v, _ := dp.Attributes().Get("system.device")
+		assert.False(t, m.Type() == pmetric.MetricTypeSum && v.Str() == dm, "%s: the bio-based dm device has no series", m.Name())
 	})
 }
 

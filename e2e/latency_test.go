@@ -19,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
 
@@ -36,51 +38,30 @@ type expHist struct {
 	hwID    string
 }
 
-// forEachMetric calls fn for every metric of an export.
-func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				fn(ms.At(k))
-			}
-		}
-	}
-}
-
 // latencyPoints returns a device's histograms in an export, by direction.
 func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
 	out := map[string]expHist{}
-	forEachMetric(md, func(m pmetric.Metric) {
-		if m.Type() != pmetric.MetricTypeExponentialHistogram {
+	pdatawalk.ForEachHistogramPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {
+		if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
 			return
 		}
-		dps := m.ExponentialHistogram().DataPoints()
-		for l := range dps.Len() {
-			dp := dps.At(l)
-			if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
-				continue
-			}
-			dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
-			if m.Name() == "system.disk.operation.duration" {
-				v, _ := dp.Attributes().Get("disk.io.direction")
-				dir = v.Str()
-			}
-			if dir == "" {
-				continue
-			}
-			h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
-				start: dp.StartTimestamp(), ts: dp.Timestamp()}
-			if v, ok := dp.Attributes().Get("hw.id"); ok {
-				h.hwID = v.Str()
-			}
-			for b, n := range dp.Positive().BucketCounts().AsRaw() {
-				h.buckets[dp.Positive().Offset()+int32(b)] = n
-			}
-			out[dir] = h
+		dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
+		if m.Name() == "system.disk.operation.duration" {
+			v, _ := dp.Attributes().Get("disk.io.direction")
+			dir = v.Str()
 		}
+		if dir == "" {
+			return
+		}
+		h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
+			start: dp.StartTimestamp(), ts: dp.Timestamp()}
+		if v, ok := dp.Attributes().Get("hw.id"); ok {
+			h.hwID = v.Str()
+		}
+		for b, n := range dp.Positive().BucketCounts().AsRaw() {
+			h.buckets[dp.Positive().Offset()+int32(b)] = n
+		}
+		out[dir] = h
 	})
 	return out
 }
@@ -88,7 +69,7 @@ func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
 // exportTime is the time of an export's points (all one scrape's), zero when it has none.
 func exportTime(md pmetric.Metrics) pcommon.Timestamp {
 	var ts pcommon.Timestamp
-	forEachMetric(md, func(m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Type() == pmetric.MetricTypeExponentialHistogram && m.ExponentialHistogram().DataPoints().Len() > 0 {
 			ts = max(ts, m.ExponentialHistogram().DataPoints().At(0).Timestamp())
 		}
@@ -170,7 +151,7 @@ func freshLoop(t *testing.T, dir string, size int64) string {
 // It is detached when the test ends.
 func attachLoop(t *testing.T, img string, opts ...string) string {
 	t.Helper()
-	losetup := needTool(t, "losetup", "mount")
+	losetup := testkit.Tool(t, "losetup", "mount")
 	dev := strings.TrimSpace(string(runCmd(t, losetup, append(append([]string{"--find", "--show"}, opts...), img)...)))
 	require.True(t, strings.HasPrefix(dev, "/dev/loop"), "losetup printed %q", dev)
 	t.Cleanup(func() {
@@ -239,15 +220,9 @@ func quiescent(t *testing.T, c *collector, tail *exportTail, dev string) (map[st
 // program runs the kernel skipped, on any device.
 func notRun(md pmetric.Metrics) int64 {
 	var n int64
-	forEachMetric(md, func(m pmetric.Metric) {
-		if m.Name() != "disk_health.latency.dropped" {
-			return
-		}
-		dps := m.Sum().DataPoints()
-		for i := range dps.Len() {
-			if r, _ := dps.At(i).Attributes().Get("latency.drop.reason"); r.Str() == "not_run" {
-				n = dps.At(i).IntValue()
-			}
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if r, _ := dp.Attributes().Get("latency.drop.reason"); m.Name() == "disk_health.latency.dropped" && r.Str() == "not_run" {
+			n = dp.IntValue()
 		}
 	})
 	return n
@@ -324,9 +299,9 @@ func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
 // the same export); at every percentile fio reports with ten requests or more above it
 // (comparableToFio), our bucket's lower bound is at most fio's latency.
 func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
-	requireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
+	testkit.RequireRoot(t, "the latency source on a loop device (loads BPF, losetup)")
 	bin := collectorBinary(t)
-	fio := needTool(t, "fio", "fio")
+	fio := testkit.Tool(t, "fio", "fio")
 	dir := t.TempDir()
 	dev := freshLoop(t, dir, 64<<20)
 	out := filepath.Join(dir, "export.json")
@@ -435,17 +410,12 @@ func startAsNobody(t *testing.T, setpriv, bin, config string, caps ...string) *c
 // each histogram's name.
 func shape(md pmetric.Metrics) []string {
 	var out []string
-	forEachMetric(md, func(m pmetric.Metric) {
-		var dps pmetric.NumberDataPointSlice
-		switch m.Type() {
-		case pmetric.MetricTypeSum:
-			dps = m.Sum().DataPoints()
-		case pmetric.MetricTypeGauge:
-			dps = m.Gauge().DataPoints()
-		default:
-			out = append(out, m.Type().String()+" "+m.Name())
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if t := m.Type(); t != pmetric.MetricTypeSum && t != pmetric.MetricTypeGauge {
+			out = append(out, t.String()+" "+m.Name())
 			return
 		}
+		dps := pdatawalk.NumberPoints(m)
 		for l := range dps.Len() {
 			attrs := dps.At(l).Attributes().AsRaw()
 			keys := make([]string, 0, len(attrs))
@@ -475,8 +445,8 @@ func linesWith(output, s string) []string {
 // capabilities, it logs exactly one line naming the missing capabilities and how to grant them, exports
 // nothing, and every other source exports what it exports with latency disabled.
 func TestLatencyPrivileges(t *testing.T) {
-	requireRoot(t, "running the collector as nobody with and without capabilities (setpriv, losetup)")
-	setpriv := needTool(t, "setpriv", "util-linux")
+	testkit.RequireRoot(t, "running the collector as nobody with and without capabilities (setpriv, losetup)")
+	setpriv := testkit.Tool(t, "setpriv", "util-linux")
 	// The test's temporary directories are root's alone: nobody needs a directory it can enter.
 	dir, err := os.MkdirTemp("", "diskhealth-latency-priv-")
 	require.NoError(t, err)
@@ -550,10 +520,10 @@ func TestLatencyPrivileges(t *testing.T) {
 // p99. The Grafana dashboard's p50 and p99 panels, evaluated in that Prometheus, show the device's
 // reads within the histogram's range.
 func TestLatencyPrometheusNativeHistogram(t *testing.T) {
-	requireRoot(t, "the latency source on a loop device (loads BPF, losetup, FUSE)")
+	testkit.RequireRoot(t, "the latency source on a loop device (loads BPF, losetup, FUSE)")
 	bin := collectorBinary(t)
-	prom := needTool(t, "prometheus", "prometheus")
-	fio := needTool(t, "fio", "fio")
+	prom := testkit.Tool(t, "prometheus", "prometheus")
+	fio := testkit.Tool(t, "fio", "fio")
 	// Bucket -27 is (96.38, 105.11] ms: a read of 96.5 ms and what FUSE and fio add (under a
 	// millisecond; a few in the tail on a busy machine, where the kernel may also account a request
 	// late, after waking fio: see comparableToFio) lie inside it.

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // flatPoint identifies one number data point with everything an OTLP hop must keep: resource
@@ -297,15 +299,6 @@ func writeAndSync(path string, stop <-chan struct{}) {
 
 func metricNames(md pmetric.Metrics) []string {
 	var out []string
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				out = append(out, ms.At(k).Name())
-			}
-		}
-	}
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) { out = append(out, m.Name()) })
 	return out
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // Helpers for the tests that run the collector against a peer: free loopback ports, a peer process
-// stopped with the test, and the shipped configs. The peers themselves come from packages_test.go.
+// stopped with the test, and the shipped configs. The peers themselves come from the test kit's installer
+// (internal/testkit).
 
 // telemetryOff keeps the collector's own metrics listener (localhost:8888 by default) closed, so that
 // two collectors, or a collector of another test package running at the same time, never collide.

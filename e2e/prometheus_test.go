@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 const rulesFile = "../deploy/prometheus/diskhealth-rules.yaml"
@@ -165,7 +167,7 @@ func ruleExprs(t *testing.T) map[string]string {
 // query API, and loads and evaluates the alert rules in that server.
 func TestPrometheusServer(t *testing.T) {
 	bin := collectorBinary(t)
-	tools := debian.tools(t, map[string]string{"prometheus": "prometheus", "promtool": "prometheus"})
+	tools := testkit.Debian.Tools(t, map[string]string{"prometheus": "prometheus", "promtool": "prometheus"})
 	prom, promtool := tools["prometheus"], tools["promtool"]
 	rules, err := filepath.Abs(rulesFile)
 	require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // quietRun is how long TestPersistentProblemsLogOnce runs the collector, and quietInterval its
@@ -34,7 +36,7 @@ func TestPersistentProblemsLogOnce(t *testing.T) {
 		t.Skipf("SKIPPED LONG END-TO-END TEST: -short (it runs the collector for %v)", quietRun)
 	}
 	bin := collectorBinary(t)
-	requireRoot(t, "mounting a FUSE filesystem")
+	testkit.RequireRoot(t, "mounting a FUSE filesystem")
 	_, err := os.Stat("/dev/fuse")
 	require.NoError(t, err, "this kernel offers no FUSE device")
 

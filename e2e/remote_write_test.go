@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // promSeries is one series of a range-vector (matrix) result.
@@ -119,7 +121,7 @@ scrape_configs:
 // started again on the same TSDB: the exporter's retries fill the outage, every collection is there.
 func TestPrometheusRemoteWrite(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := needTool(t, "prometheus", "prometheus")
+	prom := testkit.Tool(t, "prometheus", "prometheus")
 	const interval = 5 * time.Second
 
 	exporterAddr, healthAddr, promAddr := freeAddr(t), freeAddr(t), freeAddr(t)
@@ -295,7 +297,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 // Prometheus comes back on its TSDB: the sample of every collection of both runs is there.
 func TestPrometheusRemoteWriteOutageRestart(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := needTool(t, "prometheus", "prometheus")
+	prom := testkit.Tool(t, "prometheus", "prometheus")
 	const interval = 2 * time.Second
 	dir := t.TempDir()
 	promAddr := freeAddr(t)

@@ -15,7 +15,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // routeRoot lays out a root_path with two virtio-like disks, vda (254:0) and vdb (254:16), each with
@@ -30,25 +34,13 @@ func routeRoot(t *testing.T) string {
 	}
 	buildReceiverRoot(t, root, devs, formatDiskstats(devs), time.Now().Add(-time.Hour))
 	src := filepath.Join("..", "receiver", "diskhealthreceiver", "internal", "cgroupio", "testdata", "v2-k8s-containerd", "t1", "sys", "fs", "cgroup")
-	dst := filepath.Join(root, "sys", "fs", "cgroup")
 	moved := strings.NewReplacer("259:0 ", "254:0 ", "8:0 ", "254:16 ")
-	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	testkit.RootAt(t, root).CopyTree(src, filepath.Join("sys", "fs", "cgroup"), func(name string, data []byte) []byte {
+		if filepath.Base(name) == "io.stat" {
+			return []byte(moved.Replace(string(data)))
 		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if d.Name() == "io.stat" {
-			data = []byte(moved.Replace(string(data)))
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	}))
+		return data
+	})
 	return root
 }
 
@@ -187,33 +179,19 @@ func hasCgroups(md pmetric.Metrics) bool {
 // forEachPoint calls fn for every number and histogram data point with its point attributes and
 // timestamp; the resource is not looked at, as a backend that drops it would not.
 func forEachPoint(md pmetric.Metrics, fn func(metric string, attrs map[string]any, ts int64)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				switch m.Type() {
-				case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
-					var dps pmetric.NumberDataPointSlice
-					if m.Type() == pmetric.MetricTypeSum {
-						dps = m.Sum().DataPoints()
-					} else {
-						dps = m.Gauge().DataPoints()
-					}
-					for l := range dps.Len() {
-						fn(m.Name(), dps.At(l).Attributes().AsRaw(), int64(dps.At(l).Timestamp()))
-					}
-				case pmetric.MetricTypeExponentialHistogram:
-					dps := m.ExponentialHistogram().DataPoints()
-					for l := range dps.Len() {
-						fn(m.Name(), dps.At(l).Attributes().AsRaw(), int64(dps.At(l).Timestamp()))
-					}
-				}
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Type() == pmetric.MetricTypeExponentialHistogram {
+			dps := m.ExponentialHistogram().DataPoints()
+			for l := range dps.Len() {
+				fn(m.Name(), dps.At(l).Attributes().AsRaw(), int64(dps.At(l).Timestamp()))
 			}
+			return
 		}
-	}
+		dps := pdatawalk.NumberPoints(m)
+		for l := range dps.Len() {
+			fn(m.Name(), dps.At(l).Attributes().AsRaw(), int64(dps.At(l).Timestamp()))
+		}
+	})
 }
 
 // checkIdentities: every disk metric has both disks, every per-cgroup metric every cgroup.
@@ -275,7 +253,7 @@ func TestRoutesKeepSeriesDistinct(t *testing.T) {
 	churnCgroups(t, root)
 
 	t.Run("prometheus", func(t *testing.T) {
-		prom := needTool(t, "prometheus", "prometheus")
+		prom := testkit.Tool(t, "prometheus", "prometheus")
 		for _, cfg := range []string{"default.yaml", "prometheus.yaml"} {
 			t.Run(cfg, func(t *testing.T) {
 				dir := t.TempDir()
@@ -469,7 +447,7 @@ func nvmeRoot(t *testing.T) string {
 // SMART read status in PromQL through hw_parent, both namespaces, not only the first.
 func TestNVMeJoinInPrometheus(t *testing.T) {
 	bin := collectorBinary(t)
-	prom := needTool(t, "prometheus", "prometheus")
+	prom := testkit.Tool(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
 	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)

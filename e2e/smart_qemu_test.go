@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,8 +13,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // TestSMARTAgainstSmartctlQEMU boots a Debian kernel under QEMU with an emulated NVMe controller, an IDE
@@ -29,21 +31,10 @@ import (
 // unprivileged user: each disk must say permission_denied (SATA stays ATA), with the unprivileged
 // fallbacks (NVMe hwmon temperature, SCSI log pages) still reported.
 func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SKIPPED QEMU SMART END-TO-END TEST: -short")
-	}
-	kit := prepareVM(t)
-
-	guest := filepath.Join(t.TempDir(), "smartguest")
-	build := exec.Command("go", "build", "-o", guest, "./internal/smartguest")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the guest program: %s", out)
-
 	qmpErr := make(chan error, 1)
 	asked := false
-	run := kit.boot(t, guest, 5*time.Minute, func(run *vmRun, line string) {
-		if strings.TrimSpace(line) == "DISKHEALTH-QMP-READY" && !asked {
+	_, run := bootGuest(t, "smartguest", 5*time.Minute, func(run *vmRun, line string) {
+		if strings.TrimSpace(line) == vmproto.MarkerQMPReady && !asked {
 			asked = true
 			// Not inline: the poll loop times the window markers that follow.
 			go func() {
@@ -52,8 +43,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 			}()
 		}
 	})
-	log, took := run.log, run.took
-	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, took.Round(100*time.Millisecond))
+	log := run.log
 	if p := os.Getenv("DISKHEALTH_VM_LOG"); p != "" {
 		// For a person to read: the guest's whole output, tools' JSON and exports included.
 		require.NoError(t, os.WriteFile(p, []byte(log), 0o644))
@@ -74,10 +64,10 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 		t.Fatal("QMP qom-set smart_critical_warning did not answer")
 	}
 
-	b := parseBundle(t, log)
+	var b vmproto.SMARTBundle
+	run.bundle(t, vmproto.MarkerSMART, &b)
 	t.Logf("guest: kernel %s, timing %v", b.Kernel, b.Timing)
-	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
-	require.Contains(t, log, "DISKHEALTH-EXIT=0")
+	require.Contains(t, log, vmproto.MarkerExit+"0")
 
 	p1 := smartDisks(t, b.Phase1.SMART)
 	require.Len(t, p1, 5, "nvme0 and four SCSI-layer disks: %v", keys(p1))
@@ -115,41 +105,9 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 		"two ATA disks (one the Seagate), one NVMe, one scsi_debug, one QEMU scsi-hd")
 
 	checkIOJoin(t, p1, b.Phase1.IO)
-	checkCriticalWarning(t, b)
-	checkUnprivileged(t, b)
+	checkCriticalWarning(t, &b)
+	checkUnprivileged(t, &b)
 	t.Run("ReadOnlyAtTheDisk", func(t *testing.T) { checkDiskCommands(t, run) })
-}
-
-// guestBundle mirrors the guest program's output.
-type guestBundle struct {
-	Kernel string `json:"kernel"`
-	Phase1 struct {
-		SMART json.RawMessage            `json:"smart"`
-		IO    json.RawMessage            `json:"io"`
-		Tools map[string]json.RawMessage `json:"tools"`
-	} `json:"phase1"`
-	Phase2 struct {
-		SMART json.RawMessage            `json:"smart"`
-		Tools map[string]json.RawMessage `json:"tools"`
-	} `json:"phase2"`
-	Events json.RawMessage    `json:"events"`
-	Unpriv json.RawMessage    `json:"unpriv"`
-	Hwmon  map[string]string  `json:"hwmon"`
-	Errors []string           `json:"errors"`
-	Timing map[string]float64 `json:"timing"`
-}
-
-func parseBundle(t *testing.T, log string) guestBundle {
-	t.Helper()
-	for _, line := range strings.Split(log, "\n") {
-		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-BUNDLE "); ok {
-			var b guestBundle
-			require.NoError(t, json.Unmarshal([]byte(rest), &b))
-			return b
-		}
-	}
-	t.Fatalf("%v; guest output:\n%s", errNoBundle, tail(log, 6000))
-	return guestBundle{}
 }
 
 // smartPoint is one data point of a disk.
@@ -173,47 +131,32 @@ func smartDisks(t *testing.T, raw json.RawMessage) map[string]*smartDisk {
 	md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
 	require.NoError(t, err)
 	out := map[string]*smartDisk{}
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		rm := rms.At(i)
-		res := rm.Resource().Attributes().AsRaw()
+	pdatawalk.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
+		res := r.Attributes().AsRaw()
 		name, _ := res["hw.name"].(string)
 		if name == "" {
-			continue
+			return
 		}
 		d := out[name]
 		if d == nil {
 			d = &smartDisk{name: name, res: res, points: map[string][]smartPoint{}, checked: map[string]bool{}}
 			out[name] = d
 		}
-		sms := rm.ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				switch m.Type() {
-				case pmetric.MetricTypeGauge:
-					dps = m.Gauge().DataPoints()
-				case pmetric.MetricTypeSum:
-					dps = m.Sum().DataPoints()
-				}
-				for l := range dps.Len() {
-					dp := dps.At(l)
-					p := smartPoint{attrs: map[string]string{}, stale: dp.Flags().NoRecordedValue()}
-					if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
-						p.value = float64(dp.IntValue())
-					} else {
-						p.value = dp.DoubleValue()
-					}
-					for k, v := range dp.Attributes().AsRaw() {
-						p.attrs[k] = fmt.Sprint(v)
-					}
-					d.points[m.Name()] = append(d.points[m.Name()], p)
-				}
+		dps := pdatawalk.NumberPoints(m)
+		for l := range dps.Len() {
+			dp := dps.At(l)
+			p := smartPoint{attrs: map[string]string{}, stale: dp.Flags().NoRecordedValue()}
+			if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+				p.value = float64(dp.IntValue())
+			} else {
+				p.value = dp.DoubleValue()
 			}
+			for k, v := range dp.Attributes().AsRaw() {
+				p.attrs[k] = fmt.Sprint(v)
+			}
+			d.points[m.Name()] = append(d.points[m.Name()], p)
 		}
-	}
+	})
 	return out
 }
 
@@ -526,7 +469,7 @@ func checkIOJoin(t *testing.T, smart map[string]*smartDisk, ioRaw json.RawMessag
 
 // checkCriticalWarning: after qom-set smart_critical_warning=4 the controller is failed, with the
 // reason in one state-change event, and the log values still agree with nvme-cli.
-func checkCriticalWarning(t *testing.T, b guestBundle) {
+func checkCriticalWarning(t *testing.T, b *vmproto.SMARTBundle) {
 	t.Helper()
 	p2 := smartDisks(t, b.Phase2.SMART)
 	nv := p2["nvme0"]
@@ -545,19 +488,12 @@ func checkCriticalWarning(t *testing.T, b guestBundle) {
 	require.NoError(t, err)
 	type event struct{ disk, name, state, prev, rule, body, severity string }
 	var events []event
-	rls := ld.ResourceLogs()
-	for i := range rls.Len() {
-		disk, _ := rls.At(i).Resource().Attributes().Get("hw.name")
-		sls := rls.At(i).ScopeLogs()
-		for j := range sls.Len() {
-			lrs := sls.At(j).LogRecords()
-			for k := range lrs.Len() {
-				a := lrs.At(k).Attributes().AsRaw()
-				events = append(events, event{disk.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]),
-					fmt.Sprint(a["disk_health.previous_state"]), fmt.Sprint(a["disk_health.rule"]), lrs.At(k).Body().Str(), lrs.At(k).SeverityText()})
-			}
-		}
-	}
+	pdatawalk.ForEachLogRecord(ld, func(res pcommon.Resource, lr plog.LogRecord) {
+		disk, _ := res.Attributes().Get("hw.name")
+		a := lr.Attributes().AsRaw()
+		events = append(events, event{disk.Str(), fmt.Sprint(a["event.name"]), fmt.Sprint(a["hw.state"]),
+			fmt.Sprint(a["disk_health.previous_state"]), fmt.Sprint(a["disk_health.rule"]), lr.Body().Str(), lr.SeverityText()})
+	})
 	require.Len(t, events, 2, "one state change and one new sign, over several reads: %+v", events)
 	change, sign := events[0], events[1]
 	assert.Equal(t, event{"nvme0", "disk_health.state_change", "failed", "ok", "<nil>",
@@ -569,7 +505,7 @@ func checkCriticalWarning(t *testing.T, b guestBundle) {
 
 // checkUnprivileged: as nobody without capabilities, ATA and NVMe are refused (and say so), SCSI log
 // pages and the NVMe hwmon temperature still work.
-func checkUnprivileged(t *testing.T, b guestBundle) {
+func checkUnprivileged(t *testing.T, b *vmproto.SMARTBundle) {
 	t.Helper()
 	up := smartDisks(t, b.Unpriv)
 	require.Len(t, up, 5)

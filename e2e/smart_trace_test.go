@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 )
 
 // Read-only, proven at the disk: QEMU itself logs every command its emulated disks receive, and the
@@ -36,9 +38,6 @@ var qemuTraceEvents = []string{
 	"pci_nvme_admin_cmd", "pci_nvme_get_log", "pci_nvme_identify", "pci_nvme_getfeat", "pci_nvme_io_cmd",
 	"scsi_req_parsed",
 }
-
-// markerWindow begins the guest's window markers: "DISKHEALTH-RO-BEGIN phase1", "...-END phase1".
-const markerWindow = "DISKHEALTH-RO-"
 
 // Protocols of a traced command.
 const (
@@ -341,11 +340,11 @@ type traceWindow struct {
 func windows(marks map[string]time.Time) ([]traceWindow, error) {
 	var out []traceWindow
 	for m, at := range marks {
-		name, ok := strings.CutPrefix(m, markerWindow+"BEGIN ")
+		name, ok := strings.CutPrefix(m, vmproto.MarkerWindow+"BEGIN ")
 		if !ok {
 			continue
 		}
-		end, ok := marks[markerWindow+"END "+name]
+		end, ok := marks[vmproto.MarkerWindow+"END "+name]
 		if !ok || end.Before(at) {
 			return nil, fmt.Errorf("window %q has no END after its BEGIN", name)
 		}
@@ -539,11 +538,11 @@ func TestParseQEMUTrace(t *testing.T) {
 func TestWindows(t *testing.T) {
 	t0 := time.Unix(1700000000, 0)
 	ws, err := windows(map[string]time.Time{
-		markerWindow + "BEGIN b": t0.Add(3 * time.Second), markerWindow + "END b": t0.Add(4 * time.Second),
-		markerWindow + "BEGIN a": t0, markerWindow + "END a": t0.Add(time.Second),
+		vmproto.MarkerWindow + "BEGIN b": t0.Add(3 * time.Second), vmproto.MarkerWindow + "END b": t0.Add(4 * time.Second),
+		vmproto.MarkerWindow + "BEGIN a": t0, vmproto.MarkerWindow + "END a": t0.Add(time.Second),
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []traceWindow{{"a", t0, t0.Add(time.Second)}, {"b", t0.Add(3 * time.Second), t0.Add(4 * time.Second)}}, ws)
-	_, err = windows(map[string]time.Time{markerWindow + "BEGIN a": t0})
+	_, err = windows(map[string]time.Time{vmproto.MarkerWindow + "BEGIN a": t0})
 	assert.Error(t, err)
 }

@@ -1,10 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -12,26 +8,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 )
-
-// stackBundle mirrors e2e/internal/stackguest's output.
-type stackBundle struct {
-	Kernel string                `json:"kernel"`
-	Parts  map[string]*stackPart `json:"parts"`
-	Errors []string              `json:"errors"`
-}
-
-type stackPart struct {
-	Checks []struct {
-		What string `json:"what"`
-		Want string `json:"want"`
-		Got  string `json:"got"`
-	} `json:"checks"`
-	Tools  map[string]string  `json:"tools"`
-	Series map[string]float64 `json:"series"`
-	Logs   []string           `json:"logs"`
-	Errors []string           `json:"errors"`
-}
 
 // TestStackQEMU (issue 13, "done when" 1-3 and 2's privilege clause): in one boot of the QEMU guest, the stack source (run by
 // e2e/internal/stackguest with only that source) against the kernel's own tools.
@@ -49,27 +28,9 @@ type stackPart struct {
 //     device_mapper's read status is permission_denied, logged once over four scrapes and the only
 //     warning; md and the error counters read ok, md0's hw.status is root's, the I/O source exports.
 func TestStackQEMU(t *testing.T) {
-	if testing.Short() {
-		t.Skip("SKIPPED QEMU STACK TEST: -short")
-	}
-	kit := prepareVM(t)
-	guest := filepath.Join(t.TempDir(), "stackguest")
-	build := exec.Command("go", "build", "-o", guest, "./internal/stackguest")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building the guest program: %s", out)
-
-	run := kit.boot(t, guest, 10*time.Minute, nil)
-	log := run.log
-	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
-	var b stackBundle
-	for line := range strings.Lines(log) {
-		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-STACK-BUNDLE "); ok {
-			require.NoError(t, json.Unmarshal([]byte(rest), &b))
-		}
-	}
-	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(log, 6000))
-	require.Empty(t, b.Errors, "guest errors; guest output:\n%s", tail(log, 6000))
+	_, run := bootGuest(t, "stackguest", 10*time.Minute, nil)
+	var b vmproto.StackBundle
+	run.bundle(t, vmproto.MarkerStack, &b)
 	require.True(t, strings.HasPrefix(b.Kernel, "6.1."), "the guest runs Debian's 6.1 kernel, not %s", b.Kernel)
 
 	for _, name := range []string{"md", "thin", "multipath", "unprivileged"} {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // thirdPartyVersion is the version the module is served under: a release tag, as users write it.
@@ -102,7 +104,7 @@ func TestThirdPartyDistribution(t *testing.T) {
 	ocb, err := filepath.Abs(filepath.Join("..", ".tools", "ocb"))
 	require.NoError(t, err)
 	if _, err := os.Stat(ocb); err != nil {
-		unavailable(t, "ocb is missing (%v): `make build` installs it", err)
+		testkit.Unavailable(t, "ocb is missing (%v): `make build` installs it", err)
 	}
 	repo, err := filepath.Abs("..")
 	require.NoError(t, err)
@@ -129,7 +131,7 @@ func TestThirdPartyDistribution(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(zipper, "main.go"), []byte(zipProgram), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(zipper, "go.mod"), []byte("module zipper\n\ngo 1.26.0\n\nrequire golang.org/x/mod v0.39.0\n"), 0o644))
 	if out, err := run(5*time.Minute, zipper, "go", "mod", "tidy"); err != nil {
-		unavailable(t, "golang.org/x/mod cannot be had: %v\n%s", err, out)
+		testkit.Unavailable(t, "golang.org/x/mod cannot be had: %v\n%s", err, out)
 	}
 	out, err := run(5*time.Minute, zipper, "go", "run", ".", repo, proxy, thirdPartyVersion)
 	require.NoError(t, err, "the module as the go command would zip it:\n%s", out)

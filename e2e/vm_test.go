@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // The QEMU harness of the SMART end-to-end test: a Debian kernel (downloaded, never installed), a
@@ -63,13 +65,13 @@ type vmKit struct {
 }
 
 // shell runs a bash script with a timeout and returns its combined output. The script finds the
-// tools debian.tools found (exec keeps the last of duplicate variables).
+// tools testkit.Debian.Tools found (exec keeps the last of duplicate variables).
 func shell(t *testing.T, timeout time.Duration, script string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-	cmd.Env = append(append(os.Environ(), toolPath()), env...)
+	cmd.Env = append(append(os.Environ(), testkit.ToolPath()), env...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "script failed:\n%s\noutput:\n%s", script, out)
 	return string(out)
@@ -78,8 +80,8 @@ func shell(t *testing.T, timeout time.Duration, script string, env ...string) st
 // prepareVM returns the kernel and base initramfs, building them on first use.
 func prepareVM(t *testing.T) *vmKit {
 	t.Helper()
-	requireRoot(t, "the QEMU SMART test (it installs qemu-system-x86, smartmontools and nvme-cli and downloads a Debian kernel)")
-	tools := debian.tools(t, vmPackages)
+	testkit.RequireRoot(t, "the QEMU SMART test (it installs qemu-system-x86, smartmontools and nvme-cli and downloads a Debian kernel)")
+	tools := testkit.Debian.Tools(t, vmPackages)
 	cache, err := filepath.Abs(filepath.Join("..", "_build", "vmtest"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(cache, 0o755))
@@ -89,8 +91,8 @@ func prepareVM(t *testing.T) *vmKit {
 	resolve := `apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'`
 	pkg := strings.TrimSpace(shell(t, time.Minute, resolve))
 	if pkg == "" {
-		if err := debian.update(); err != nil {
-			unavailable(t, "no Debian kernel package to boot: %v", err)
+		if err := testkit.Debian.Update(); err != nil {
+			testkit.Unavailable(t, "no Debian kernel package to boot: %v", err)
 		}
 		pkg = strings.TrimSpace(shell(t, time.Minute, resolve))
 	}
@@ -123,9 +125,9 @@ func buildBase(t *testing.T, k *vmKit, kd, pkg string) {
 	}
 	require.NoError(t, os.RemoveAll(kd))
 	require.NoError(t, os.MkdirAll(kd, 0o755))
-	deb, err := debian.download(pkg, kd)
+	deb, err := testkit.Debian.Download(pkg, kd)
 	if err != nil {
-		unavailable(t, "cannot download the Debian kernel %s: %v", pkg, err)
+		testkit.Unavailable(t, "cannot download the Debian kernel %s: %v", pkg, err)
 	}
 	shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "DEB="+deb, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "),
 		"EXTRA="+strings.Join(vmExtraModules, " "), "BASE="+filepath.Base(k.base))
@@ -173,16 +175,48 @@ rm -rf "$R" lib
 
 // vmInit is the guest's /init: load the modules, wait for the five disks, run the test program with its
 // output on the second serial port (raw, away from kernel messages), print its exit status, power off.
-const vmInit = `#!/bin/busybox sh
+var vmInit = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin:/usr/sbin:/usr/bin HOME=/tmp TMPDIR=/tmp
 mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in $(cat /lib/modules/load.list); do insmod /lib/modules/$m 2>/dev/null || echo "vmtest: insmod $m failed"; done
 i=0; while [ "$(ls /sys/block | grep -cE '^(sd|nvme)')" -lt 5 ] && [ $i -lt 200 ]; do usleep 100000; i=$((i + 1)); done
 O=/dev/ttyS1; stty -F $O raw -echo
-cd /tmp; /test/guest >$O 2>&1; echo "DISKHEALTH-EXIT=$?" >$O
+cd /tmp; /test/guest >$O 2>&1; echo "` + vmproto.MarkerExit + `$?" >$O
 sync; poweroff -f
 `
+
+// bootGuest is the one preamble of the QEMU tests: the kernel and base initramfs (prepareVM), the
+// guest program e2e/internal/<name> built for the VM, and one boot of it (boot, with onLine).
+func bootGuest(t *testing.T, name string, timeout time.Duration, onLine func(run *vmRun, line string)) (*vmKit, *vmRun) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("SKIPPED QEMU TEST (%s): -short", name)
+	}
+	kit := prepareVM(t)
+	guest := filepath.Join(t.TempDir(), name)
+	build := exec.Command("go", "build", "-o", guest, "./internal/"+name)
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building the guest program: %s", out)
+	run := kit.boot(t, guest, timeout, onLine)
+	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
+	return kit, run
+}
+
+// bundle decodes the guest's bundle (the line after marker) into b, logs what the guest logged and
+// requires that nothing stopped the guest.
+func (r *vmRun) bundle(t *testing.T, marker string, b interface{ Common() *vmproto.Guest }) {
+	t.Helper()
+	if err := vmproto.Find(r.log, marker, b); err != nil {
+		t.Fatalf("%v; guest output:\n%s", err, tail(r.log, 6000))
+	}
+	g := b.Common()
+	for _, l := range g.Logs {
+		t.Logf("guest log: %s", l)
+	}
+	require.Empty(t, g.Errors, "guest errors; guest output:\n%s", tail(r.log, 6000))
+}
 
 // vmRun is one boot.
 type vmRun struct {
@@ -192,7 +226,7 @@ type vmRun struct {
 	// trace is QEMU's own log of the commands its emulated disks received (qemuTraceEvents), each
 	// line stamped with the host's wall clock.
 	trace string
-	// marks are the host times at which the guest's window markers (DISKHEALTH-RO-BEGIN/END name)
+	// marks are the host times at which the guest's window markers (vmproto.MarkerWindow BEGIN/END name)
 	// were first seen on the test serial line: the guest prints one, the host sees it at most a poll
 	// later, on the same clock as the trace.
 	marks map[string]time.Time
@@ -260,7 +294,7 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 		b, _ := os.ReadFile(run.testLog)
 		lines := strings.Split(string(b), "\n")
 		for ; seen < len(lines)-1; seen++ { // the last element is an unfinished line
-			if m := strings.TrimSpace(lines[seen]); strings.HasPrefix(m, markerWindow) {
+			if m := strings.TrimSpace(lines[seen]); strings.HasPrefix(m, vmproto.MarkerWindow) {
 				if _, dup := run.marks[m]; !dup {
 					run.marks[m] = time.Now()
 				}
@@ -283,7 +317,7 @@ loop:
 	poll()
 	took := time.Since(start)
 	log, _ := os.ReadFile(run.testLog)
-	if !strings.Contains(string(log), "DISKHEALTH-EXIT=") {
+	if !strings.Contains(string(log), vmproto.MarkerExit) {
 		console, _ := os.ReadFile(filepath.Join(run.dir, "console.log"))
 		t.Fatalf("the VM ended without the guest's exit status (%v, after %v).\nqemu: %s\nconsole tail:\n%s\ntest log:\n%s",
 			werr, took, out.String(), tail(string(console), 3000), tail(string(log), 3000))
@@ -341,5 +375,3 @@ func qmp(path string, command map[string]any) error {
 	}
 	return reply()
 }
-
-var errNoBundle = errors.New("no bundle line")

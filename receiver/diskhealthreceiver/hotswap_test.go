@@ -2,8 +2,6 @@ package diskhealthreceiver
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -16,64 +14,36 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
 
 // virtioRoot is a root_path with two virtio disks, vda and vdb (vdb with a partition vdb1), as a
 // 5.15+ kernel shows them when diskseq is set (an older one has no diskseq file).
-type virtioRoot struct {
-	t    *testing.T
-	root string
-}
-
-func (r virtioRoot) write(rel, content string) {
-	r.t.Helper()
-	p := filepath.Join(r.root, rel)
-	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(r.t, os.WriteFile(p, []byte(content), 0o644))
-}
-
-func (r virtioRoot) link(rel, target string) {
-	r.t.Helper()
-	p := filepath.Join(r.root, rel)
-	require.NoError(r.t, os.MkdirAll(filepath.Dir(p), 0o755))
-	rt, err := filepath.Rel(filepath.Dir(p), filepath.Join(r.root, target))
-	require.NoError(r.t, err)
-	require.NoError(r.t, os.Symlink(rt, p))
-}
+type virtioRoot struct{ *testkit.Root }
 
 func newVirtioRoot(t *testing.T, diskseq bool) virtioRoot {
-	r := virtioRoot{t: t, root: t.TempDir()}
-	r.write("proc/stat", "btime 1764396000\n")
+	r := virtioRoot{testkit.NewRoot(t)}
+	r.Write("proc/stat", "btime 1764396000\n")
 	for i, name := range []string{"vda", "vdb"} {
 		hw := fmt.Sprintf("sys/devices/pci0000:00/0000:00:0%d.0/virtio%d", i+4, i+1)
-		dir := hw + "/block/" + name
-		r.write(hw+"/vendor", "0x1af4\n")
-		r.write(dir+"/dev", fmt.Sprintf("254:%d\n", 16*i))
-		r.write(dir+"/size", "2097152\n")
-		r.write(dir+"/serial", "SERIAL-"+name+"\n")
-		r.write(dir+"/queue/rotational", "1\n")
+		files := map[string]string{"size": "2097152\n", "serial": "SERIAL-" + name + "\n", "queue/rotational": "1\n"}
 		if diskseq {
-			r.write(dir+"/diskseq", fmt.Sprintf("%d\n", i+1))
+			files["diskseq"] = fmt.Sprintf("%d\n", i+1)
 		}
-		r.link(dir+"/device", hw)
-		r.link("sys/block/"+name, dir)
-		r.link("sys/class/block/"+name, dir)
+		r.Disk(testkit.Disk{Name: name, Major: 254, Minor: uint32(16 * i), Dir: hw + "/block/" + name, Device: hw,
+			Files: files, DeviceFiles: map[string]string{"vendor": "0x1af4\n"}})
 	}
-	part := "sys/devices/pci0000:00/0000:00:05.0/virtio2/block/vdb/vdb1"
-	r.write(part+"/dev", "254:17\n")
-	r.write(part+"/partition", "1\n")
-	r.write(part+"/size", "2048\n")
-	r.link("sys/class/block/vdb1", part)
+	r.Partition("sys/devices/pci0000:00/0000:00:05.0/virtio2/block/vdb", "vdb1", 254, 17, 1, 2048)
 	r.diskstats(1000)
 	return r
 }
 
 // diskstats writes /proc/diskstats with vdb's (and vdb1's) read count n.
 func (r virtioRoot) diskstats(n int) {
-	r.write("proc/diskstats", fmt.Sprintf(
+	r.Write("proc/diskstats", fmt.Sprintf(
 		" 254       0 vda 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n"+
 			" 254      16 vdb %d 0 %d 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n"+
 			" 254      17 vdb1 %d 0 %d 100 0 0 0 0 0 100 100 0 0 0 0 0 0\n", n, 8*n, n/2, 4*n))
@@ -83,9 +53,9 @@ func (r virtioRoot) diskstats(n int) {
 // zero and, with diskseq, a new one.
 func (r virtioRoot) swap(diskseq bool) {
 	dir := "sys/devices/pci0000:00/0000:00:05.0/virtio2/block/vdb"
-	r.write(dir+"/serial", "SERIAL-NEW\n")
+	r.Write(dir+"/serial", "SERIAL-NEW\n")
 	if diskseq {
-		r.write(dir+"/diskseq", "7\n")
+		r.Write(dir+"/diskseq", "7\n")
 	}
 	r.diskstats(10)
 }
@@ -141,7 +111,7 @@ func smartIDs(md pmetric.Metrics) map[string][]string {
 			if m.Name() != "hw.physical_disk.smart.read.status" {
 				continue
 			}
-			dps := dhtest.NumberPoints(m)
+			dps := pdatawalk.NumberPoints(m)
 			for l := range dps.Len() {
 				id, _ := dps.At(l).Attributes().Get("hw.id")
 				name, _ := dps.At(l).Attributes().Get("hw.name")
@@ -170,12 +140,12 @@ func TestHotSwap(t *testing.T) {
 			r := newVirtioRoot(t, tc.diskseq)
 			iof := iostatscraper.NewFactory()
 			iocfg := iof.CreateDefaultConfig().(*iostatscraper.Config)
-			iocfg.RootPath = r.root
+			iocfg.RootPath = r.Dir
 			iocfg.DeviceClasses = []string{"disk", "partition"}
 			io := startScraper(t, iof, iocfg)
 			smf := smartscraper.NewFactory()
 			smcfg := smf.CreateDefaultConfig().(*smartscraper.Config)
-			smcfg.RootPath = r.root
+			smcfg.RootPath = r.Dir
 			sm := startScraper(t, smf, smcfg)
 
 			md, err := io.ScrapeMetrics(t.Context())

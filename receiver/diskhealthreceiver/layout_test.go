@@ -18,7 +18,11 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
-const modulePrefix = "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/"
+const (
+	modulePrefix = "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/"
+	// testKit is the project's test kit: it runs apt-get, so only tests may import it.
+	testKit = "github.com/diskhealth/diskhealth/internal/testkit"
+)
 
 // goList returns the import paths `go list` prints for args.
 func goList(t *testing.T, args ...string) []string {
@@ -51,14 +55,13 @@ func TestLayout(t *testing.T) {
 			}
 		}
 	}
-	// testpeer runs apt-get: only tests may import it, never what the receiver is built from.
 	for _, dep := range goList(t, "-deps", ".") {
-		assert.NotEqual(t, modulePrefix+"testpeer", dep, "the receiver depends on testpeer")
+		assert.False(t, strings.HasPrefix(dep, testKit), "the receiver depends on the test kit (%s)", dep)
 	}
 
 	var libs []string
 	for _, p := range goList(t, "./internal/...") {
-		if !strings.HasPrefix(p, modulePrefix+"scraper/") && !strings.HasSuffix(p, "/internal/metadata") && p != modulePrefix+"testpeer" {
+		if !strings.HasPrefix(p, modulePrefix+"scraper/") && !strings.HasSuffix(p, "/internal/metadata") {
 			libs = append(libs, p)
 		}
 	}
@@ -66,7 +69,7 @@ func TestLayout(t *testing.T) {
 	for _, lib := range libs {
 		for _, dep := range goList(t, "-deps", lib) {
 			if strings.HasPrefix(dep, modulePrefix+"scraper/") || strings.HasPrefix(dep, "go.opentelemetry.io/collector/pdata") ||
-				dep == modulePrefix+"testpeer" {
+				strings.HasPrefix(dep, testKit) {
 				t.Errorf("library %s depends on %s", lib, dep)
 			}
 		}

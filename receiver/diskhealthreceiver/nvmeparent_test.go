@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 )
@@ -16,26 +17,20 @@ import (
 // kernel does: /sys/class/nvme/nvme0 -> .../nvme/nvme0, whose namespaces nvme0n1 and nvme0n2 are
 // block devices with their own WWN.
 func newNVMeRoot(t *testing.T) virtioRoot {
-	r := virtioRoot{t: t, root: t.TempDir()}
-	r.write("proc/stat", "btime 1764396000\n")
+	r := virtioRoot{testkit.NewRoot(t)}
+	r.Write("proc/stat", "btime 1764396000\n")
 	ctrl := "sys/devices/pci0000:00/0000:00:03.0/nvme/nvme0"
-	r.write(ctrl+"/model", "QEMU NVMe Ctrl\n")
-	r.write(ctrl+"/serial", "CTRL0001\n")
-	r.write(ctrl+"/firmware_rev", "8.0\n")
-	r.link("sys/class/nvme/nvme0", ctrl)
+	r.Write(ctrl+"/model", "QEMU NVMe Ctrl\n")
+	r.Write(ctrl+"/serial", "CTRL0001\n")
+	r.Write(ctrl+"/firmware_rev", "8.0\n")
+	r.Link("sys/class/nvme/nvme0", ctrl)
 	for n := 1; n <= 2; n++ {
 		name := fmt.Sprintf("nvme0n%d", n)
-		dir := ctrl + "/" + name
-		r.write(dir+"/dev", fmt.Sprintf("259:%d\n", n-1))
-		r.write(dir+"/size", "2097152\n")
-		r.write(dir+"/nsid", fmt.Sprintf("%d\n", n))
-		r.write(dir+"/wwid", fmt.Sprintf("eui.00000000000000%02d\n", n))
-		r.write(dir+"/queue/rotational", "0\n")
-		r.link(dir+"/device", ctrl)
-		r.link("sys/block/"+name, dir)
-		r.link("sys/class/block/"+name, dir)
+		r.Disk(testkit.Disk{Name: name, Major: 259, Minor: uint32(n - 1), Dir: ctrl + "/" + name, Device: ctrl,
+			Files: map[string]string{"size": "2097152\n", "nsid": fmt.Sprintf("%d\n", n),
+				"wwid": fmt.Sprintf("eui.00000000000000%02d\n", n), "queue/rotational": "0\n"}})
 	}
-	r.write("proc/diskstats", " 259       0 nvme0n1 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n"+
+	r.Write("proc/diskstats", " 259       0 nvme0n1 500 0 4000 100 200 0 1600 50 0 120 150 0 0 0 0 0 0\n"+
 		" 259       1 nvme0n2 300 0 2400 60 100 0 800 20 0 70 80 0 0 0 0 0 0\n")
 	return r
 }
@@ -50,7 +45,7 @@ func TestNVMeNamespacesNameTheirController(t *testing.T) {
 	r := newNVMeRoot(t)
 	iof := iostatscraper.NewFactory()
 	iocfg := iof.CreateDefaultConfig().(*iostatscraper.Config)
-	iocfg.RootPath = r.root
+	iocfg.RootPath = r.Dir
 	md, err := startScraper(t, iof, iocfg).ScrapeMetrics(t.Context())
 	require.NoError(t, err)
 	parents := map[string]string{}
@@ -71,7 +66,7 @@ func TestNVMeNamespacesNameTheirController(t *testing.T) {
 
 	smf := smartscraper.NewFactory()
 	smcfg := smf.CreateDefaultConfig().(*smartscraper.Config)
-	smcfg.RootPath = r.root
+	smcfg.RootPath = r.Dir
 	smd, err := startScraper(t, smf, smcfg).ScrapeMetrics(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]string{"nvme0": {"eui.0000000000000001"}}, smartIDs(smd),

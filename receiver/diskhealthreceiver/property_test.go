@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
@@ -32,7 +33,6 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
@@ -696,8 +696,8 @@ func checkAttrs(t *testing.T, where, metric string, attrs pcommon.Map) {
 }
 
 func forEachPoint(md pmetric.Metrics, fn func(pcommon.Resource, pmetric.Metric, pmetric.NumberDataPoint)) {
-	dhtest.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
-		dps := dhtest.NumberPoints(m)
+	pdatawalk.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			fn(res, m, dps.At(i))
 		}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
@@ -29,10 +30,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
-
-const markerBundle = "DISKHEALTH-IOERR-BUNDLE "
 
 const (
 	interval     = time.Second     // the latency scrape
@@ -45,47 +46,18 @@ const (
 	badOffset = 4664 * 512
 )
 
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel string `json:"kernel"`
-	Disk   string `json:"disk"` // the scsi_debug disk, sdX
-	// Failed and Succeeded are this program's reads: ENODATA (medium error) from the kernel, and whole reads.
-	Failed    int `json:"failed"`
-	Succeeded int `json:"succeeded"`
-	// IOErrCnt is the SCSI midlayer's count of commands the disk completed with an error
-	// (/sys/block/sdX/device/ioerr_cnt, hex), before and after the reads: the injection's own count.
-	IOErrCntBefore string          `json:"ioerr_cnt_before"`
-	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
-	Before         json.RawMessage `json:"before"` // OTLP JSON: the export with the verdict before the reads
-	After          json.RawMessage `json:"after"`  // OTLP JSON: a latency export and a SMART verdict after them
-	Final          json.RawMessage `json:"final"`  // OTLP JSON: the last export, several verdicts later
-	// ErrorsAfter and ErrorsFinal are the newest exports with system.disk.kernel.errors (the latency
-	// source's scrape, apart from SMART's) at After's and at Final's time.
-	ErrorsAfter json.RawMessage `json:"errors_after"`
-	ErrorsFinal json.RawMessage `json:"errors_final"`
-	// StackBefore and StackAfter are exports of a second receiver with the stack source alone (its own
-	// signs board, so the verdict above weighs the latency source's count only): hw.errors of the
-	// disk's SCSI ioerr_cnt from a scrape before the reads and one begun after them.
-	StackBefore json.RawMessage `json:"stack_before"`
-	StackAfter  json.RawMessage `json:"stack_after"`
-	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
-	Logs        []string        `json:"logs"`
-	Errors      []string        `json:"errors"`
-}
-
 func main() {
 	b, err := run()
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerIOErr, b)
 	if err != nil {
 		os.Exit(1)
 	}
 }
 
-func run() (b Bundle, err error) {
+func run() (b vmproto.IOErrBundle, err error) {
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
 	}
@@ -255,41 +227,26 @@ func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, w
 // status is the hw.state whose hw.status point is 1 on the resource named disk, "" if none.
 func status(md pmetric.Metrics, disk string) string {
 	var state string
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		eachMetric(rms.At(i), func(m pmetric.Metric) {
-			if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
-				return
-			}
-			dps := m.Sum().DataPoints()
-			for l := range dps.Len() {
-				if n, _ := dps.At(l).Attributes().Get("hw.name"); n.Str() == disk && dps.At(l).IntValue() == 1 {
-					s, _ := dps.At(l).Attributes().Get("hw.state")
-					state = s.Str()
-				}
-			}
-		})
-	}
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() != "hw.status" || m.Type() != pmetric.MetricTypeSum {
+			return
+		}
+		if n, _ := dp.Attributes().Get("hw.name"); n.Str() == disk && dp.IntValue() == 1 {
+			s, _ := dp.Attributes().Get("hw.state")
+			state = s.Str()
+		}
+	})
 	return state
 }
 
 // newest is the newest timestamp of the named metric's points in md.
 func newest(md pmetric.Metrics, name string) time.Time {
 	var t time.Time
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		eachMetric(rms.At(i), func(m pmetric.Metric) {
-			if m.Name() != name || m.Type() != pmetric.MetricTypeSum {
-				return
-			}
-			dps := m.Sum().DataPoints()
-			for l := range dps.Len() {
-				if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
-					t = ts
-				}
-			}
-		})
-	}
+	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if ts := dp.Timestamp().AsTime(); m.Name() == name && m.Type() == pmetric.MetricTypeSum && ts.After(t) {
+			t = ts
+		}
+	})
 	return t
 }
 
@@ -298,25 +255,12 @@ func newestWith(ms *consumertest.MetricsSink, name string) json.RawMessage {
 	all := ms.AllMetrics()
 	for i := len(all) - 1; i >= 0; i-- {
 		found := false
-		rms := all[i].ResourceMetrics()
-		for j := range rms.Len() {
-			eachMetric(rms.At(j), func(m pmetric.Metric) { found = found || m.Name() == name })
-		}
+		pdatawalk.ForEachMetric(all[i], func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == name })
 		if found {
 			return metricsJSON(all[i])
 		}
 	}
 	return nil
-}
-
-func eachMetric(rm pmetric.ResourceMetrics, f func(pmetric.Metric)) {
-	sms := rm.ScopeMetrics()
-	for j := range sms.Len() {
-		ms := sms.At(j).Metrics()
-		for k := range ms.Len() {
-			f(ms.At(k))
-		}
-	}
 }
 
 func metricsJSON(md pmetric.Metrics) json.RawMessage {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -29,10 +30,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
-
-const markerBundle = "DISKHEALTH-LATENCY-BUNDLE "
 
 // The known latencies.
 const (
@@ -43,37 +44,19 @@ const (
 	interval     = time.Second
 )
 
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel string `json:"kernel"`
-	// Hook is the tracepoint the probe attached to (from its start log line).
-	Hook string `json:"hook"`
-	// Devices: "null" -> nullb0, "scsi" -> sdX (scsi_debug), "dm" -> dm-N (dm-linear over nullb0).
-	Devices map[string]string `json:"devices"`
-	// Issued is the I/O this program did, by device name and direction.
-	Issued          map[string]map[string]int `json:"issued"`
-	Before          json.RawMessage           `json:"before"` // OTLP JSON, the last export before the I/O (may be empty)
-	After           json.RawMessage           `json:"after"`  // OTLP JSON, an export scraped after the I/O ended
-	DiskstatsBefore string                    `json:"diskstats_before"`
-	DiskstatsAfter  string                    `json:"diskstats_after"`
-	Logs            []string                  `json:"logs"`
-	Errors          []string                  `json:"errors"`
-}
-
 func main() {
 	b, err := run()
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerLatency, b)
 	if err != nil {
 		os.Exit(1)
 	}
 }
 
-func run() (b Bundle, err error) {
-	b = Bundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
+func run() (b vmproto.LatencyBundle, err error) {
+	b = vmproto.LatencyBundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
 	}
@@ -251,25 +234,11 @@ func directIO(dev string, n int) error {
 // latest is the newest data point timestamp of an export.
 func latest(md pmetric.Metrics) time.Time {
 	var t time.Time
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeExponentialHistogram {
-					continue
-				}
-				dps := m.ExponentialHistogram().DataPoints()
-				for l := range dps.Len() {
-					if ts := dps.At(l).Timestamp().AsTime(); ts.After(t) {
-						t = ts
-					}
-				}
-			}
+	pdatawalk.ForEachHistogramPoint(md, func(_ pcommon.Resource, _ pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {
+		if ts := dp.Timestamp().AsTime(); ts.After(t) {
+			t = ts
 		}
-	}
+	})
 	return t
 }
 

@@ -29,19 +29,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
-)
-
-// Markers the host looks for on the test serial line.
-const (
-	markerQMP    = "DISKHEALTH-QMP-READY"
-	markerBundle = "DISKHEALTH-BUNDLE "
-	markerUnpriv = "DISKHEALTH-UNPRIV "
-	markerWindow = "DISKHEALTH-RO-"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // windowMargin separates a window marker from the first command it must (or must not) cover.
@@ -50,27 +45,7 @@ const windowMargin = 2 * time.Second
 // window prints a window marker; after a BEGIN that opens before the receiver starts, and after
 // every END, the caller sleeps windowMargin.
 func window(edge, name string) {
-	fmt.Printf("%s%s %s\n", markerWindow, edge, name)
-}
-
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel  string             `json:"kernel"`
-	Phase1  Phase              `json:"phase1"`
-	Phase2  Phase              `json:"phase2"`
-	Events  json.RawMessage    `json:"events"` // OTLP JSON logs
-	Unpriv  json.RawMessage    `json:"unpriv"` // OTLP JSON metrics
-	Hwmon   map[string]string  `json:"hwmon"`  // nvme hwmon files
-	SysWWID map[string]string  `json:"sys_wwid"`
-	Errors  []string           `json:"errors"`
-	Timing  map[string]float64 `json:"timing"`
-}
-
-// Phase is one moment: the receiver's export and the tools' view.
-type Phase struct {
-	SMART json.RawMessage            `json:"smart"` // OTLP JSON metrics, the SMART controller's export
-	IO    json.RawMessage            `json:"io"`    // OTLP JSON metrics, the iostat controller's export
-	Tools map[string]json.RawMessage `json:"tools"` // "smartctl -x /dev/sda" -> its JSON
+	fmt.Printf("%s%s %s\n", vmproto.MarkerWindow, edge, name)
 }
 
 func main() {
@@ -85,8 +60,7 @@ func main() {
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerSMART, b)
 	if err != nil {
 		os.Exit(1)
 	}
@@ -126,46 +100,21 @@ func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, w
 
 func hasMetric(name string) func(pmetric.Metrics) bool {
 	return func(md pmetric.Metrics) bool {
-		rms := md.ResourceMetrics()
-		for i := range rms.Len() {
-			sms := rms.At(i).ScopeMetrics()
-			for j := range sms.Len() {
-				ms := sms.At(j).Metrics()
-				for k := range ms.Len() {
-					if ms.At(k).Name() == name {
-						return true
-					}
-				}
-			}
-		}
-		return false
+		found := false
+		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) { found = found || m.Name() == name })
+		return found
 	}
 }
 
 // nvmeFailed: the NVMe controller's hw.status says failed.
 func nvmeFailed(md pmetric.Metrics) bool {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		if n, _ := rms.At(i).Resource().Attributes().Get("hw.name"); !strings.HasPrefix(n.Str(), "nvme") {
-			continue
-		}
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				if ms.At(k).Name() != "hw.status" {
-					continue
-				}
-				dps := ms.At(k).Sum().DataPoints()
-				for l := range dps.Len() {
-					if s, _ := dps.At(l).Attributes().Get("hw.state"); s.Str() == "failed" && dps.At(l).IntValue() == 1 {
-						return true
-					}
-				}
-			}
-		}
-	}
-	return false
+	failed := false
+	pdatawalk.ForEachNumberPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		n, _ := res.Attributes().Get("hw.name")
+		s, _ := dp.Attributes().Get("hw.state")
+		failed = failed || strings.HasPrefix(n.Str(), "nvme") && m.Name() == "hw.status" && s.Str() == "failed" && dp.IntValue() == 1
+	})
+	return failed
 }
 
 func metricsJSON(md pmetric.Metrics) json.RawMessage {
@@ -213,9 +162,9 @@ func tools() (map[string]json.RawMessage, error) {
 	return out, errors.Join(errs...)
 }
 
-func run() (Bundle, error) {
+func run() (vmproto.SMARTBundle, error) {
 	t0 := time.Now()
-	b := Bundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}}
+	b := vmproto.SMARTBundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}}
 	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		b.Kernel = strings.TrimSpace(string(k))
 	}
@@ -249,7 +198,7 @@ func run() (Bundle, error) {
 	if err != nil {
 		return b, err
 	}
-	b.Phase1 = Phase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
+	b.Phase1 = vmproto.SMARTPhase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
 	// Two more cycles inside the window: the IDENTIFY cache is warm from here on.
 	for range 2 {
 		if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.physical_disk.smart.read.status")); err != nil {
@@ -265,14 +214,14 @@ func run() (Bundle, error) {
 
 	// Phase 2: the host raises the critical warning through QMP.
 	window("BEGIN", "critical-warning")
-	fmt.Println(markerQMP)
+	fmt.Println(vmproto.MarkerQMPReady)
 	failedMD, _, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
 	if err != nil {
 		return b, err
 	}
 	window("END", "critical-warning")
 	time.Sleep(windowMargin)
-	b.Phase2 = Phase{SMART: metricsJSON(failedMD)}
+	b.Phase2 = vmproto.SMARTPhase{SMART: metricsJSON(failedMD)}
 	if b.Phase2.Tools, err = tools(); err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
@@ -337,7 +286,7 @@ func runUnprivileged() (json.RawMessage, error) {
 		return nil, fmt.Errorf("unprivileged run: %w", err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(line, markerUnpriv); ok {
+		if rest, ok := strings.CutPrefix(line, vmproto.MarkerUnpriv); ok {
 			return json.RawMessage(rest), nil
 		}
 	}
@@ -354,6 +303,6 @@ func unpriv() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s%s\n", markerUnpriv, metricsJSON(md))
+	fmt.Printf("%s%s\n", vmproto.MarkerUnpriv, metricsJSON(md))
 	return nil
 }

@@ -3,16 +3,16 @@ package biolat
 import (
 	"testing"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
-// requireRoot and requireTool are testpeer's, with what this package's tests need root for.
+// requireRoot and requireTool are the test kit's, with what this package's tests need root for.
 func requireRoot(t testing.TB) {
 	t.Helper()
-	testpeer.RequireRoot(t, "loads BPF, creates loop devices")
+	testkit.RequireRoot(t, "loads BPF, creates loop devices")
 }
 
 func requireTool(t testing.TB, pkg, tool string) string {
 	t.Helper()
-	return testpeer.Tool(t, pkg, tool)
+	return testkit.Tool(t, tool, pkg)
 }

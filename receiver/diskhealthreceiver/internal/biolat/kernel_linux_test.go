@@ -10,7 +10,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/stretchr/testify/require"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // fakeKernel builds a kernel BTF with the given tracepoints (name → parameter types after the
@@ -79,7 +79,7 @@ func TestInspectKernelVersions(t *testing.T) {
 // This machine's kernel, read for real.
 func TestInspectThisKernel(t *testing.T) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
-		testpeer.Unavailable(t, "this kernel has no BTF: %v", err)
+		testkit.Unavailable(t, "this kernel has no BTF: %v", err)
 	}
 	spec, err := loadKernelBTF()
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package cgroupio
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,10 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 )
-
-var updateGolden = os.Getenv("DISKHEALTH_UPDATE_GOLDEN") != ""
 
 var (
 	boot = time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
@@ -129,18 +127,7 @@ func TestCollectorGolden(t *testing.T) {
 			}
 
 			got := toGolden(second, tc.topN, tc.depth)
-			path := filepath.Join("testdata", "golden", name+".json")
-			if updateGolden {
-				data, err := json.MarshalIndent(got, "", "  ")
-				require.NoError(t, err)
-				require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-				require.NoError(t, os.WriteFile(path, append(data, '\n'), 0o644))
-			}
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			var want goldenResult
-			require.NoError(t, json.Unmarshal(data, &want))
-			assert.Equal(t, want, got)
+			testkit.GoldenJSON(t, filepath.Join("testdata", "golden", name+".json"), got)
 		})
 	}
 }
@@ -208,17 +195,10 @@ func TestCollectorReadsOnlyWhatMoved(t *testing.T) {
 		"c1e5a9d3_7b2f_4a6c_8e1d_2f3b4c5d6e03.slice/io.stat")
 }
 
-// copyTree copies a fixture snapshot so a test can change it.
-func copyTree(t *testing.T, tree, snap string) string {
-	t.Helper()
-	dst := t.TempDir()
-	src := filepath.Join("testdata", tree, snap)
-	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
-	return dst
-}
-
 func TestCollectorMalformedFile(t *testing.T) {
-	root := copyTree(t, "v2-docker", "t1")
+	r := testkit.NewRoot(t) // a copy of the fixture snapshot, for the test to change
+	r.CopyTree(filepath.Join("testdata", "v2-docker", "t1"), ".", nil)
+	root := r.Dir
 	cg := filepath.Join(root, "sys", "fs", "cgroup")
 	c, err := NewCollector(NewDirFS(cg), Config{Version: V2, TopN: 10, MaxDepth: 5, Start: boot})
 	require.NoError(t, err)

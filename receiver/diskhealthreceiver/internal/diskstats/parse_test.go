@@ -1,9 +1,7 @@
 package diskstats
 
 import (
-	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,11 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestParseFieldCounts(t *testing.T) {
 	counters := func(n int) string {
@@ -252,15 +249,7 @@ func TestParseGolden(t *testing.T) {
 			for _, le := range les {
 				got.Errors = append(got.Errors, le.Error())
 			}
-			gotJSON, err := json.MarshalIndent(got, "", "  ")
-			require.NoError(t, err)
-			goldenFile := strings.TrimSuffix(file, ".txt") + ".golden.json"
-			if *update {
-				require.NoError(t, os.WriteFile(goldenFile, append(gotJSON, '\n'), 0o600))
-			}
-			want, err := os.ReadFile(goldenFile)
-			require.NoError(t, err, "run go test -update to create it")
-			assert.JSONEq(t, string(want), string(gotJSON))
+			testkit.GoldenJSON(t, strings.TrimSuffix(file, ".txt")+".golden.json", got)
 		})
 	}
 }

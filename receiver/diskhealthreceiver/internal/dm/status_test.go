@@ -2,17 +2,15 @@ package dm
 
 import (
 	"bufio"
-	"encoding/json"
-	"flag"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/diskhealth/diskhealth/internal/testkit"
+)
 
 type recorded struct{ name, target, kind, params string }
 
@@ -61,14 +59,7 @@ func TestGoldenLines(t *testing.T) {
 		require.NotNil(t, v, r.name)
 		got[r.name] = v
 	}
-	js, err := json.MarshalIndent(got, "", "  ")
-	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile("testdata/lines.golden.json", append(js, '\n'), 0o644))
-	}
-	want, err := os.ReadFile("testdata/lines.golden.json")
-	require.NoError(t, err, "run go test -update to create it")
-	assert.JSONEq(t, string(want), string(js))
+	testkit.GoldenJSON(t, "testdata/lines.golden.json", got)
 }
 
 func lineOf(t *testing.T, name string) string {

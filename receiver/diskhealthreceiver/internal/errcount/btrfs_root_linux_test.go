@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 func run(t *testing.T, name string, args ...string) string {
@@ -31,12 +31,12 @@ func run(t *testing.T, name string, args ...string) string {
 // reader's error_stats must equal `btrfs device stats` for both devices,
 // and the corrupted device must show corruption errors.
 func TestBtrfsRaid1CorruptionMatchesDeviceStats(t *testing.T) {
-	testpeer.RequireRoot(t, "loop devices, mount")
+	testkit.RequireRoot(t, "loop devices, mount")
 	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("btrfs")) {
 		_ = exec.Command("modprobe", "btrfs").Run()
 	}
-	mkfs := testpeer.Tool(t, "btrfs-progs", "mkfs.btrfs")
-	btrfs := testpeer.Tool(t, "btrfs-progs", "btrfs")
+	mkfs := testkit.Tool(t, "mkfs.btrfs", "btrfs-progs")
+	btrfs := testkit.Tool(t, "btrfs", "btrfs-progs")
 
 	dir := t.TempDir()
 	imgs := []string{filepath.Join(dir, "a.img"), filepath.Join(dir, "b.img")}

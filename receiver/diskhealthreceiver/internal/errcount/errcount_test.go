@@ -3,8 +3,6 @@ package errcount
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,10 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -67,14 +64,7 @@ func TestGolden(t *testing.T) {
 	got.Btrfs, err = r.Read(context.Background())
 	require.NoError(t, err)
 
-	js, err := json.MarshalIndent(got, "", "  ")
-	require.NoError(t, err)
-	if *update {
-		require.NoError(t, os.WriteFile("testdata/golden.json", append(js, '\n'), 0o644))
-	}
-	want, err := os.ReadFile("testdata/golden.json")
-	require.NoError(t, err, "run go test -update to create it")
-	assert.JSONEq(t, string(want), string(js))
+	testkit.GoldenJSON(t, "testdata/golden.json", got)
 
 	assert.Equal(t, SCSICounters{Requests: 0x1a2b3c, Done: 0x1a2b3c, Errors: 31, Timeouts: 2}, got.SCSI["sda"])
 	assert.Contains(t, got.SCSIErrors["nvme0n1"], "no such file")

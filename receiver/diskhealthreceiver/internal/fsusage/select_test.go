@@ -1,7 +1,6 @@
 package fsusage
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +11,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
-
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
@@ -39,14 +36,7 @@ func formatMounts(mounts []Mount) string {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test -update to create it")
-	assert.Equal(t, string(want), got)
+	testkit.GoldenBytes(t, filepath.Join("testdata", "golden", name), []byte(got))
 }
 
 func TestSelectGolden(t *testing.T) {

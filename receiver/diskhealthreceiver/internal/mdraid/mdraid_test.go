@@ -3,8 +3,6 @@ package mdraid
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,10 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -65,15 +62,7 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			assert.Empty(t, got.CrossCheck, "sysfs and mdstat of one fixture must agree")
-			js, err := json.MarshalIndent(got, "", "  ")
-			require.NoError(t, err)
-			file := filepath.Join(dir, "golden.json")
-			if *update {
-				require.NoError(t, os.WriteFile(file, append(js, '\n'), 0o644))
-			}
-			want, err := os.ReadFile(file)
-			require.NoError(t, err, "run go test -update to create it")
-			assert.JSONEq(t, string(want), string(js))
+			testkit.GoldenJSON(t, filepath.Join(dir, "golden.json"), got)
 		})
 	}
 }

@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // TestCgroupScraperLive creates a cgroup (v2 io when the machine offers it, else v1 blkio), runs a
@@ -128,7 +128,7 @@ func cgroupWrites(md pmetric.Metrics, path, dev string) (uint64, pcommon.Resourc
 	var val uint64
 	var res pcommon.Resource
 	found := false
-	dhtest.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
 		p, ok := r.Attributes().Get("cgroup.path")
 		if !ok || p.Str() != path || m.Name() != "container.disk.io" {
 			return

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 // TestCgroupPressureTotalWentBack: a cgroup's container.io.linux.pressure.total that goes back while its
@@ -35,7 +35,7 @@ func TestCgroupPressureTotalWentBack(t *testing.T) {
 	clock := t0
 	s, _ := newTestCgroupScraper(t, testConfig(root), &clock)
 	starts := func(md pmetric.Metrics) (psi, io time.Time) {
-		dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 			switch m.Name() {
 			case "container.io.linux.pressure.total":
 				psi = m.Sum().DataPoints().At(0).StartTimestamp().AsTime()

@@ -14,8 +14,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // cgroupRoot is a root_path whose sys is a symlink to one snapshot of a cgroupio fixture tree, so a test
@@ -132,7 +133,7 @@ func TestCgroupScraperDeviceNamesAndFilter(t *testing.T) {
 	res := md.ResourceMetrics().At(0).Resource().Attributes()
 	qos, _ := res.Get("k8s.pod.qos_class")
 	assert.Equal(t, "besteffort", qos.Str())
-	assert.ElementsMatch(t, []string{"sda", "253:0"}, dhtest.Devices(md))
+	assert.ElementsMatch(t, []string{"sda", "253:0"}, pdatawalk.Devices(md))
 }
 
 // TestCgroupScraperNoAccounting: a host without cgroup I/O accounting is logged once at start; scrapes
@@ -206,7 +207,7 @@ func TestCgroupScraperDiskstatsFailureIsPartial(t *testing.T) {
 			assert.True(t, scrapererror.IsPartialScrapeError(err), "a diskstats failure costs device names, not the scrape: %v", err)
 			assert.Contains(t, err.Error(), "device names")
 			require.Equal(t, 1, md.ResourceMetrics().Len())
-			assert.ElementsMatch(t, tc.want, dhtest.Devices(md))
+			assert.ElementsMatch(t, tc.want, pdatawalk.Devices(md))
 		})
 	}
 }

@@ -9,8 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // scrapeHost scrapes the hostMountinfo table once under the metric configuration's edits.
@@ -26,11 +26,11 @@ func scrapeHost(t *testing.T, edit func(*metadata.MetricsBuilderConfig)) pmetric
 // points returns metric name's points by mount point.
 func points(md pmetric.Metrics, name string) map[string][]pmetric.NumberDataPoint {
 	out := map[string][]pmetric.NumberDataPoint{}
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != name {
 			return
 		}
-		dps := dhtest.NumberPoints(m)
+		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			mp, _ := dps.At(i).Attributes().Get("system.filesystem.mountpoint")
 			out[mp.Str()] = append(out[mp.Str()], dps.At(i))

@@ -16,8 +16,9 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // fakeStatfs answers statfs from a table keyed by the path asked for; a missing path is ENOENT and a
@@ -113,7 +114,7 @@ func TestFSScraperGolden(t *testing.T) {
 // fsValues flattens md to "metric mountpoint [state]" → value, for assertions that read like df.
 func fsValues(md pmetric.Metrics) map[string]float64 {
 	out := map[string]float64{}
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		var dps pmetric.NumberDataPointSlice
 		switch m.Type() {
 		case pmetric.MetricTypeSum:

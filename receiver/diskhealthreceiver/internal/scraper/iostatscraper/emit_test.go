@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // twoScrapes scrapes the k5.4-nvme fixture twice (the second with gauges) under cfg's edits.
@@ -37,7 +37,7 @@ func twoScrapes(t *testing.T, edit func(*Config)) pmetric.Metrics {
 // attribute filter drops resources. (generated_emitter_test.go proves the bytes equal the builder's.)
 func TestIOScraperAggregatesAndFilters(t *testing.T) {
 	all := twoScrapes(t, func(*Config) {})
-	devices := dhtest.Devices(all)
+	devices := pdatawalk.Devices(all)
 	require.NotEmpty(t, devices)
 
 	summed := twoScrapes(t, func(c *Config) {
@@ -48,8 +48,8 @@ func TestIOScraperAggregatesAndFilters(t *testing.T) {
 	for _, dev := range devices {
 		var got int64
 		points := 0
-		dhtest.ForEachMetric(summed, func(_ pcommon.Resource, m pmetric.Metric) {
-			dps := dhtest.NumberPoints(m)
+		pdatawalk.ForEachMetric(summed, func(_ pcommon.Resource, m pmetric.Metric) {
+			dps := pdatawalk.NumberPoints(m)
 			for i := range dps.Len() {
 				if d, _ := dps.At(i).Attributes().Get("system.device"); m.Name() == "system.disk.operations" && d.Str() == dev {
 					got += dps.At(i).IntValue()
@@ -87,8 +87,8 @@ func TestCountersPastSignedRangeNeverNegative(t *testing.T) {
 		got, err := s.scrape(t.Context())
 		require.NoError(t, err)
 		require.Positive(t, got.DataPointCount())
-		dhtest.ForEachMetric(got, func(_ pcommon.Resource, m pmetric.Metric) {
-			dps := dhtest.NumberPoints(m)
+		pdatawalk.ForEachMetric(got, func(_ pcommon.Resource, m pmetric.Metric) {
+			dps := pdatawalk.NumberPoints(m)
 			for j := range dps.Len() {
 				if dp := dps.At(j); dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 					assert.GreaterOrEqual(t, dp.IntValue(), int64(0), "%s", m.Name())

@@ -14,9 +14,10 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 // fixtureRoot makes a root_path whose sys is a private copy of the committed fixture tree and whose proc/diskstats the test
@@ -105,7 +106,7 @@ func TestIOScraperGolden(t *testing.T) {
 
 func assertNoGauges(t *testing.T, md pmetric.Metrics) {
 	t.Helper()
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		assert.NotEqual(t, pmetric.MetricTypeGauge, m.Type(), "%s: no gauge on a device's first read", m.Name())
 	})
 }
@@ -119,7 +120,7 @@ func TestIOScraperDefaultFilterNeverDoubleCounts(t *testing.T) {
 			f.copyProc("diskstats.1", "diskstats")
 			md, err := s.scrape(t.Context())
 			require.NoError(t, err)
-			got := dhtest.Devices(md)
+			got := pdatawalk.Devices(md)
 			require.NotEmpty(t, got)
 			for i := range md.ResourceMetrics().Len() {
 				res := md.ResourceMetrics().At(i).Resource().Attributes()
@@ -152,7 +153,7 @@ func TestIOScraperBadInput(t *testing.T) {
 		assert.True(t, scrapererror.IsPartialScrapeError(err))
 		assert.Contains(t, err.Error(), `(sdb): field 8 "12x3444"`)
 		assert.Contains(t, err.Error(), "(dm-0)")
-		got := dhtest.Devices(md)
+		got := pdatawalk.Devices(md)
 		assert.ElementsMatch(t, []string{"sda", "sr0", "md0"}, got)
 	})
 	t.Run("unreadable sysfs attribute", func(t *testing.T) {
@@ -169,7 +170,7 @@ func TestIOScraperBadInput(t *testing.T) {
 		assert.Contains(t, err.Error(), "device sda")
 		assert.Contains(t, err.Error(), "rotational")
 		// sda is still reported, with every other identity attribute.
-		assert.ElementsMatch(t, []string{"sda", "sdb", "sr0", "md0", "dm-0"}, dhtest.Devices(md))
+		assert.ElementsMatch(t, []string{"sda", "sdb", "sr0", "md0", "dm-0"}, pdatawalk.Devices(md))
 	})
 	t.Run("missing proc", func(t *testing.T) {
 		root := t.TempDir()
@@ -255,8 +256,8 @@ func TestIOScraperSaysWhenADeviceIsDropped(t *testing.T) {
 		assert.True(t, scrapererror.IsPartialScrapeError(err))
 		assert.Contains(t, err.Error(), "device sdz dropped from I/O metrics: its sysfs identity could not be read, so its class falls back to other, which iostat.device_classes does not include")
 		assert.Contains(t, err.Error(), filepath.Join(f.root, "sys", "class", "block", "sdz"))
-		assert.NotContains(t, dhtest.Devices(md), "sdz")
-		assert.Contains(t, dhtest.Devices(md), "nvme0n1")
+		assert.NotContains(t, pdatawalk.Devices(md), "sdz")
+		assert.Contains(t, pdatawalk.Devices(md), "nvme0n1")
 	}
 
 	cfg := testConfig(f.root)
@@ -265,13 +266,13 @@ func TestIOScraperSaysWhenADeviceIsDropped(t *testing.T) {
 	md, err := all.scrape(t.Context())
 	require.Error(t, err, "the unreadable identity is still reported once")
 	assert.NotContains(t, err.Error(), "dropped")
-	assert.Contains(t, dhtest.Devices(md), "sdz")
+	assert.Contains(t, pdatawalk.Devices(md), "sdz")
 }
 
 // opsOf is the read (or write) operations of a device in md, -1 if absent.
 func opsOf(md pmetric.Metrics, dev, dir string) int64 {
 	v := int64(-1)
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != "system.disk.operations" {
 			return
 		}

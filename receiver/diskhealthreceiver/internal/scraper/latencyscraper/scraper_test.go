@@ -23,9 +23,10 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
@@ -189,7 +190,7 @@ func TestScrapeGolden(t *testing.T) {
 func dropped(t *testing.T, md pmetric.Metrics) map[string]int64 {
 	t.Helper()
 	out := map[string]int64{}
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != "disk_health.latency.dropped" {
 			return
 		}
@@ -207,7 +208,7 @@ func dropped(t *testing.T, md pmetric.Metrics) map[string]int64 {
 func checkPoints(t *testing.T, md pmetric.Metrics, snap biolat.Snapshot) int {
 	t.Helper()
 	n := 0
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Type() != pmetric.MetricTypeExponentialHistogram {
 			return
 		}
@@ -289,7 +290,7 @@ func TestDepartedDeviceRestarts(t *testing.T) {
 // devicesIn returns the start times of each device's histogram points.
 func devicesIn(md pmetric.Metrics) map[string][]pcommon.Timestamp {
 	out := map[string][]pcommon.Timestamp{}
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Type() != pmetric.MetricTypeExponentialHistogram {
 			return
 		}
@@ -397,8 +398,8 @@ func TestKernelErrorsReachTheBoard(t *testing.T) {
 	require.NoError(t, err)
 
 	var sdaID string
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		dps := dhtest.NumberPoints(m)
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			if dev, _ := dps.At(i).Attributes().Get("system.device"); dev.Str() == "sda" {
 				id, _ := dps.At(i).Attributes().Get("hw.id")
@@ -483,7 +484,7 @@ func TestSwappedDiskRestarts(t *testing.T) {
 // hwIDsIn returns the distinct hw.id values of the histogram points.
 func hwIDsIn(md pmetric.Metrics) []string {
 	var out []string
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Type() != pmetric.MetricTypeExponentialHistogram {
 			return
 		}

@@ -16,10 +16,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/boottime"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper/internal/metadata"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 )
 
 func newTestPressureScraper(t *testing.T, root string) (*pressureScraper, *observer.ObservedLogs) {
@@ -38,8 +38,8 @@ func newTestPressureScraper(t *testing.T, root string) (*pressureScraper, *obser
 func pressurePoints(t *testing.T, md pmetric.Metrics) map[string]map[string]pmetric.NumberDataPoint {
 	t.Helper()
 	out := map[string]map[string]pmetric.NumberDataPoint{}
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		dps := dhtest.NumberPoints(m)
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
 			dp := dps.At(i)
 			kind, ok := dp.Attributes().Get("system.linux.pressure.stall_type")

@@ -20,8 +20,9 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -150,7 +151,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 	assert.Equal(t, int64(1), status["standby_skipped"])
 	assert.Equal(t, int64(0), status["ok"])
 	stale, fresh := 0, 0
-	dhtest.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
 		if name, _ := r.Attributes().Get("hw.name"); name.Str() != "sda" {
 			return
 		}
@@ -169,7 +170,7 @@ func TestSMARTScraperStandbyStale(t *testing.T) {
 
 	md = h.scrape(t)
 	stale = 0
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		for _, dp := range numberPoints(m) {
 			if dp.Flags().NoRecordedValue() {
 				stale++
@@ -262,7 +263,7 @@ func numberPoints(m pmetric.Metric) []pmetric.NumberDataPoint {
 // pointsByDisk returns a metric's points per hw.name (skipping stale ones).
 func pointsByDisk(md pmetric.Metrics, metric string) map[string][]pmetric.NumberDataPoint {
 	out := map[string][]pmetric.NumberDataPoint{}
-	dhtest.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != metric {
 			return
 		}

@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"golang.org/x/sys/unix"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 func run(t *testing.T, name string, args ...string) string {
@@ -54,9 +54,9 @@ type ext4Loop struct {
 // the test ends.
 func newExt4Loop(t *testing.T, prepare func(e *ext4Loop)) *ext4Loop {
 	t.Helper()
-	testpeer.RequireRoot(t, "loop devices, mount")
+	testkit.RequireRoot(t, "loop devices, mount")
 	for tool, pkg := range map[string]string{"mkfs.ext4": "e2fsprogs", "dumpe2fs": "e2fsprogs", "debugfs": "e2fsprogs", "losetup": "mount", "mount": "mount"} {
-		testpeer.Tool(t, pkg, tool)
+		testkit.Tool(t, tool, pkg)
 	}
 	dir := t.TempDir()
 	img := filepath.Join(dir, "ext4.img")

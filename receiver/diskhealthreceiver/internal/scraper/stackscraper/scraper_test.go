@@ -24,11 +24,12 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
-	dhtest "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/scrapertest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -97,11 +98,11 @@ func point(t *testing.T, md pmetric.Metrics, metric string, want map[string]stri
 func pointOf(t *testing.T, md pmetric.Metrics, metric string, want map[string]string) (pmetric.NumberDataPoint, bool) {
 	t.Helper()
 	var out []pmetric.NumberDataPoint
-	dhtest.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != metric {
 			return
 		}
-		pts := dhtest.NumberPoints(m)
+		pts := pdatawalk.NumberPoints(m)
 	next:
 		for i := range pts.Len() {
 			p := pts.At(i)
@@ -208,7 +209,7 @@ func TestMDAgreesWithMdstat(t *testing.T) {
 // member points as hw.parent; its corrected read errors reach the signs board.
 func TestMemberFailureEvent(t *testing.T) {
 	root := t.TempDir()
-	copyTree(t, libTestdata("mdraid", "clean", "sys"), root)
+	dhtest.RootAt(t, root).CopyTree(libTestdata("mdraid", "clean", "sys"), ".", nil)
 	clean := readFixtureMembers(t, root)
 	require.NotEmpty(t, clean)
 	for i, m := range clean {
@@ -299,37 +300,10 @@ func addDisk(t *testing.T, root, disk, dev, wwid, part string) {
 	}
 }
 
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	require.NoError(t, os.CopyFS(to, os.DirFS(from)))
-	// CopyFS keeps no write bits the tests need on the copies.
-	require.NoError(t, filepath.Walk(to, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		mode := os.FileMode(0o644)
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil
-		}
-		if fi.IsDir() {
-			mode = 0o755
-		}
-		return os.Chmod(p, mode)
-	}))
-}
-
 func records(sink *consumertest.LogsSink) []plog.LogRecord {
 	var out []plog.LogRecord
 	for _, ld := range sink.AllLogs() {
-		for i := range ld.ResourceLogs().Len() {
-			rl := ld.ResourceLogs().At(i)
-			for j := range rl.ScopeLogs().Len() {
-				lrs := rl.ScopeLogs().At(j).LogRecords()
-				for k := range lrs.Len() {
-					out = append(out, lrs.At(k))
-				}
-			}
-		}
+		pdatawalk.ForEachLogRecord(ld, func(_ pcommon.Resource, lr plog.LogRecord) { out = append(out, lr) })
 	}
 	return out
 }
@@ -486,7 +460,7 @@ func TestPermissionDeniedOnce(t *testing.T) {
 
 func TestGoldenErrors(t *testing.T) {
 	root := t.TempDir()
-	copyTree(t, libTestdata("errcount", "sys"), root)
+	dhtest.RootAt(t, root).CopyTree(libTestdata("errcount", "sys"), ".", nil)
 	// The fixture names the disks under block/; give them the class/block identity the I/O and SMART
 	// sources read hw.id from (sda1 and sdb1 are partitions of sda and sdb).
 	addDisk(t, root, "sda", "8:0", "0x5000c500aaaa0001", "sda1")

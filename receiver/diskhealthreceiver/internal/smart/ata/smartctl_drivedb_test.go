@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/testpeer"
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // fleetModels are drive models common in public fleet statistics and in
@@ -83,11 +83,11 @@ func parseShowall(out string) smartctlEntry {
 	return e
 }
 
-// smartctl returns the path of smartctl, installing smartmontools when it is missing (testpeer: with
-// CI=true a smartctl that cannot be had fails the test).
+// smartctl returns the path of smartctl, installing smartmontools when it is missing (the test kit: in
+// CI a smartctl that cannot be had fails the test).
 func smartctl(t *testing.T) string {
 	t.Helper()
-	return testpeer.Tool(t, "smartmontools", "smartctl")
+	return testkit.Tool(t, "smartctl", "smartmontools")
 }
 
 // The drive database against smartctl's own: for every fleet model, the

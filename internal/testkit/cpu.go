@@ -1,4 +1,4 @@
-package scrapertest
+package testkit
 
 import (
 	"runtime"

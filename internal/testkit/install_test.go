@@ -1,10 +1,9 @@
-package e2e
+package testkit
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,36 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Unit tests of the package installer, against an apt-get of their own on PATH; they need neither
-// root nor the collector and install nothing.
-
-// endedTB is a testing.TB whose Fatalf and Skipf record how the code under test ended its test and
-// stop its goroutine, as testing's own do, without ending the test that observes it.
-type endedTB struct {
-	testing.TB
-	ended string // "fatal" or "skip"; empty if the code ran to its end
-	msg   string
-}
-
-func (e *endedTB) Fatalf(format string, args ...any) { e.end("fatal", format, args...) }
-func (e *endedTB) Skipf(format string, args ...any)  { e.end("skip", format, args...) }
-
-func (e *endedTB) end(how, format string, args ...any) {
-	e.ended, e.msg = how, fmt.Sprintf(format, args...)
-	runtime.Goexit()
-}
-
-// runTB runs f in a goroutine of its own, as a test body runs, and returns how it ended.
-func runTB(t *testing.T, f func(testing.TB)) *endedTB {
-	tb := &endedTB{TB: t}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f(tb)
-	}()
-	<-done
-	return tb
-}
+// Unit tests of the package installer, against an apt-get of their own on PATH; they need no root and
+// install nothing.
 
 // fakeAptGet writes an apt-get into dir that appends its arguments to the returned log and then
 // runs install (shell) for `apt-get ... install ...`; every other subcommand succeeds.
@@ -81,14 +52,14 @@ func TestPeerThatCannotBeInstalledFailsInCI(t *testing.T) {
 					log = fakeAptGet(t, dir, c.install)
 				}
 				t.Setenv("PATH", dir)
-				a := &aptInstaller{euid: func() int {
+				a := &Installer{euid: func() int {
 					if c.root {
 						return 0
 					}
 					return 1000
 				}}
 
-				got := runTB(t, func(tb testing.TB) { a.tools(tb, map[string]string{tool: pkg}) })
+				got := runTB(t, func(tb testing.TB) { a.Tools(tb, map[string]string{tool: pkg}) })
 				if ci {
 					assert.Equal(t, "fatal", got.ended, "with CI=true the test fails: %s", got.msg)
 				} else {
@@ -116,12 +87,12 @@ func TestInstallerUpdatesOnceAndInstallsWhatIsMissing(t *testing.T) {
 		mk("diskhealth-a"), mk("diskhealth-b"), mk("diskhealth-c")))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "diskhealth-present"), []byte("#!/bin/sh\n"), 0o755))
 	t.Setenv("PATH", dir+":/usr/bin:/bin")
-	a := &aptInstaller{euid: func() int { return 0 }}
+	a := &Installer{euid: func() int { return 0 }}
 
 	var first, second map[string]string
 	got := runTB(t, func(tb testing.TB) {
-		first = a.tools(tb, map[string]string{"diskhealth-present": "pkg-present", "diskhealth-a": "pkg-ab", "diskhealth-b": "pkg-ab"})
-		second = a.tools(tb, map[string]string{"diskhealth-c": "pkg-c", "diskhealth-a": "pkg-ab"})
+		first = a.Tools(tb, map[string]string{"diskhealth-present": "pkg-present", "diskhealth-a": "pkg-ab", "diskhealth-b": "pkg-ab"})
+		second = a.Tools(tb, map[string]string{"diskhealth-c": "pkg-c", "diskhealth-a": "pkg-ab"})
 	})
 	require.Empty(t, got.ended, got.msg)
 	in := func(name string) string { return filepath.Join(dir, name) }

@@ -1,6 +1,6 @@
-//go:build !race
+//go:build race
 
-package scrapertest
+package testkit
 
 // RaceSlowdown widens CPU budgets under the race detector.
-const RaceSlowdown = 1
+const RaceSlowdown = 5

@@ -1,0 +1,145 @@
+// Package vmproto is what the QEMU guest programs (e2e/internal/*guest) and the host tests
+// (e2e/*_qemu_test.go) say to each other on the test serial line, declared once for both sides: the
+// marker strings and each guest's bundle, the one JSON line with everything the host compares.
+package vmproto // import "github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Markers begin the lines the host looks for.
+const (
+	// MarkerExit is printed by the guest's /init with the program's exit status: "DISKHEALTH-EXIT=0".
+	MarkerExit = "DISKHEALTH-EXIT="
+	// MarkerWindow begins smartguest's window markers, "DISKHEALTH-RO-BEGIN phase1" … "-END phase1":
+	// the host checks every command QEMU traced between them against the read-only list.
+	MarkerWindow = "DISKHEALTH-RO-"
+	// MarkerQMPReady asks the host to raise the NVMe critical warning over QMP.
+	MarkerQMPReady = "DISKHEALTH-QMP-READY"
+	// MarkerUnpriv begins the line smartguest's unprivileged child prints its export on.
+	MarkerUnpriv = "DISKHEALTH-UNPRIV "
+
+	// The bundles' markers, one per guest program.
+	MarkerSMART   = "DISKHEALTH-BUNDLE "
+	MarkerStack   = "DISKHEALTH-STACK-BUNDLE "
+	MarkerLatency = "DISKHEALTH-LATENCY-BUNDLE "
+	MarkerIOErr   = "DISKHEALTH-IOERR-BUNDLE "
+)
+
+// Print writes bundle b as one line after its marker.
+func Print(w io.Writer, marker string, b any) {
+	out, err := json.Marshal(b)
+	if err != nil {
+		out, _ = json.Marshal(map[string][]string{"errors": {"marshalling the bundle: " + err.Error()}})
+	}
+	_, _ = fmt.Fprintf(w, "%s%s\n", marker, out) // the serial line is the guest's only channel: a failure has nowhere to go
+}
+
+// ErrNoBundle says that a guest's output has no line with the bundle's marker.
+var ErrNoBundle = errors.New("no bundle line")
+
+// Find decodes into b the first bundle after marker in a guest's output.
+func Find(output, marker string, b any) error {
+	for line := range strings.Lines(output) {
+		if rest, ok := strings.CutPrefix(line, marker); ok {
+			return json.Unmarshal([]byte(rest), b)
+		}
+	}
+	return fmt.Errorf("%w (%s)", ErrNoBundle, strings.TrimSpace(marker))
+}
+
+// Guest is what every bundle carries: the guest's kernel, what it logged and the errors that stopped it.
+type Guest struct {
+	Kernel string   `json:"kernel"`
+	Logs   []string `json:"logs,omitempty"`
+	Errors []string `json:"errors"`
+}
+
+// Common returns the bundle's Guest part.
+func (g *Guest) Common() *Guest { return g }
+
+// SMARTBundle is what smartguest reports (MarkerSMART).
+type SMARTBundle struct {
+	Guest
+	Phase1  SMARTPhase         `json:"phase1"`
+	Phase2  SMARTPhase         `json:"phase2"`
+	Events  json.RawMessage    `json:"events"` // OTLP JSON logs
+	Unpriv  json.RawMessage    `json:"unpriv"` // OTLP JSON metrics
+	Hwmon   map[string]string  `json:"hwmon"`  // nvme hwmon files
+	SysWWID map[string]string  `json:"sys_wwid"`
+	Timing  map[string]float64 `json:"timing"`
+}
+
+// SMARTPhase is one moment: the receiver's export and the tools' view.
+type SMARTPhase struct {
+	SMART json.RawMessage            `json:"smart"` // OTLP JSON metrics, the SMART controller's export
+	IO    json.RawMessage            `json:"io"`    // OTLP JSON metrics, the iostat controller's export
+	Tools map[string]json.RawMessage `json:"tools"` // "smartctl -x /dev/sda" -> its JSON
+}
+
+// StackCheck is one comparison: what the tool (or the test's action) says, and what the receiver exported.
+type StackCheck struct {
+	What string `json:"what"`
+	Want string `json:"want"`
+	Got  string `json:"got"`
+}
+
+// StackPart is one subtest's observations.
+type StackPart struct {
+	Checks []StackCheck       `json:"checks"`
+	Tools  map[string]string  `json:"tools"`  // tool outputs by step
+	Series map[string]float64 `json:"series"` // numbers worth printing (progress samples ...)
+	Logs   []string           `json:"logs"`
+	Errors []string           `json:"errors"`
+}
+
+// StackBundle is what stackguest reports (MarkerStack).
+type StackBundle struct {
+	Guest
+	Parts map[string]*StackPart `json:"parts"`
+}
+
+// LatencyBundle is what latencyguest reports (MarkerLatency).
+type LatencyBundle struct {
+	Guest
+	// Hook is the tracepoint the probe attached to (from its start log line).
+	Hook string `json:"hook"`
+	// Devices: "null" -> nullb0, "scsi" -> sdX (scsi_debug), "dm" -> dm-N (dm-linear over nullb0).
+	Devices map[string]string `json:"devices"`
+	// Issued is the I/O this program did, by device name and direction.
+	Issued          map[string]map[string]int `json:"issued"`
+	Before          json.RawMessage           `json:"before"` // OTLP JSON, the last export before the I/O (may be empty)
+	After           json.RawMessage           `json:"after"`  // OTLP JSON, an export scraped after the I/O ended
+	DiskstatsBefore string                    `json:"diskstats_before"`
+	DiskstatsAfter  string                    `json:"diskstats_after"`
+}
+
+// IOErrBundle is what ioerrguest reports (MarkerIOErr).
+type IOErrBundle struct {
+	Guest
+	Disk string `json:"disk"` // the scsi_debug disk, sdX
+	// Failed and Succeeded are this program's reads: ENODATA (medium error) from the kernel, and whole reads.
+	Failed    int `json:"failed"`
+	Succeeded int `json:"succeeded"`
+	// IOErrCnt is the SCSI midlayer's count of commands the disk completed with an error
+	// (/sys/block/sdX/device/ioerr_cnt, hex), before and after the reads: the injection's own count.
+	IOErrCntBefore string          `json:"ioerr_cnt_before"`
+	IOErrCntAfter  string          `json:"ioerr_cnt_after"`
+	Before         json.RawMessage `json:"before"` // OTLP JSON: the export with the verdict before the reads
+	After          json.RawMessage `json:"after"`  // OTLP JSON: a latency export and a SMART verdict after them
+	Final          json.RawMessage `json:"final"`  // OTLP JSON: the last export, several verdicts later
+	// ErrorsAfter and ErrorsFinal are the newest exports with system.disk.kernel.errors (the latency
+	// source's scrape, apart from SMART's) at After's and at Final's time.
+	ErrorsAfter json.RawMessage `json:"errors_after"`
+	ErrorsFinal json.RawMessage `json:"errors_final"`
+	// StackBefore and StackAfter are exports of a second receiver with the stack source alone (its own
+	// signs board, so the verdict above weighs the latency source's count only): hw.errors of the
+	// disk's SCSI ioerr_cnt from a scrape before the reads and one begun after them.
+	StackBefore json.RawMessage `json:"stack_before"`
+	StackAfter  json.RawMessage `json:"stack_after"`
+	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+}
