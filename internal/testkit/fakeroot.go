@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,8 +95,18 @@ func (r *Root) Partition(diskDir, name string, major, minor uint32, number int, 
 	r.Link(fmt.Sprintf("sys/dev/block/%d:%d", major, minor), dir)
 }
 
-// CopyTree copies the directory src (a fixture tree) to rel inside the root; edit, when not nil,
-// may change each file's content on the way (its name is the path inside src).
+// Encoded is how a ':' is written in a committed fixture name. A Go module zip refuses any file whose
+// path holds ':' (so would every user's `go get` of this module), while sysfs names are full of them
+// (8:1, pci0000:00, target0:0:0): fixture trees are committed with each ':' written %3A, and CopyTree
+// restores them.
+const Encoded = "%3A"
+
+// RealName is a committed fixture name (or symbolic link target) under its real name.
+func RealName(s string) string { return strings.ReplaceAll(s, Encoded, ":") }
+
+// CopyTree copies the directory src (a fixture tree) to rel inside the root, under real names (see
+// Encoded); edit, when not nil, may change each file's content on the way (its name is the path
+// inside src, as committed).
 func (r *Root) CopyTree(src, rel string, edit func(name string, data []byte) []byte) {
 	r.t.Helper()
 	dst := r.Path(rel)
@@ -107,7 +118,7 @@ func (r *Root) CopyTree(src, rel string, edit func(name string, data []byte) []b
 		if err != nil {
 			return err
 		}
-		to := filepath.Join(dst, name)
+		to := filepath.Join(dst, RealName(name))
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o755)
@@ -116,7 +127,7 @@ func (r *Root) CopyTree(src, rel string, edit func(name string, data []byte) []b
 			if err != nil {
 				return err
 			}
-			return os.Symlink(target, to)
+			return os.Symlink(RealName(target), to)
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {

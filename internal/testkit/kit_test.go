@@ -160,3 +160,17 @@ func TestRootDisk(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "4096\n", string(b), "links copied as links, files through edit")
 }
+
+// TestCopyTreeRestoresNames: a committed %3A is a ':' in the copy, in names and link targets.
+func TestCopyTreeRestoresNames(t *testing.T) {
+	src := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "devices", "pci0000%3A00", "sda"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "devices", "pci0000%3A00", "sda", "dev"), []byte("8:0\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(src, "dev", "block"), 0o755))
+	require.NoError(t, os.Symlink("../../devices/pci0000%3A00/sda", filepath.Join(src, "dev", "block", "8%3A0")))
+	r := NewRoot(t)
+	r.CopyTree(src, ".", nil)
+	data, err := os.ReadFile(r.Path("dev/block/8:0/dev"))
+	require.NoError(t, err)
+	assert.Equal(t, "8:0\n", string(data))
+}

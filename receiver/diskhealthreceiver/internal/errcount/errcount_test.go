@@ -14,7 +14,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,7 +30,9 @@ type golden struct {
 // TestGolden reads the fixture tree testdata/sys and testdata/mountinfo.txt
 // and compares everything with testdata/golden.json.
 func TestGolden(t *testing.T) {
-	sys := os.DirFS(fixturetree.Copy(t, "testdata/sys"))
+	fixture := testkit.NewRoot(t)
+	fixture.CopyTree("testdata/sys", ".", nil)
+	sys := os.DirFS(fixture.Dir)
 	got := golden{SCSI: map[string]SCSICounters{}, SCSIErrors: map[string]string{}, ReadOnlyErrs: map[string]bool{}}
 	for _, name := range []string{"sda", "sdb", "sdc", "nvme0n1"} {
 		c, err := ReadSCSI(sys, name)

@@ -16,7 +16,6 @@ import (
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fixturetree"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
 )
 
@@ -33,7 +32,7 @@ func newFixtureRoot(t *testing.T, name string) *fixtureRoot {
 	src, err := filepath.Abs(filepath.Join("testdata", "roots", name))
 	require.NoError(t, err)
 	root := t.TempDir()
-	require.NoError(t, os.Symlink(fixturetree.Copy(t, filepath.Join(src, "sys")), filepath.Join(root, "sys")))
+	dhtest.RootAt(t, root).CopyTree(filepath.Join(src, "sys"), "sys", nil)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc"), 0o755))
 	f := &fixtureRoot{t: t, root: root, source: src}
 	f.copyProc("stat", "stat")

@@ -210,7 +210,7 @@ func TestDiscoverSanitisesBareController(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, disks, 1)
 	id := disks[0].Identity
-	assert.Equal(t, sanitize.String(sanitize.Model, strings.Repeat("M", 100<<10)), id.Model)
+	assert.Equal(t, sanitize.String(sanitize.Model, strings.Repeat("M", 60<<10)), id.Model)
 	assert.Len(t, id.Model, sanitize.Cap(sanitize.Model))
 	assert.Equal(t, `SN\x01\x1b[31m`+"\uFFFD", id.Serial)
 	assert.Equal(t, `1.0\x00\x7f`, id.Firmware)
