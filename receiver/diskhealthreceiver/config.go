@@ -86,7 +86,7 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
-	for _, src := range cfg.sources(nil, nil) {
+	for _, src := range cfg.sources(nil, nil, nil) {
 		if err := src.validate(src.name); err != nil {
 			errs = append(errs, err)
 		}

@@ -72,7 +72,7 @@ func TestConfigLatency(t *testing.T) {
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
 	var lat *latencyscraper.Config
-	for _, s := range cfg.sources(nil, nil) {
+	for _, s := range cfg.sources(nil, nil, nil) {
 		if s.name == "latency" {
 			lat = s.cfg.(*latencyscraper.Config)
 		}
@@ -171,7 +171,7 @@ func TestConfigMetricsReachEverySource(t *testing.T) {
 	cfg := loadConfig(t, "metrics")
 	require.NoError(t, confmap.Validate(cfg))
 	byName := map[string]source{}
-	for _, s := range cfg.sources(nil, nil) {
+	for _, s := range cfg.sources(nil, nil, nil) {
 		byName[s.name] = s
 	}
 	io := byName["iostat"].cfg.(*iostatscraper.Config).MetricsBuilderConfig

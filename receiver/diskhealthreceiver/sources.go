@@ -15,6 +15,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // source is one data source as the receiver runs it.
@@ -36,13 +37,16 @@ type source struct {
 // metrics and resource_attributes keys. events receives the health events of SMART and stack (nil:
 // none). board is the signs board shared by the sources of one receiver: stack posts each physical
 // disk's kernel and filesystem error counters on it, SMART weighs them in that disk's verdict (nil: no
-// sharing, as for validation).
-func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
+// sharing, as for validation). snaps is the /proc/diskstats and identity snapshot shared by iostat,
+// latency and cgroups, each through its own reader at its own interval (nil: each reads its own).
+func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick.Shared) []source {
 	root := cfg.rootPath()
+	interval := cfg.ControllerConfig.CollectionInterval
 
 	io := cfg.IOStat
 	io.RootPath = root
 	io.MetricsBuilderConfig.Metrics, io.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.IOStat, cfg.ResourceAttributes.IOStat
+	io.Tick = snaps.Reader(interval)
 
 	fs := cfg.Filesystem
 	fs.RootPath = root
@@ -60,6 +64,7 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 	cg := cfg.Cgroups
 	cg.RootPath = root
 	cg.MetricsBuilderConfig.Metrics, cg.MetricsBuilderConfig.ResourceAttributes = cfg.Metrics.Cgroups, cfg.ResourceAttributes.Cgroups
+	cg.Tick = snaps.Reader(interval)
 
 	lat := cfg.Latency
 	lat.RootPath = root
@@ -67,6 +72,7 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 	// Latency covers the devices iostat reports: the filter is written once, in the iostat section.
 	lat.Devices, lat.DeviceClasses = cfg.IOStat.Devices, cfg.IOStat.DeviceClasses
 	lat.Signs = board
+	lat.Tick = snaps.Reader(interval)
 
 	st := cfg.Stack
 	st.RootPath = root

@@ -1,11 +1,9 @@
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,6 +17,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // ioScraper wires read → parse → compute → emit for /proc/diskstats. It keeps its buffers between
@@ -28,13 +27,9 @@ type ioScraper struct {
 	rb      *metadata.ResourceBuilder
 	filter  *blockdev.Filter
 	procDir string
-	sysDir  string
 
-	reader diskstats.FileReader
-	parser diskstats.Parser
-	stats  []diskstats.Stat
-	devs   []blockdev.Dev
-	ids    blockdev.Cache
+	// tick is /proc/diskstats and the devices' identity, shared with the receiver's other sources.
+	tick   *tick.Reader
 	engine *iostat.Engine
 	// direct writes the pdata when it can (nil: the generated builder does).
 	direct *direct
@@ -52,7 +47,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		filter:  f,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
-		sysDir:  filepath.Join(cfg.RootPath, "sys"),
+		tick:    cfg.Tick.OrOwn(cfg.RootPath, now),
 		direct:  newDirect(set, cfg),
 		now:     now,
 	}, nil
@@ -74,36 +69,38 @@ func (s *ioScraper) ready() error {
 
 // shutdown closes /proc/diskstats, which the reader keeps open between scrapes.
 func (s *ioScraper) shutdown(context.Context) error {
-	return s.reader.Close()
+	return s.tick.Close()
 }
 
-func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *ioScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if err := s.ready(); err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	path := filepath.Join(s.procDir, "diskstats")
-	data, err := s.reader.Read(path)
+	var md pmetric.Metrics
+	var errs scrapererror.ScrapeErrors
+	err := s.tick.Use(ctx, func(sn *tick.Snapshot) error {
+		if sn.Empty {
+			return fmt.Errorf("%s is empty", sn.Path)
+		}
+		md = s.emit(sn, &errs)
+		return nil
+	})
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %w", err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %s is empty", path)
-	}
-	// The read time is the sample time: intervals use its monotonic reading.
-	now := s.now()
-	ts := pcommon.NewTimestampFromTime(now)
+	return md, errs.Combine()
+}
 
-	var errs scrapererror.ScrapeErrors
-	stats, perr := s.parser.Parse(data, s.stats[:0])
-	s.stats = stats
-	if perr != nil {
+// emit computes and records every device of a snapshot.
+func (s *ioScraper) emit(sn *tick.Snapshot, errs *scrapererror.ScrapeErrors) pmetric.Metrics {
+	// The read time is the sample time: intervals use its monotonic reading.
+	now := sn.At
+	ts := pcommon.NewTimestampFromTime(now)
+	stats := sn.Stats
+	if perr := sn.ParseErr; perr != nil {
 		errs.AddPartial(emit.CountErrors(perr), perr)
 	}
-	s.devs = s.devs[:0]
-	for i := range stats {
-		s.devs = append(s.devs, blockdev.Dev{Name: stats[i].DeviceName, Major: stats[i].MajorNumber, Minor: stats[i].MinorNumber})
-	}
-	if err := s.ids.Refresh(s.sysDir, s.devs); err != nil {
+	if err := sn.Identities(); err != nil {
 		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute,
 		// so the error must be partial (the controller drops a scrape that returns a plain error).
 		errs.AddPartial(emit.CountErrors(err), err)
@@ -117,12 +114,12 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	for i := range stats {
 		st := &stats[i]
-		id, ok := s.ids.Get(st.DeviceName)
+		id, ok := sn.Identity(st.DeviceName)
 		if !ok {
 			continue
 		}
 		if !s.filter.Match(id) {
-			if uerr := s.ids.Unreadable(st.DeviceName); uerr != nil {
+			if uerr := sn.Unreadable(st.DeviceName); uerr != nil {
 				// Said every scrape while it lasts (the reporter logs it once): the device is not
 				// merely filtered out as configured, it is missing for want of its identity.
 				errs.AddPartial(1, fmt.Errorf("device %s dropped from I/O metrics: its sysfs identity could not be read, "+
@@ -135,10 +132,10 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			// Without diskseq (kernels before 5.15) restarted counters are the only sign of a device
 			// re-created under the same name and major:minor: its identity is read again, so a swapped
 			// disk's new serial and hw.id come with its new series.
-			if err := s.ids.Reread(st.DeviceName); err != nil {
+			if err := sn.Reread(st.DeviceName); err != nil {
 				errs.AddPartial(emit.CountErrors(err), err)
 			}
-			if id, ok = s.ids.Get(st.DeviceName); !ok {
+			if id, ok = sn.Identity(st.DeviceName); !ok {
 				continue
 			}
 		}
@@ -152,9 +149,9 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	s.engine.EndScrape(now)
 	if s.direct != nil {
 		s.direct.endScrape()
-		return md, errs.Combine()
+		return md
 	}
-	return s.mb.Emit(), errs.Combine()
+	return s.mb.Emit()
 }
 
 func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockdev.Identity, r *iostat.Result) {
@@ -227,7 +224,7 @@ func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, st *diskstats
 
 func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
 	rb := s.rb
-	rb.SetDiskMajorMinor(strconv.FormatUint(uint64(st.MajorNumber), 10) + ":" + strconv.FormatUint(uint64(st.MinorNumber), 10))
+	rb.SetDiskMajorMinor(blockdev.MajorMinor(st.MajorNumber, st.MinorNumber))
 	setClass(rb, id.Class)
 	emit.SetIfNotEmpty(rb.SetDiskDmName, id.DMName)
 	emit.SetIfNotEmpty(rb.SetDiskParent, id.Parent)
