@@ -130,7 +130,7 @@ func (d *direct) endScrape() {
 
 // device appends one device's resource and metrics to rms.
 func (d *direct) device(rms pmetric.ResourceMetricsSlice, ts pcommon.Timestamp, st *diskstats.Stat, id *blockdev.Identity, r *iostat.Result, res pcommon.Resource) {
-	discard, flush, gauges := st.HasDiscard(), st.HasFlush(), r.HasGauges
+	discard, flush, gauges := discards(st, id), flushes(st, id), r.HasGauges
 	n := count(d.io, d.ioTime, d.merged, d.opTime, d.ops, d.pending, d.weighted)
 	if id.Size > 0 {
 		n += count(d.limit)

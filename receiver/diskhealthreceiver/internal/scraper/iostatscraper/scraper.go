@@ -176,13 +176,14 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	if id.Size > 0 {
 		mb.RecordSystemDiskLimitDataPoint(ts, emit.Int(id.Size), dev)
 	}
-	if st.HasDiscard() {
+	discard, flush := discards(st, id), flushes(st, id)
+	if discard {
 		mb.RecordSystemDiskDiscardIoDataPoint(ts, emit.Int(c.DiscardBytes), dev)
 		mb.RecordSystemDiskDiscardOperationsDataPoint(ts, emit.Int(c.DiscardOps), dev)
 		mb.RecordSystemDiskDiscardMergedDataPoint(ts, emit.Int(c.DiscardMerged), dev)
 		mb.RecordSystemDiskDiscardOperationTimeDataPoint(ts, c.DiscardTime, dev)
 	}
-	if st.HasFlush() {
+	if flush {
 		mb.RecordSystemDiskFlushOperationsDataPoint(ts, emit.Int(c.FlushOps), dev)
 		mb.RecordSystemDiskFlushOperationTimeDataPoint(ts, c.FlushTime, dev)
 	}
@@ -190,12 +191,24 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	if r.HasGauges {
 		// Gauges describe the interval since the previous read: its start is that read's time.
 		mb.Reset(metadata.WithStartTime(pcommon.NewTimestampFromTime(r.PrevTime)))
-		s.recordGauges(ts, dev, st, &r.Gauges)
+		s.recordGauges(ts, dev, discard, flush, &r.Gauges)
 	}
 	mb.EmitForResource(metadata.WithResource(s.resource(st, id)))
 }
 
-func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, st *diskstats.Stat, g *iostat.Gauges) {
+// discards reports whether a device's discard series are emitted: where the kernel counts discards
+// (4.18+) and the device can discard at all (else they stay 0 forever: an empty series).
+func discards(st *diskstats.Stat, id *blockdev.Identity) bool {
+	return st.HasDiscard() && !id.NoDiscard
+}
+
+// flushes reports whether a device's flush series are emitted: where the kernel counts flushes (5.5+)
+// and the device has a volatile write cache (the kernel sends a write-through device no flush).
+func flushes(st *diskstats.Stat, id *blockdev.Identity) bool {
+	return st.HasFlush() && !id.WriteThrough
+}
+
+func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, discard, flush bool, g *iostat.Gauges) {
 	mb := s.mb
 	type dir = metadata.AttributeIostatDirection
 	rd, wr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
@@ -210,10 +223,10 @@ func (s *ioScraper) recordGauges(ts pcommon.Timestamp, dev string, st *diskstats
 	}
 	perDir(rd, g.ReadOpsRate, g.ReadBytesRate, g.ReadMergedRate, g.ReadMergedRatio, g.ReadAwait, g.ReadAvgSize)
 	perDir(wr, g.WriteOpsRate, g.WriteBytesRate, g.WriteMergedRate, g.WriteMergedRatio, g.WriteAwait, g.WriteAvgSize)
-	if st.HasDiscard() {
+	if discard {
 		perDir(dc, g.DiscardOpsRate, g.DiscardBytesRate, g.DiscardMergedRate, g.DiscardMergedRatio, g.DiscardAwait, g.DiscardAvgSize)
 	}
-	if st.HasFlush() {
+	if flush {
 		// Flushes carry no data and are never merged: iostat shows only f/s and f_await.
 		mb.RecordSystemDiskOperationRateDataPoint(ts, g.FlushOpsRate, dev, fl)
 		mb.RecordSystemDiskOperationAverageTimeDataPoint(ts, g.FlushAwait, dev, fl)
