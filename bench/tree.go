@@ -84,6 +84,10 @@ func (t *Tree) disks() error {
 			filepath.Join(dev, "wwid"):                fmt.Sprintf("eui.%016x\n", i),
 			filepath.Join(dev, "dev"):                 fmt.Sprintf("259:%d\n", i),
 			filepath.Join(dev, "queue", "rotational"): "0\n",
+			// A data-centre drive: it deallocates (discard), and its power-loss protection means no
+			// volatile write cache, so the kernel sends it no flush.
+			filepath.Join(dev, "queue", "discard_max_bytes"): "2199023255040\n",
+			filepath.Join(dev, "queue", "write_cache"):       "write through\n",
 		} {
 			if err := writeFile(p, content); err != nil {
 				return err

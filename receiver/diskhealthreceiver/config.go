@@ -230,6 +230,7 @@ const (
 	enabledField            = "Enabled"
 	rootPathField           = "RootPath"
 	signsField              = "Signs"
+	tickField               = "Tick"
 	metricsField            = "Metrics"
 	resourceAttributesField = "ResourceAttributes"
 	builderField            = "MetricsBuilderConfig"

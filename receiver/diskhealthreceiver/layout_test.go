@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 const (
@@ -37,7 +38,7 @@ func goList(t *testing.T, args ...string) []string {
 // neither a scraper nor pdata, so it stays testable with values alone.
 func TestLayout(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	srcs := cfg.sources(nil, nil)
+	srcs := cfg.sources(nil, nil, nil)
 	require.NotEmpty(t, srcs)
 	scrapers := map[string]bool{}
 	for _, src := range srcs {
@@ -94,6 +95,8 @@ func TestRegistry(t *testing.T) {
 		assert.True(t, ok, "%s: no Validate(key string) error", r.name)
 		_, hasSigns := field(section, signsField).(**signs.Board)
 		assert.Equal(t, slices.Contains(r.needs, signsBoard), hasSigns, "%s: a Signs field exactly when it needs the signs board", r.name)
+		_, hasTick := field(section, tickField).(**tick.Reader)
+		assert.Equal(t, slices.Contains(r.needs, diskstatsSnapshot), hasTick, "%s: a Tick field exactly when it needs the diskstats snapshot", r.name)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
@@ -12,9 +13,11 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // diskHealthReceiver runs one scraper controller per data source, so a slow source (a hung mount, a
@@ -32,6 +35,9 @@ type diskHealthReceiver struct {
 	notes sanitize.Notes
 	// problems are the sources' scrape problems, logged once for all the sources that meet one.
 	problems emit.Problems
+
+	// openDiskstats opens /proc/diskstats for the shared snapshot; nil: os.Open (tests count reads).
+	openDiskstats func(string) (diskstats.File, error)
 
 	mu          sync.Mutex
 	started     bool
@@ -80,7 +86,8 @@ func (r *diskHealthReceiver) build() error {
 		next = dropMetrics
 	}
 	board := signs.New()
-	for _, src := range r.cfg.sources(r.logs, board) {
+	snaps := tick.New(r.cfg.rootPath(), time.Now, r.openDiskstats)
+	for _, src := range r.cfg.sources(r.logs, board, snaps) {
 		if !src.enabled || (r.metrics == nil && !src.events) {
 			continue
 		}

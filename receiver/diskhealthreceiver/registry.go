@@ -21,13 +21,13 @@ import (
 // the tests, the benchmarks, the QEMU guests) derives from it; TestNoHandWrittenSourceList fails on a
 // list written elsewhere.
 var registry = register(
-	registration{factory: metricsOnly(iostatscraper.NewFactory), needs: []input{diskstats}},
+	registration{factory: metricsOnly(iostatscraper.NewFactory), needs: []input{diskstatsSnapshot}},
 	registration{factory: metricsOnly(filesystemscraper.NewFactory)},
 	registration{factory: smartscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}, interval: smartInterval},
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
-	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstats}},
-	registration{factory: metricsOnly(latencyscraper.NewFactory), needs: []input{diskstats, signsBoard}, wire: iostatDevices},
-	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{diskstats, signsBoard}},
+	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},
+	registration{factory: metricsOnly(latencyscraper.NewFactory), needs: []input{diskstatsSnapshot, signsBoard}, wire: iostatDevices},
+	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}},
 )
 
 // smartInterval: SMART reads each disk with its own, longer interval (smart.interval).
@@ -47,8 +47,9 @@ func iostatDevices(section component.Config, sections map[string]component.Confi
 type input string
 
 const (
-	// diskstats: /proc/diskstats and the block devices' identity.
-	diskstats input = "diskstats"
+	// diskstatsSnapshot: /proc/diskstats and the block devices' identity, read once per tick; the
+	// section's Tick field receives a reader of it.
+	diskstatsSnapshot input = "diskstats"
 	// signsBoard: the board where stack and latency post each physical disk's error counters and SMART
 	// weighs them in that disk's verdict; the section's Signs field receives it.
 	signsBoard input = "signs board"

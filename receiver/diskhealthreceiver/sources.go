@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // source is one data source as the receiver runs it.
@@ -25,8 +26,10 @@ type source struct {
 // sources is the table of every source of the registry, each section completed with root_path (its
 // part of the metrics and resource_attributes keys is already in it). events receives the health
 // events of the sources that send them (nil: none). board is the signs board shared by the sources of
-// one receiver that need it (nil: no sharing).
-func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
+// one receiver that need it (nil: no sharing). snaps is the /proc/diskstats and identity snapshot of one
+// receiver: each source that needs it reads it through a reader of its own, at its own interval (nil:
+// each reads its own).
+func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick.Shared) []source {
 	root := cfg.rootPath()
 	out := make([]source, 0, len(registry))
 	for _, r := range registry {
@@ -41,6 +44,13 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board) []source {
 		src := source{name: r.name, enabled: enabled(c), factory: r.factory(events), cfg: c, events: r.events}
 		if r.interval != nil {
 			src.interval = r.interval(c)
+		}
+		if snaps != nil && slices.Contains(r.needs, diskstatsSnapshot) {
+			every := src.interval
+			if every == 0 {
+				every = cfg.ControllerConfig.CollectionInterval
+			}
+			*field(c, tickField).(**tick.Reader) = snaps.Reader(every)
 		}
 		out = append(out, src)
 	}

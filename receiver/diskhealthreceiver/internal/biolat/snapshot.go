@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 )
 
 // Dev is a whole disk's device number, as /proc/diskstats and /sys/dev/block name it.
@@ -13,7 +15,7 @@ type Dev struct {
 	Major, Minor uint32
 }
 
-func (d Dev) String() string { return fmt.Sprintf("%d:%d", d.Major, d.Minor) }
+func (d Dev) String() string { return blockdev.MajorMinor(d.Major, d.Minor) }
 
 // Direction is how /proc/diskstats groups operations: discards and flushes apart, every other
 // operation by its data direction.

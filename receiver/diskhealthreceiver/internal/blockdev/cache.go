@@ -328,6 +328,10 @@ func (c *Cache) Get(name string) (*Identity, bool) {
 	return id, ok
 }
 
+// Failed returns the standing errors of the devices of the last Refresh, as Refresh returned them
+// (updated by Reread).
+func (c *Cache) Failed() error { return c.failed }
+
 // Unreadable returns why a device of the last Refresh has no class: its sysfs entry could not be
 // listed, so its Identity is only its name and numbers, classed ClassOther. nil for every other device.
 func (c *Cache) Unreadable(name string) error { return c.unread[name] }

@@ -1,8 +1,6 @@
 package blockdev
 
 import (
-	"strconv"
-
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
 
@@ -17,6 +15,6 @@ func DiskID(id *Identity) string {
 	case id.Serial != "":
 		return sanitize.String(sanitize.HWID, id.Model+"_"+id.Serial)
 	default:
-		return strconv.FormatUint(uint64(id.Major), 10) + ":" + strconv.FormatUint(uint64(id.Minor), 10)
+		return MajorMinor(id.Major, id.Minor)
 	}
 }

@@ -44,6 +44,12 @@ type Identity struct {
 	Model, Serial, WWN, Firmware string
 	Rotational                   int8   // 1 rotational, 0 not, -1 unknown
 	Size                         uint64 // bytes
+	// NoDiscard: queue/discard_max_bytes is 0, so the kernel fails every discard before it counts one.
+	// WriteThrough: queue/write_cache is "write through", so the kernel sends the device no flush.
+	// Both are false where the attribute is absent (a device's discard and flush counters are then
+	// reported as before). Partitions carry their disk's. Read with the rest of the identity: a value
+	// changed at run time (hdparm -W, a write to the attribute) is seen when the device is read again.
+	NoDiscard, WriteThrough bool
 	// DiskSeq is the kernel's diskseq (Linux 5.15+): a number no other disk gets until reboot, new
 	// whenever a disk is created under any name or major:minor. Partitions carry their disk's. 0 when
 	// the kernel has none.
@@ -91,15 +97,18 @@ type hardware struct {
 	Model, Serial, WWN, Firmware string
 	Rotational                   int8
 	DiskSeq                      uint64
+	NoDiscard, WriteThrough      bool
 }
 
 func (id *Identity) hardware() hardware {
-	return hardware{Model: id.Model, Serial: id.Serial, WWN: id.WWN, Firmware: id.Firmware, Rotational: id.Rotational, DiskSeq: id.DiskSeq}
+	return hardware{Model: id.Model, Serial: id.Serial, WWN: id.WWN, Firmware: id.Firmware, Rotational: id.Rotational, DiskSeq: id.DiskSeq,
+		NoDiscard: id.NoDiscard, WriteThrough: id.WriteThrough}
 }
 
 func (id *Identity) setHardware(h hardware) {
 	id.Model, id.Serial, id.WWN, id.Firmware, id.Rotational = h.Model, h.Serial, h.WWN, h.Firmware, h.Rotational
 	id.DiskSeq = h.DiskSeq
+	id.NoDiscard, id.WriteThrough = h.NoDiscard, h.WriteThrough
 }
 
 // sysfs reads block device attributes through fsys, an fs.FS rooted at root
@@ -278,6 +287,10 @@ func (s sysfs) hardware(name string, e entries, errs *[]error) hardware {
 		if v, ok := s.number(name, dir+"queue/rotational", 1, errs); ok {
 			h.Rotational = int8(v)
 		}
+		if v, ok := s.number(name, dir+"queue/discard_max_bytes", math.MaxUint64, errs); ok {
+			h.NoDiscard = v == 0
+		}
+		h.WriteThrough = s.writeThrough(name, dir+"queue/write_cache", errs)
 	}
 	if e&hasWWID != 0 {
 		h.WWN, _ = s.text(name, dir+"wwid", sanitize.WWN, errs)
@@ -352,6 +365,23 @@ func (s sysfs) number(name, rel string, limit uint64, errs *[]error) (uint64, bo
 		return 0, false
 	}
 	return v, true
+}
+
+// writeThrough reads queue/write_cache: "write back" or "write through", as the kernel writes it.
+func (s sysfs) writeThrough(name, rel string, errs *[]error) bool {
+	b, _ := s.read(name, rel, errs)
+	if b == nil {
+		return false
+	}
+	switch t := strings.TrimSpace(string(b)); t {
+	case "write through":
+		return true
+	case "write back":
+		return false
+	default:
+		*errs = append(*errs, &AttrError{Device: name, Path: filepath.Join(s.root, rel), Err: fmt.Errorf(`neither "write back" nor "write through": %q`, clip(t))})
+		return false
+	}
 }
 
 // vpdSerial reads the unit serial number from a SCSI VPD page 0x80.

@@ -250,3 +250,42 @@ func TestReadIdentityCapsLongText(t *testing.T) {
 	wide := Identity{WWN: strings.Repeat("w", 2000)}
 	assert.Len(t, DiskID(&wide), sanitize.Cap(sanitize.HWID))
 }
+
+// A device that cannot discard or has no volatile write cache says so; a partition carries its disk's;
+// without the attributes (older fixtures, kernels without write_cache) nothing is assumed.
+func TestReadIdentityDiscardAndWriteCache(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		attrs                   map[string]string
+		noDiscard, writeThrough bool
+		wantErr                 string
+	}{
+		{name: "capable", attrs: map[string]string{"queue/discard_max_bytes": "2199023255040\n", "queue/write_cache": "write back\n"}},
+		{name: "neither", attrs: map[string]string{"queue/discard_max_bytes": "0\n", "queue/write_cache": "write through\n"}, noDiscard: true, writeThrough: true},
+		{name: "absent", attrs: map[string]string{}},
+		{name: "garbage", attrs: map[string]string{"queue/discard_max_bytes": "lots\n", "queue/write_cache": "write sideways\n"},
+			wantErr: `queue/write_cache: neither "write back" nor "write through": "write sideways"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFakeSys(t)
+			attrs := map[string]string{"queue/rotational": "1\n"}
+			for k, v := range tc.attrs {
+				attrs[k] = v
+			}
+			s.blockDev(ataDev+"/block/sda", ataDev, attrs)
+			s.blockDev(ataDev+"/block/sda/sda1", "", map[string]string{"partition": "1\n"})
+			got, err := ReadIdentity(s.root, "sda", 8, 0)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				require.ErrorContains(t, err, `queue/discard_max_bytes: not a number`)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.noDiscard, got.NoDiscard)
+			assert.Equal(t, tc.writeThrough, got.WriteThrough)
+			part, _ := ReadIdentity(s.root, "sda1", 8, 1)
+			assert.Equal(t, tc.noDiscard, part.NoDiscard, "a partition carries its disk's")
+			assert.Equal(t, tc.writeThrough, part.WriteThrough)
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
@@ -31,8 +32,12 @@ const (
 // a read error reopens at once. Call Close when done. A FileReader is not safe for
 // concurrent use; its zero value is ready to use.
 type FileReader struct {
+	// Open opens the file; nil means bounded.Open (a FIFO or device is refused). Tests count the reads
+	// through it.
+	Open func(name string) (File, error)
+
 	path  string
-	f     *os.File
+	f     File
 	fi    os.FileInfo // f's, at open: what the path must still name
 	reads int         // reads of f since it was opened
 	buf   []byte
@@ -54,7 +59,7 @@ func (r *FileReader) Read(path string) ([]byte, error) {
 	}
 	if r.f == nil || r.path != path {
 		_ = r.Close() // read-only: a failed close loses nothing
-		f, err := bounded.Open(path)
+		f, err := r.open(path)
 		if err != nil {
 			return nil, fmt.Errorf("diskstats: %w", err)
 		}
@@ -85,6 +90,24 @@ func (r *FileReader) Read(path string) ([]byte, error) {
 		}
 		r.buf = make([]byte, 2*len(r.buf))
 	}
+}
+
+// File is what FileReader uses of an open file (an *os.File).
+type File interface {
+	io.ReaderAt
+	io.Closer
+	Stat() (fs.FileInfo, error)
+}
+
+func (r *FileReader) open(path string) (File, error) {
+	if r.Open != nil {
+		return r.Open(path)
+	}
+	f, err := bounded.Open(path)
+	if err != nil {
+		return nil, err // a nil *os.File in the interface would not be nil
+	}
+	return f, nil
 }
 
 // replaced reports whether the path no longer names the open file: renamed

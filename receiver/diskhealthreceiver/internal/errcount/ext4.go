@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 )
 
 // Ext4Errors is what ext4 recorded about errors (fs/ext4/sysfs.c; the
@@ -109,13 +111,13 @@ func ReadExt4(sys fs.FS) ([]Ext4Errors, error) {
 // DeviceName resolves major:minor to the kernel name through
 // sys/dev/block/<major>:<minor>, a symlink to the device's directory.
 func DeviceName(sys fs.FS, major, minor uint32) (string, error) {
-	target, err := fs.ReadLink(sys, fmt.Sprintf("dev/block/%d:%d", major, minor))
+	target, err := fs.ReadLink(sys, "dev/block/"+blockdev.MajorMinor(major, minor))
 	if err != nil {
 		return "", err
 	}
 	name := path.Base(target)
 	if !validName(name) || name == ".." {
-		return "", fmt.Errorf("dev/block/%d:%d -> %q", major, minor, target)
+		return "", fmt.Errorf("dev/block/%s -> %q", blockdev.MajorMinor(major, minor), target)
 	}
 	return name, nil
 }

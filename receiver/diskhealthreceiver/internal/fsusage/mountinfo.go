@@ -3,9 +3,9 @@ package fsusage // import "github.com/diskhealth/diskhealth/receiver/diskhealthr
 import (
 	"bytes"
 	"errors"
-	"strconv"
 	"strings"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 )
@@ -63,7 +63,7 @@ type Mount struct {
 
 // MajorMinor returns "major:minor", the form /proc and sysfs use.
 func (m *Mount) MajorMinor() string {
-	return strconv.FormatUint(uint64(m.Major), 10) + ":" + strconv.FormatUint(uint64(m.Minor), 10)
+	return blockdev.MajorMinor(m.Major, m.Minor)
 }
 
 // Mode returns "ro" or "rw", the values of system.filesystem.mode.

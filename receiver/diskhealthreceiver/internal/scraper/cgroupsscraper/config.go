@@ -6,6 +6,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // section is where users write this source's settings.
@@ -36,6 +37,9 @@ type Config struct {
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// Tick is the receiver's shared /proc/diskstats snapshot, at this source's interval; nil: the source
+	// reads its own.
+	Tick *tick.Reader `mapstructure:"-"`
 }
 
 // Bounds on the section: beyond them a scrape's cardinality or a walk's depth stops being "small".

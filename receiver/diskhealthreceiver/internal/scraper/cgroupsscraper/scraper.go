@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -15,13 +14,14 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/boottime"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // cgroupScraper reports the busiest cgroups' I/O per device. Device numbers become the kernel names the
@@ -38,11 +38,10 @@ type cgroupScraper struct {
 	hierarchy cgroupio.Hierarchy  // found at start; Dir is empty on a host without per-cgroup I/O
 	collector *cgroupio.Collector // created by the first scrape that can read the boot time
 
-	reader diskstats.FileReader
-	parser diskstats.Parser
-	stats  []diskstats.Stat
-	names  map[devNum]string
-	devs   []string // names of one cgroup's devices, "" where the filter drops one
+	// tick is /proc/diskstats, shared with the receiver's other sources: only its device names are used.
+	tick  *tick.Reader
+	names map[devNum]string
+	devs  []string // names of one cgroup's devices, "" where the filter drops one
 
 	now func() time.Time
 }
@@ -62,6 +61,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*cgrou
 		devices: devices,
 		root:    cfg.RootPath,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
+		tick:    cfg.Tick.OrOwn(cfg.RootPath, now),
 		names:   map[devNum]string{},
 		now:     now,
 	}
@@ -106,10 +106,10 @@ func (s *cgroupScraper) ready() error {
 }
 
 func (s *cgroupScraper) shutdown(context.Context) error {
-	return s.reader.Close()
+	return s.tick.Close()
 }
 
-func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *cgroupScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.hierarchy.Dir == "" {
 		return pmetric.NewMetrics(), nil
 	}
@@ -125,7 +125,7 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if len(res.Cgroups) == 0 {
 		return pmetric.NewMetrics(), errs.Combine()
 	}
-	if err := s.refreshNames(); err != nil {
+	if err := s.refreshNames(ctx); err != nil {
 		// /proc/diskstats is read only for device names: without it (or for its bad lines) devices are
 		// named by major:minor and every cgroup's I/O is still reported, so the error is partial (the
 		// controller drops a scrape that returns a plain error).
@@ -141,25 +141,22 @@ func (s *cgroupScraper) scrape(context.Context) (pmetric.Metrics, error) {
 }
 
 // refreshNames maps device numbers to kernel names from /proc/diskstats.
-func (s *cgroupScraper) refreshNames() error {
-	data, err := s.reader.Read(filepath.Join(s.procDir, "diskstats"))
-	if err != nil {
-		return err
-	}
-	stats, perr := s.parser.Parse(data, s.stats[:0])
-	s.stats = stats
-	clear(s.names)
-	for i := range stats {
-		s.names[devNum{stats[i].MajorNumber, stats[i].MinorNumber}] = stats[i].DeviceName
-	}
-	return perr
+func (s *cgroupScraper) refreshNames(ctx context.Context) error {
+	return s.tick.Use(ctx, func(sn *tick.Snapshot) error {
+		clear(s.names)
+		for i := range sn.Stats {
+			st := &sn.Stats[i]
+			s.names[devNum{st.MajorNumber, st.MinorNumber}] = st.DeviceName
+		}
+		return sn.ParseErr
+	})
 }
 
 func (s *cgroupScraper) deviceName(d *cgroupio.DeviceStat) string {
 	if name, ok := s.names[devNum{d.Major, d.Minor}]; ok {
 		return name
 	}
-	return strconv.FormatUint(uint64(d.Major), 10) + ":" + strconv.FormatUint(uint64(d.Minor), 10)
+	return blockdev.MajorMinor(d.Major, d.Minor)
 }
 
 // keep names cg's devices into s.devs ("" for one the devices filter drops) and returns how many are kept:

@@ -17,6 +17,7 @@ import (
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // cgroupRoot is a root_path whose sys is a symlink to one snapshot of a cgroupio fixture tree, so a test
@@ -210,4 +211,36 @@ func TestCgroupScraperDiskstatsFailureIsPartial(t *testing.T) {
 			assert.ElementsMatch(t, tc.want, pdatawalk.Devices(md))
 		})
 	}
+}
+
+// TestCgroupScraperSharesTheTick: in a receiver, cgroups names devices from the tick's shared
+// /proc/diskstats read. When another source (iostat) read it earlier in the tick, cgroups reuses that
+// read: a file changed since is not read again.
+func TestCgroupScraperSharesTheTick(t *testing.T) {
+	r := newCgroupRoot(t, "v2-k8s-crio")
+	cfg := testConfig(r.root)
+	clock := t0
+	now := func() time.Time { return clock }
+	shared := tick.New(r.root, now, nil)
+	iostat := shared.Reader(30 * time.Second)
+	cfg.Tick = shared.Reader(30 * time.Second)
+	s, _ := newTestCgroupScraper(t, cfg, &clock)
+	_, err := s.scrape(t.Context())
+	require.NoError(t, err)
+
+	r.moveTo("t2")
+	clock = t0.Add(30 * time.Second)
+	require.NoError(t, iostat.Use(t.Context(), func(sn *tick.Snapshot) error {
+		assert.Equal(t, "nvme0n1", sn.Stats[0].DeviceName)
+		return nil
+	}))
+	// After iostat's read, sda is renamed: a second read would name its cgroup I/O sdz.
+	require.NoError(t, os.WriteFile(filepath.Join(r.root, "proc", "diskstats"),
+		[]byte("   8       0 sdz 1 0 8 1 1 0 8 1 0 1 1 0 0 0 0 0 0\n"), 0o644))
+	clock = clock.Add(time.Second)
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	devs := pdatawalk.Devices(md)
+	assert.Contains(t, devs, "sda", "named from iostat's read of this tick")
+	assert.NotContains(t, devs, "sdz")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // section is where users write this source's settings.
@@ -34,6 +35,9 @@ type Config struct {
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// Tick is the receiver's shared /proc/diskstats and identity snapshot, at this source's interval;
+	// nil: the source reads its own.
+	Tick *tick.Reader `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {

@@ -1,11 +1,9 @@
 package iostatscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -19,6 +17,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // ioScraper wires read → parse → compute → emit for /proc/diskstats. It keeps its buffers between
@@ -28,13 +27,9 @@ type ioScraper struct {
 	rb      *metadata.ResourceBuilder
 	filter  *blockdev.Filter
 	procDir string
-	sysDir  string
 
-	reader diskstats.FileReader
-	parser diskstats.Parser
-	stats  []diskstats.Stat
-	devs   []blockdev.Dev
-	ids    blockdev.Cache
+	// tick is /proc/diskstats and the devices' identity, shared with the receiver's other sources.
+	tick   *tick.Reader
 	engine *iostat.Engine
 	// Each device's resource, built again only when its identity changes.
 	res emit.Cache[resKey, pcommon.Resource]
@@ -52,7 +47,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		filter:  f,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
-		sysDir:  filepath.Join(cfg.RootPath, "sys"),
+		tick:    cfg.Tick.OrOwn(cfg.RootPath, now),
 		now:     now,
 	}, nil
 }
@@ -73,48 +68,50 @@ func (s *ioScraper) ready() error {
 
 // shutdown closes /proc/diskstats, which the reader keeps open between scrapes.
 func (s *ioScraper) shutdown(context.Context) error {
-	return s.reader.Close()
+	return s.tick.Close()
 }
 
-func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *ioScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if err := s.ready(); err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	path := filepath.Join(s.procDir, "diskstats")
-	data, err := s.reader.Read(path)
+	var md pmetric.Metrics
+	var errs scrapererror.ScrapeErrors
+	err := s.tick.Use(ctx, func(sn *tick.Snapshot) error {
+		if sn.Empty {
+			return fmt.Errorf("%s is empty", sn.Path)
+		}
+		md = s.emit(sn, &errs)
+		return nil
+	})
 	if err != nil {
 		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %w", err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return pmetric.NewMetrics(), fmt.Errorf("no device I/O: %s is empty", path)
-	}
-	// The read time is the sample time: intervals use its monotonic reading.
-	now := s.now()
-	ts := pcommon.NewTimestampFromTime(now)
+	return md, errs.Combine()
+}
 
-	var errs scrapererror.ScrapeErrors
-	stats, perr := s.parser.Parse(data, s.stats[:0])
-	s.stats = stats
-	if perr != nil {
+// emit computes and records every device of a snapshot.
+func (s *ioScraper) emit(sn *tick.Snapshot, errs *scrapererror.ScrapeErrors) pmetric.Metrics {
+	// The read time is the sample time: intervals use its monotonic reading.
+	now := sn.At
+	ts := pcommon.NewTimestampFromTime(now)
+	stats := sn.Stats
+	if perr := sn.ParseErr; perr != nil {
 		errs.AddPartial(emit.CountErrors(perr), perr)
 	}
-	s.devs = s.devs[:0]
-	for i := range stats {
-		s.devs = append(s.devs, blockdev.Dev{Name: stats[i].DeviceName, Major: stats[i].MajorNumber, Minor: stats[i].MinorNumber})
-	}
-	if err := s.ids.Refresh(s.sysDir, s.devs); err != nil {
+	if err := sn.Identities(); err != nil {
 		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute,
 		// so the error must be partial (the controller drops a scrape that returns a plain error).
 		errs.AddPartial(emit.CountErrors(err), err)
 	}
 	for i := range stats {
 		st := &stats[i]
-		id, ok := s.ids.Get(st.DeviceName)
+		id, ok := sn.Identity(st.DeviceName)
 		if !ok {
 			continue
 		}
 		if !s.filter.Match(id) {
-			if uerr := s.ids.Unreadable(st.DeviceName); uerr != nil {
+			if uerr := sn.Unreadable(st.DeviceName); uerr != nil {
 				// Said every scrape while it lasts (the reporter logs it once): the device is not
 				// merely filtered out as configured, it is missing for want of its identity.
 				errs.AddPartial(1, fmt.Errorf("device %s dropped from I/O metrics: its sysfs identity could not be read, "+
@@ -127,10 +124,10 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 			// Without diskseq (kernels before 5.15) restarted counters are the only sign of a device
 			// re-created under the same name and major:minor: its identity is read again, so a swapped
 			// disk's new serial and hw.id come with its new series.
-			if err := s.ids.Reread(st.DeviceName); err != nil {
+			if err := sn.Reread(st.DeviceName); err != nil {
 				errs.AddPartial(emit.CountErrors(err), err)
 			}
-			if id, ok = s.ids.Get(st.DeviceName); !ok {
+			if id, ok = sn.Identity(st.DeviceName); !ok {
 				continue
 			}
 		}
@@ -139,7 +136,7 @@ func (s *ioScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	s.engine.EndScrape(now)
 	s.res.Sweep()
-	return s.e.Emit(), errs.Combine()
+	return s.e.Emit()
 }
 
 // record appends one device's points. Metrics come in metadata.yaml's (name) order, which the emitter
@@ -151,7 +148,7 @@ func (s *ioScraper) record(ts pcommon.Timestamp, st *diskstats.Stat, id *blockde
 	grd, gwr := metadata.AttributeIostatDirectionRead, metadata.AttributeIostatDirectionWrite
 	gdc, gfl := metadata.AttributeIostatDirectionDiscard, metadata.AttributeIostatDirectionFlush
 	c, g := &r.Counters, &r.Gauges
-	discard, flush, gauges := st.HasDiscard(), st.HasFlush(), r.HasGauges
+	discard, flush, gauges := discards(st, id), flushes(st, id), r.HasGauges
 	// Counters start when their series started (boot, the device's appearance, or its re-creation);
 	// gauges describe the interval since the previous read, so theirs starts at that read.
 	counters, interval := pcommon.NewTimestampFromTime(r.Start), pcommon.NewTimestampFromTime(r.PrevTime)
@@ -244,7 +241,7 @@ func (s *ioScraper) resource(st *diskstats.Stat, id *blockdev.Identity) pcommon.
 
 func (s *ioScraper) buildResource(st *diskstats.Stat, id *blockdev.Identity) pcommon.Resource {
 	rb := s.rb
-	rb.SetDiskMajorMinor(strconv.FormatUint(uint64(st.MajorNumber), 10) + ":" + strconv.FormatUint(uint64(st.MinorNumber), 10))
+	rb.SetDiskMajorMinor(blockdev.MajorMinor(st.MajorNumber, st.MinorNumber))
 	setClass(rb, id.Class)
 	emit.SetIfNotEmpty(rb.SetDiskDmName, id.DMName)
 	emit.SetIfNotEmpty(rb.SetDiskParent, id.Parent)
@@ -279,4 +276,16 @@ func setClass(rb *metadata.ResourceBuilder, c blockdev.Class) {
 	case blockdev.ClassOther:
 		rb.SetDiskClassOther()
 	}
+}
+
+// discards reports whether a device's discard series are emitted: where the kernel counts discards
+// (4.18+) and the device can discard at all (else they stay 0 forever: an empty series).
+func discards(st *diskstats.Stat, id *blockdev.Identity) bool {
+	return st.HasDiscard() && !id.NoDiscard
+}
+
+// flushes reports whether a device's flush series are emitted: where the kernel counts flushes (5.5+)
+// and the device has a volatile write cache (the kernel sends a write-through device no flush).
+func flushes(st *diskstats.Stat, id *blockdev.Identity) bool {
+	return st.HasFlush() && !id.WriteThrough
 }

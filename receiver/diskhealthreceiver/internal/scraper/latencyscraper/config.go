@@ -9,6 +9,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // filterSection is where the device filter is written: latency reports the devices iostat reports.
@@ -41,6 +42,9 @@ type Config struct {
 	Metrics       MetricsConfig `mapstructure:"-"`
 	// Signs receives the kernel-seen I/O errors of each whole disk, for its SMART verdict; nil: none.
 	Signs *signs.Board `mapstructure:"-"`
+	// Tick is the receiver's shared /proc/diskstats and identity snapshot, at this source's interval;
+	// nil: the source reads its own.
+	Tick *tick.Reader `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {

@@ -3,7 +3,6 @@ package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -16,10 +15,10 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // probe is what the scraper uses of *biolat.Probe; tests put a fake behind it.
@@ -44,8 +43,6 @@ type latencyScraper struct {
 	version string
 	filter  *blockdev.Filter
 	open    opener
-	procDir string
-	sysDir  string
 
 	probe probe
 	// present holds the devices of the last /proc/diskstats read; restarted, the time a departed
@@ -56,11 +53,8 @@ type latencyScraper struct {
 	// same major:minor keeps its probe series, which must then restart.
 	marks map[biolat.Dev]devMark
 
-	reader diskstats.FileReader
-	parser diskstats.Parser
-	stats  []diskstats.Stat
-	devs   []blockdev.Dev
-	ids    blockdev.Cache
+	// tick is /proc/diskstats and the devices' identity, shared with the receiver's other sources.
+	tick *tick.Reader
 
 	now func() time.Time
 }
@@ -77,8 +71,7 @@ func newScraper(set scraper.Settings, cfg *Config, open opener, now func() time.
 		version:   set.BuildInfo.Version,
 		filter:    f,
 		open:      open,
-		procDir:   filepath.Join(cfg.RootPath, "proc"),
-		sysDir:    filepath.Join(cfg.RootPath, "sys"),
+		tick:      cfg.Tick.OrOwn(cfg.RootPath, now),
 		present:   map[biolat.Dev]bool{},
 		restarted: map[biolat.Dev]time.Time{},
 		marks:     map[biolat.Dev]devMark{},
@@ -140,41 +133,47 @@ func (s *latencyScraper) shutdown(context.Context) error {
 		err = s.probe.Close()
 		s.probe = nil
 	}
-	return errors.Join(err, s.reader.Close())
+	return errors.Join(err, s.tick.Close())
 }
 
-func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
+func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.probe == nil {
 		return pmetric.NewMetrics(), nil
 	}
-	// The snapshot comes before the device list: a device that appears in between has no series
-	// yet, and one in the snapshot but not in the list has really gone.
+	// The probe's snapshot comes before the device list: a device that appears in between has no series
+	// yet, and one in the snapshot but not in the list has gone. A list another source read up to half
+	// an interval earlier (see package tick) may miss a device that appeared since: its first counts are
+	// then forgotten with it, and its series start from that moment, never reported under a wrong start.
 	snap, err := s.probe.Collect()
 	if err != nil {
 		return pmetric.NewMetrics(), err
 	}
 	ts := pcommon.NewTimestampFromTime(s.now())
-	data, err := s.reader.Read(filepath.Join(s.procDir, "diskstats"))
-	if err != nil {
+	var md pmetric.Metrics
+	var errs scrapererror.ScrapeErrors
+	if err := s.tick.Use(ctx, func(sn *tick.Snapshot) error {
+		md = s.emit(sn, &snap, ts, &errs)
+		return nil
+	}); err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	var errs scrapererror.ScrapeErrors
-	stats, perr := s.parser.Parse(data, s.stats[:0])
-	s.stats = stats
-	if perr != nil {
+	return md, errs.Combine()
+}
+
+// emit matches the probe's snapshot with the devices of a /proc/diskstats snapshot and builds the pdata.
+func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) pmetric.Metrics {
+	stats := sn.Stats
+	if perr := sn.ParseErr; perr != nil {
 		errs.AddPartial(emit.CountErrors(perr), perr)
 	}
-	s.devs = s.devs[:0]
 	current := make(map[biolat.Dev]bool, len(stats))
 	for i := range stats {
-		st := &stats[i]
-		s.devs = append(s.devs, blockdev.Dev{Name: st.DeviceName, Major: st.MajorNumber, Minor: st.MinorNumber})
-		current[biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}] = true
+		current[biolat.Dev{Major: stats[i].MajorNumber, Minor: stats[i].MinorNumber}] = true
 	}
-	if err := s.ids.Refresh(s.sysDir, s.devs); err != nil {
+	if err := sn.Identities(); err != nil {
 		errs.AddPartial(emit.CountErrors(err), err)
 	}
-	if err := s.forgetDeparted(&snap, current); err != nil {
+	if err := s.forgetDeparted(snap, current); err != nil {
 		errs.AddPartial(1, err)
 	}
 
@@ -182,7 +181,7 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	marks := make(map[biolat.Dev]devMark, len(stats))
 	for i := range stats {
 		st := &stats[i]
-		id, ok := s.ids.Get(st.DeviceName)
+		id, ok := sn.Identity(st.DeviceName)
 		if !ok || !s.filter.Match(id) {
 			continue
 		}
@@ -192,10 +191,10 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		if known && ios < old.ios && id.DiskSeq == 0 {
 			// Counters that went back are, before Linux 5.15, the only sign of a device re-created
 			// under the same name and major:minor (iostat does the same).
-			if err := s.ids.Reread(st.DeviceName); err != nil {
+			if err := sn.Reread(st.DeviceName); err != nil {
 				errs.AddPartial(emit.CountErrors(err), err)
 			}
-			if id, ok = s.ids.Get(st.DeviceName); !ok {
+			if id, ok = sn.Identity(st.DeviceName); !ok {
 				continue
 			}
 		}
@@ -218,8 +217,8 @@ func (s *latencyScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		ids[dev] = pi
 	}
 	s.marks = marks
-	s.cfg.Signs.Publish(boardSource, kernelErrors(&snap, ids))
-	return s.build(&snap, ids, ts), errs.Combine()
+	s.cfg.Signs.Publish(boardSource, kernelErrors(snap, ids))
+	return s.build(snap, ids, ts)
 }
 
 // devMark is what tells one device from the next one under the same major:minor.

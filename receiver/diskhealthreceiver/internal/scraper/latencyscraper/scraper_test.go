@@ -28,6 +28,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
 // fakeProbe serves fixed snapshots; Forget drops a device's series from what it serves next, as the
@@ -496,4 +497,29 @@ func hwIDsIn(md pmetric.Metrics) []string {
 		}
 	})
 	return out
+}
+
+// TestScrapeSharesTheTick: in a receiver, latency takes its device list from the tick's shared
+// /proc/diskstats read; when iostat read it earlier in the tick, latency reuses that read (sda is
+// still listed although the file no longer has it).
+func TestScrapeSharesTheTick(t *testing.T) {
+	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+	cfg := createDefaultConfig()
+	cfg.RootPath = fakeRoot(t, "sda")
+	c := &clock{t0.Add(time.Minute)}
+	shared := tick.New(cfg.RootPath, c.now, nil)
+	iostat := shared.Reader(30 * time.Second)
+	cfg.Tick = shared.Reader(30 * time.Second)
+	var opts biolat.Options
+	s, _ := newTestScraper(t, cfg, fakeOpener(p, &opts), c)
+	require.NoError(t, iostat.Use(t.Context(), func(sn *tick.Snapshot) error {
+		require.Len(t, sn.Stats, 1)
+		return nil
+	}))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg.RootPath, "proc", "diskstats"), []byte(" 252 0 dm-0 3 0 24 1 0 0 0 0 0 1 1 0 0 0 0 0 0\n"), 0o644))
+	c.t = c.t.Add(time.Second)
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Contains(t, pdatawalk.Devices(md), "sda", "listed by iostat's read of this tick")
+	assert.NotContains(t, p.forgotten, sda, "sda has not departed")
 }
