@@ -171,7 +171,6 @@ type goPeer struct{ name, pkg, version string }
 
 var (
 	victoriaMetrics = goPeer{"victoria-metrics", "github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics", "v1.151.0"}
-	vmagent         = goPeer{"vmagent", "github.com/VictoriaMetrics/VictoriaMetrics/app/vmagent", "v1.151.0"}
 	victoriaLogs    = goPeer{"victoria-logs", "github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs", "v1.52.1"}
 )
 
