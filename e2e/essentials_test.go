@@ -6,11 +6,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -114,31 +112,4 @@ func TestEssentialsFeedsDashboardsAndRules(t *testing.T) {
 	for name := range switches {
 		assert.Contains(t, source, name, "essentials.yaml switches an undocumented metric")
 	}
-}
-
-// TestEssentialsSeries counts the series (data points of one collection) of config/prometheus.yaml and
-// config/essentials.yaml on the same fixture root: two disks and a Kubernetes node's cgroups.
-func TestEssentialsSeries(t *testing.T) {
-	bin := collectorBinary(t)
-	root := routeRoot(t)
-	churnCgroups(t, root)
-	count := func(config string) int {
-		dir := t.TempDir()
-		out := filepath.Join(dir, "out.json")
-		t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", freeAddr(t))
-		t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", freeAddr(t))
-		col := startCollector(t, bin, shippedConfig(t, config), append([]string{fileCopy(t, "prometheus", out)}, routeArgs(root)...)...)
-		tail := &exportTail{path: out}
-		n := 0
-		// The third collection: gauges (second read) and cgroups with I/O are in it.
-		col.waitExport(t, tail, 2, 30*time.Second, "a third collection", func(md pmetric.Metrics) bool {
-			forEachPoint(md, func(string, map[string]any, int64) { n++ })
-			return true
-		})
-		col.stop()
-		return n
-	}
-	def, ess := count("prometheus.yaml"), count("essentials.yaml")
-	assert.Less(t, ess, def)
-	t.Logf("series per collection on the fixture root: prometheus.yaml %d, essentials.yaml %d", def, ess)
 }

@@ -32,7 +32,9 @@ type series struct {
 	tags            []string
 }
 
-func (s series) key() string { return s.name + "|" + s.typ + "|" + s.host + "|" + strings.Join(s.tags, ",") }
+func (s series) key() string {
+	return s.name + "|" + s.typ + "|" + s.host + "|" + strings.Join(s.tags, ",")
+}
 
 // consumer records what the translator produces.
 type consumer struct {
@@ -183,6 +185,9 @@ func TestDatadogTranslation(t *testing.T) {
 			continue
 		}
 		forEachPoint(md, func(m pmetric.Metric, tags []string) {
+			// The one resource attribute Datadog's mapping makes a tag here: os.type (resource_detection).
+			tags = append(tags, "os.type:linux")
+			sort.Strings(tags)
 			s := series{name: expectedName(m.Name()), typ: expectedType(m), host: hostname, tags: tags}
 			want[s.key()] = s
 			if m.Name() == "system.filesystem.utilization" {
