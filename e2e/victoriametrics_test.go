@@ -207,7 +207,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	// interpolates inside that bucket; VictoriaMetrics keeps the counts in its own log-spaced buckets
 	// (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile lies in the ones that
 	// overlap the collector's bucket.
-	lower, upper := math.Exp2(-28.0/8), math.Exp2(-27.0/8)
+	lower, upper := math.Exp2(-27.0/8), math.Exp2(-26.0/8)
 	vmStep := math.Pow(10, 1.0/18)
 	var checked int
 	for _, n := range names {
