@@ -181,7 +181,7 @@ func TestOTLPChain(t *testing.T) {
 		sender    *collector
 		sent, got *exportTail
 	}{
-		{"grpc", sender("datadog.yaml", "otlp", filepath.Join(dir, "sent-grpc.json")),
+		{"grpc", sender("datadog.yaml", "otlp_grpc", filepath.Join(dir, "sent-grpc.json")),
 			&exportTail{path: filepath.Join(dir, "sent-grpc.json")}, &exportTail{path: sink.grpcPath}},
 		{"http", sender("elastic-otlp.yaml", "otlp_http", filepath.Join(dir, "sent-http.json")),
 			&exportTail{path: filepath.Join(dir, "sent-http.json")}, &exportTail{path: sink.httpPath}},
@@ -267,8 +267,12 @@ func TestOTLPChain(t *testing.T) {
 				if assert.True(t, ok, "resource %s without host.name", canonical(attrs)) {
 					assert.Equal(t, hostName, hn.Str())
 				}
-				if hostID != "" {
-					hid, ok := attrs.Get("host.id")
+				hid, ok := attrs.Get("host.id")
+				switch {
+				case r.name == "grpc":
+					// datadog.yaml: Datadog would name the host by host.id, so the config leaves it out.
+					assert.False(t, ok, "datadog.yaml's resource has host.id %s", hid.Str())
+				case hostID != "":
 					if assert.True(t, ok, "resource without host.id") {
 						assert.Equal(t, hostID, hid.Str())
 					}

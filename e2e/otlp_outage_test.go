@@ -38,7 +38,7 @@ func TestOTLPOutagePersistentQueue(t *testing.T) {
 service:
   pipelines:
     metrics:
-      exporters: [otlp, file/sent]
+      exporters: [otlp_grpc, file/sent]
 `, sent)), 0o644))
 		c := startCollector(t, bin, shippedConfig(t, "datadog.yaml"), "--config="+extra, telemetryOff,
 			"--set=receivers.disk_health.collection_interval="+interval.String())

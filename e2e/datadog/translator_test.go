@@ -1,0 +1,266 @@
+package datadog
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/DataDog/opentelemetry-mapping-go/pkg/otlp/attributes"
+	"github.com/DataDog/opentelemetry-mapping-go/pkg/otlp/metrics"
+	"github.com/DataDog/opentelemetry-mapping-go/pkg/quantile"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+	"go.uber.org/zap"
+)
+
+// series is one Datadog time series as the translator hands it to the Agent's serializer.
+type series struct {
+	name, typ, host string
+	tags            []string
+}
+
+func (s series) key() string {
+	return s.name + "|" + s.typ + "|" + s.host + "|" + strings.Join(s.tags, ",")
+}
+
+// consumer records what the translator produces.
+type consumer struct {
+	series map[string]series
+	points int
+}
+
+func (c *consumer) add(d *metrics.Dimensions, typ string) {
+	tags := append([]string(nil), d.Tags()...)
+	sort.Strings(tags)
+	s := series{name: d.Name(), typ: typ, host: d.Host(), tags: tags}
+	c.series[s.key()] = s
+	c.points++
+}
+
+func (c *consumer) ConsumeTimeSeries(_ context.Context, d *metrics.Dimensions, typ metrics.DataType, _ uint64, _ float64) {
+	name, _ := typ.MarshalText()
+	c.add(d, string(name))
+}
+
+func (c *consumer) ConsumeSketch(_ context.Context, d *metrics.Dimensions, _ uint64, _ *quantile.Sketch) {
+	c.add(d, "distribution")
+}
+
+// collectorOutput runs the built collector with config/datadog.yaml, its OTLP exporter replaced by a
+// file exporter, collecting every 2 s, and returns its first n exports: exactly what the Agent's OTLP
+// receiver would get.
+func collectorOutput(t *testing.T, n int) []pmetric.Metrics {
+	t.Helper()
+	bin, ok := os.LookupEnv("DISKHEALTH_OTELCOL")
+	if !ok {
+		bin = filepath.Join("..", "..", "_build", "otelcol-diskhealth")
+		if _, err := os.Stat(bin); err != nil {
+			t.Skipf("SKIPPED: the built collector is missing (%v). Run `make test`: it builds it and passes it in DISKHEALTH_OTELCOL.", err)
+		}
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.json")
+	extra := filepath.Join(dir, "extra.yaml")
+	require.NoError(t, os.WriteFile(extra, []byte(fmt.Sprintf(`exporters:
+  file/out:
+    path: %s
+    flush_interval: 100ms
+  file/logs:
+    path: %s
+service:
+  pipelines:
+    metrics:
+      exporters: [file/out]
+    logs:
+      exporters: [file/logs]
+`, out, filepath.Join(dir, "logs.json"))), 0o644))
+	cmd := exec.Command(bin, "--config", filepath.Join("..", "..", "config", "datadog.yaml"), "--config", extra,
+		"--set=service.telemetry.metrics.level=none", "--set=receivers.disk_health.collection_interval=2s")
+	cmd.Env = append(os.Environ(), "DISKHEALTH_STATE_DIR="+filepath.Join(dir, "state"))
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("collector output:\n%s", output.String())
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var exports []pmetric.Metrics
+		if f, err := os.Open(out); err == nil {
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+			var u pmetric.JSONUnmarshaler
+			for sc.Scan() && len(exports) < n {
+				md, err := u.UnmarshalMetrics(sc.Bytes())
+				if err != nil {
+					break // a line still being written
+				}
+				exports = append(exports, md)
+			}
+			f.Close()
+		}
+		if len(exports) == n {
+			return exports
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the collector exited: %v", err)
+		case <-time.After(200 * time.Millisecond):
+		}
+		require.False(t, time.Now().After(deadline), "fewer than %d exports within 60 s", n)
+	}
+}
+
+// expectedName is what datadog.yaml's comment says Datadog calls a metric: system.* is renamed
+// otel.system.* (so it never collides with the Agent's own system.* metrics), the rest keeps its name.
+func expectedName(name string) string {
+	if strings.HasPrefix(name, "system.") {
+		return "otel." + name
+	}
+	return name
+}
+
+// expectedType is the Datadog type: cumulative monotonic sums become counts (deltas), gauges and
+// non-monotonic sums gauges, the (delta) exponential histograms distributions.
+func expectedType(m pmetric.Metric) string {
+	switch m.Type() {
+	case pmetric.MetricTypeSum:
+		if m.Sum().IsMonotonic() {
+			return "count"
+		}
+		return "gauge"
+	case pmetric.MetricTypeExponentialHistogram:
+		return "distribution"
+	default:
+		return "gauge"
+	}
+}
+
+// TestDatadogTranslation feeds config/datadog.yaml's output, export by export, to Datadog's OTLP
+// metrics translator with the Agent's OTLP-ingest settings (host metric remapping, distributions,
+// cumulative-to-delta) and checks every data point's Datadog name, type, tags and host.
+func TestDatadogTranslation(t *testing.T) {
+	exports := collectorOutput(t, 4)
+	set := component.TelemetrySettings{Logger: zap.NewNop(), MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}
+	attrs, err := attributes.NewTranslator(set)
+	require.NoError(t, err)
+	tr, err := metrics.NewTranslator(set, attrs, metrics.WithRemapping(),
+		metrics.WithHistogramMode(metrics.HistogramModeDistributions), metrics.WithNumberMode(metrics.NumberModeCumulativeToDelta))
+	require.NoError(t, err)
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+
+	got := &consumer{series: map[string]series{}}
+	want := map[string]series{}
+	for i, md := range exports {
+		// The translator turns cumulative counters into deltas: it needs the first export as a base.
+		_, err := tr.MapMetrics(context.Background(), md, got, nil)
+		require.NoError(t, err)
+		if i == 0 {
+			got.series = map[string]series{}
+			continue
+		}
+		forEachPoint(md, func(m pmetric.Metric, tags []string) {
+			// The one resource attribute Datadog's mapping makes a tag here: os.type (resource_detection).
+			tags = append(tags, "os.type:linux")
+			sort.Strings(tags)
+			s := series{name: expectedName(m.Name()), typ: expectedType(m), host: hostname, tags: tags}
+			want[s.key()] = s
+			if m.Name() == "system.filesystem.utilization" {
+				// also sent as the Agent's own system.disk.in_use
+				s.name = "system.disk.in_use"
+				want[s.key()] = s
+			}
+		})
+	}
+	require.NotEmpty(t, want)
+	var missing, unexpected []string
+	for k := range want {
+		if _, ok := got.series[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	for k, s := range got.series {
+		assert.Equal(t, hostname, s.host, "%s: the Datadog host is the hostname (host.name), not the machine-id", s.name)
+		if _, ok := want[k]; !ok {
+			unexpected = append(unexpected, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(unexpected)
+	assert.Empty(t, missing, "data points without their Datadog series (name|type|host|tags)")
+	assert.Empty(t, unexpected, "Datadog series no data point explains")
+
+	byType := map[string]int{}
+	names := map[string]bool{}
+	for _, s := range got.series {
+		byType[s.typ]++
+		names[s.name] = true
+	}
+	// Datadog bills custom metrics per distinct name and tag set (host included); a distribution
+	// counts once here, its percentile aggregations are billed apart.
+	t.Logf("this host: %d Datadog custom metrics (%d names): %v", len(got.series), len(names), byType)
+}
+
+// forEachPoint calls fn for every data point of an export with its Datadog tags (its attributes as
+// key:value, sorted). The translator leaves resource attributes out unless the Agent has
+// resource_attributes_as_tags.
+func forEachPoint(md pmetric.Metrics, fn func(pmetric.Metric, []string)) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				var attrs []map[string]any
+				switch m.Type() {
+				case pmetric.MetricTypeGauge:
+					for l := range m.Gauge().DataPoints().Len() {
+						attrs = append(attrs, m.Gauge().DataPoints().At(l).Attributes().AsRaw())
+					}
+				case pmetric.MetricTypeSum:
+					for l := range m.Sum().DataPoints().Len() {
+						attrs = append(attrs, m.Sum().DataPoints().At(l).Attributes().AsRaw())
+					}
+				case pmetric.MetricTypeExponentialHistogram:
+					for l := range m.ExponentialHistogram().DataPoints().Len() {
+						attrs = append(attrs, m.ExponentialHistogram().DataPoints().At(l).Attributes().AsRaw())
+					}
+				}
+				for _, a := range attrs {
+					tags := make([]string, 0, len(a))
+					for k, v := range a {
+						tags = append(tags, fmt.Sprintf("%s:%v", k, v))
+					}
+					sort.Strings(tags)
+					fn(m, tags)
+				}
+			}
+		}
+	}
+}

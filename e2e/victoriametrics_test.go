@@ -1,0 +1,342 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
+)
+
+// vmServer is a single-node VictoriaMetrics, built by goPeer, on a loopback port.
+type vmServer struct {
+	*collector
+	addr string
+	promAPI
+}
+
+// startVictoriaMetrics runs VictoriaMetrics on its data in dir (kept across restarts) at addr ("" for a
+// free port). New samples are queryable at once (-search.latencyOffset=0s; its default hides the last
+// 30 s), and OTLP names are translated as the Prometheus exporter does (-opentelemetry.usePrometheusNaming).
+func startVictoriaMetrics(t *testing.T, dir, addr string) vmServer {
+	t.Helper()
+	bin := victoriaMetrics.path(t)
+	if addr == "" {
+		addr = freeAddr(t)
+	}
+	p := startPeer(t, bin, "-httpListenAddr="+addr, "-storageDataPath="+dir, "-search.latencyOffset=0s",
+		"-search.disableCache", "-opentelemetry.usePrometheusNaming", "-loggerLevel=WARN")
+	waitReady(t, p, "http://"+addr+"/health", "VictoriaMetrics")
+	return vmServer{collector: p, addr: addr, promAPI: promAPI{base: "http://" + addr}}
+}
+
+// waitReady waits until a peer answers url with 200, failing the test if it exits first.
+func waitReady(t *testing.T, p *collector, url, what string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited: %v\n%s", what, p.waitErr, p.output.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		require.False(t, time.Now().After(deadline), "%s not ready within 60 s", what)
+	}
+}
+
+// flush makes what VictoriaMetrics has received queryable.
+func (v vmServer) flush(t *testing.T) {
+	t.Helper()
+	resp, err := http.Get(v.base + "/internal/force_flush")
+	require.NoError(t, err)
+	resp.Body.Close()
+}
+
+// thresholdRe is a rule's final comparison with a constant: `> 0.9`, `== 1`, `< 86400`.
+var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
+
+// ruleSeries is what a rule compares: its expression without the final comparison with a constant,
+// so that a healthy host, where no rule fires, still shows whether the engine has the series.
+func ruleSeries(expr string) string { return thresholdRe.ReplaceAllString(strings.TrimSpace(expr), "") }
+
+// engineQueries are the dashboard's panel queries ($host at All) and each alert rule's series, by a
+// name for the messages.
+func engineQueries(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	panels, _ := grafanaQueries(t)
+	for _, p := range panels {
+		for i, tg := range p.Targets {
+			out[fmt.Sprintf("panel %q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", ".*")
+		}
+	}
+	for name, expr := range ruleExprs(t) {
+		out["rule "+name] = ruleSeries(expr)
+	}
+	return out
+}
+
+// resultKeys are the series of an instant-query result (job and instance aside: only the scrape route
+// has them) and their values.
+func resultKeys(t *testing.T, res []promSample) map[string]float64 {
+	out := map[string]float64{}
+	for _, s := range res {
+		out[seriesKey(s.Metric)] = s.float(t)
+	}
+	return out
+}
+
+// TestDashboardsAndRulesOnEngines feeds Debian's Prometheus (scraping config/prometheus.yaml's endpoint,
+// native histograms on) and VictoriaMetrics (config/prometheus-remote-write.yaml pushing into it) from
+// one collector, which reads this host's disks and filesystems and a loop device whose every read takes
+// a known time (the latency source's histograms). Every Grafana panel query and every alert rule's
+// series returns the same series on both engines, and the ones this host feeds (device I/O,
+// filesystems, latency) are not empty; the p50/p99 latency panels and the p99 rule agree between the
+// engines, and with the bucket of the collector's histogram that holds every read.
+func TestDashboardsAndRulesOnEngines(t *testing.T) {
+	testkit.RequireRoot(t, "the latency panels read the BPF latency source on a loop device (losetup, FUSE)")
+	bin := collectorBinary(t)
+	prom := testkit.Tool(t, "prometheus", "prometheus")
+	dir := t.TempDir()
+	vm := startVictoriaMetrics(t, filepath.Join(dir, "vm"), "")
+
+	// Bucket -27 of the collector's scale-3 histogram is (96.38, 105.11] ms: every read lies in it.
+	const delay = 96500 * time.Microsecond
+	dev := delayLoop(t, dir, 4<<20, delay)
+
+	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+vm.addr+"/api/v1/write")
+	rwConfig, err := filepath.Abs(filepath.Join("..", "config", "prometheus-remote-write.yaml"))
+	require.NoError(t, err)
+	include := []string{dev}
+	for d := range wholeDisks(t) {
+		include = append(include, d)
+	}
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), "--config="+rwConfig, telemetryOff,
+		"--set=receivers::disk_health::collection_interval=2s",
+		"--set=receivers::disk_health::iostat::devices::include=["+strings.Join(include, ",")+"]",
+		"--set=receivers::disk_health::iostat::device_classes=[disk,loop]",
+		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write]")
+	_, api := startPrometheus(t, prom, dir, exporterAddr, "--enable-feature=native-histograms")
+	require.Eventually(t, func() bool { return strings.Contains(col.output.String(), "Block latency probe attached.") },
+		60*time.Second, 100*time.Millisecond, "the latency probe did not attach")
+
+	// Reads through the delay: each takes about 96.5 ms, 40 of them, over two collections or more.
+	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=40", "iflag=direct")
+
+	queries := engineQueries(t)
+	names := make([]string, 0, len(queries))
+	for n := range queries {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	// What this host feeds: every query on device I/O, filesystems or latency; not the forecast (nothing
+	// fills here), the not-ok states, SMART (a virtio disk has no SMART), RAID, thin pools or errors.
+	fed := func(expr string) bool {
+		for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors"} {
+			if strings.Contains(expr, n) {
+				return false
+			}
+		}
+		return true
+	}
+	latency := func(expr string) bool { return strings.Contains(expr, "system_disk_operation_duration_seconds") }
+
+	// Both engines have every collection of the reads once the p99 panel shows the loop device's reads
+	// on both, with the same value.
+	var onProm, onVM map[string]map[string]float64
+	compare := func() []string {
+		vm.flush(t)
+		onProm, onVM = map[string]map[string]float64{}, map[string]map[string]float64{}
+		var problems []string
+		for _, n := range names {
+			p, errP := api.query(queries[n])
+			v, errV := vm.query(queries[n])
+			if errP != nil || errV != nil {
+				problems = append(problems, fmt.Sprintf("%s: Prometheus %v, VictoriaMetrics %v", n, errP, errV))
+				continue
+			}
+			onProm[n], onVM[n] = resultKeys(t, p), resultKeys(t, v)
+			pk, vk := keysOf(onProm[n]), keysOf(onVM[n])
+			if !slices.Equal(pk, vk) {
+				problems = append(problems, fmt.Sprintf("%s: series differ\n  Prometheus:      %v\n  VictoriaMetrics: %v", n, pk, vk))
+			}
+			if fed(queries[n]) && (len(pk) == 0 || len(vk) == 0) {
+				problems = append(problems, fmt.Sprintf("%s: empty (Prometheus %d series, VictoriaMetrics %d): %s", n, len(pk), len(vk), queries[n]))
+			}
+			if latency(queries[n]) && !hasLoopRead(onProm[n], dev) {
+				problems = append(problems, fmt.Sprintf("%s: no read series of %s", n, dev))
+			}
+		}
+		return problems
+	}
+	var problems []string
+	deadline := time.Now().Add(90 * time.Second)
+	for problems = compare(); len(problems) > 0 && time.Now().Before(deadline); problems = compare() {
+		// rate() sees only reads after the series' first sample: keep reading.
+		runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=10", "iflag=direct")
+		select {
+		case <-col.exited:
+			t.Fatalf("the collector exited: %v", col.waitErr)
+		case <-time.After(2 * time.Second):
+		}
+	}
+	require.Empty(t, problems, "dashboard and rule queries on Prometheus and VictoriaMetrics")
+
+	// The latency quantiles: every read lies in the collector's bucket (96.38, 105.11] ms. Prometheus
+	// interpolates inside that bucket; VictoriaMetrics keeps the counts in its own log-spaced buckets
+	// (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile lies in the ones that
+	// overlap the collector's bucket.
+	lower, upper := math.Exp2(-27.0/8), math.Exp2(-26.0/8)
+	vmStep := math.Pow(10, 1.0/18)
+	var checked int
+	for _, n := range names {
+		if !latency(queries[n]) {
+			continue
+		}
+		for k, pv := range onProm[n] {
+			if !isLoopRead(k, dev) {
+				continue
+			}
+			vv, ok := onVM[n][k]
+			require.True(t, ok, "%s: %s not on VictoriaMetrics", n, k)
+			t.Logf("%s: %s Prometheus %.4f s, VictoriaMetrics %.4f s", n, k, pv, vv)
+			assert.True(t, lower <= pv && pv <= upper, "%s: Prometheus %.4f s outside the collector's bucket (%.4f, %.4f]", n, pv, lower, upper)
+			assert.True(t, lower/vmStep <= vv && vv <= upper*vmStep, "%s: VictoriaMetrics %.4f s outside the buckets around the collector's (%.4f, %.4f]", n, vv, lower, upper)
+			checked++
+		}
+	}
+	assert.Equal(t, 3, checked, "the p50 and p99 panels and the p99 rule, each on the loop device's reads")
+	var empty []string
+	for _, n := range names {
+		if len(onProm[n]) == 0 {
+			empty = append(empty, n)
+		}
+	}
+	t.Logf("%d queries, the same series on both engines; empty on both here (nothing this host has): %v", len(names), empty)
+}
+
+func keysOf(m map[string]float64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// hasLoopRead says whether a latency result has a number for the reads of dev.
+func hasLoopRead(res map[string]float64, dev string) bool {
+	for k, v := range res {
+		if isLoopRead(k, dev) && !math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLoopRead says whether a latency series key is of dev's reads (the p99 rule selects reads and sums
+// the direction away).
+func isLoopRead(key, dev string) bool {
+	return strings.Contains(key, fmt.Sprintf("system_device=%q", dev)) &&
+		(strings.Contains(key, `disk_io_direction="read"`) || !strings.Contains(key, "disk_io_direction="))
+}
+
+// stop ends VictoriaMetrics and waits for it.
+func (v vmServer) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, v.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-v.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("VictoriaMetrics did not stop within 30 s")
+	}
+}
+
+// readStamps counts the raw samples of disk's read bytes (/api/v1/export: no deduplication), by
+// their time in ms.
+func (v vmServer) readStamps(disk string) (map[int64]int, error) {
+	if resp, err := http.Get(v.base + "/internal/force_flush"); err == nil {
+		resp.Body.Close()
+	}
+	resp, err := http.PostForm(v.base+"/api/v1/export", url.Values{
+		"match[]": {fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)}})
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		return nil, fmt.Errorf("export: HTTP %d: %s", resp.StatusCode, body)
+	}
+	out := map[int64]int{}
+	dec := json.NewDecoder(resp.Body)
+	for dec.More() {
+		var s struct {
+			Timestamps []int64 `json:"timestamps"`
+		}
+		if err := dec.Decode(&s); err != nil {
+			return nil, err
+		}
+		for _, ts := range s.Timestamps {
+			out[ts]++
+		}
+	}
+	return out, nil
+}
+
+// TestRemoteWriteOutageRestartVictoriaMetrics: config/prometheus-remote-write.yaml into
+// VictoriaMetrics through an outage with a collector restart in the middle: every collection arrives,
+// exactly once.
+func TestRemoteWriteOutageRestartVictoriaMetrics(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	var vm vmServer
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+addr+"/api/v1/write")
+	outageRestart(t, outageRoute{
+		config: "prometheus-remote-write.yaml", exporter: "prometheus_remote_write",
+		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
+		down:   func() { vm.stop(t) },
+		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) },
+	})
+}
+
+// TestOTLPHTTPOutageRestartVictoriaMetrics: config/elastic-otlp.yaml's OTLP/HTTP exporter (persistent
+// queue) into VictoriaMetrics' OTLP endpoint through an outage with a collector restart in the middle:
+// every collection arrives, exactly once. (Its logs pipeline has no taker there: VictoriaMetrics
+// answers 404, a permanent error, and the events are dropped.)
+func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	var vm vmServer
+	t.Setenv("ELASTIC_OTLP_ENDPOINT", "http://"+addr+"/opentelemetry")
+	t.Setenv("ELASTIC_API_KEY", "aWQ6a2V5")
+	outageRestart(t, outageRoute{
+		config: "elastic-otlp.yaml", exporter: "otlp_http",
+		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
+		down:   func() { vm.stop(t) },
+		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) },
+	})
+}
