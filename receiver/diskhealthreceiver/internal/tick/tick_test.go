@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/parseerr"
@@ -52,9 +53,7 @@ func (c *countingOpen) open(name string) (diskstats.File, error) {
 func root(t *testing.T) string {
 	t.Helper()
 	r := t.TempDir()
-	abs, err := filepath.Abs(filepath.Join(fixture, "sys"))
-	require.NoError(t, err)
-	require.NoError(t, os.Symlink(abs, filepath.Join(r, "sys")))
+	testkit.RootAt(t, r).CopyTree(filepath.Join(fixture, "sys"), "sys", nil)
 	data, err := os.ReadFile(filepath.Join(fixture, "proc", "diskstats.1"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Join(r, "proc"), 0o755))
