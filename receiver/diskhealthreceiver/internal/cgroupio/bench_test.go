@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // synthetic is a Kubernetes-like v2 tree of 5000 cgroups below the QoS slices: 1250 burstable pods with
@@ -178,8 +180,8 @@ func TestTopNBound5000(t *testing.T) {
 	// The time budget stated in BENCHMARKS.md (idle is bounded above by its two reads): measured here
 	// ~160 ms for the full walk and ~25 ms for a few busy containers, where one system call costs 2 µs.
 	t.Logf("5000 cgroups: every container busy %v, 3 busy %v", fullWalk, fewWalk)
-	assert.Less(t, fullWalk, raceSlowdown*budgetFullWalk)
-	assert.Less(t, fewWalk, raceSlowdown*budgetFewBusy)
+	assert.Less(t, fullWalk, testkit.RaceSlowdown*budgetFullWalk)
+	assert.Less(t, fewWalk, testkit.RaceSlowdown*budgetFewBusy)
 }
 
 // Scrape cost budget on 5000 cgroups, as BENCHMARKS.md states it.

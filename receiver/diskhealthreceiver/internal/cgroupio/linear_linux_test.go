@@ -2,13 +2,13 @@ package cgroupio
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // ioStatOf returns an io.stat of n devices, each counter scaled by k so two readings differ.
@@ -51,26 +51,15 @@ func collectTwice(tb testing.TB, n int, first, second []byte) {
 	require.Len(tb, res.Cgroups[0].Devices, n)
 }
 
-// threadCPU is the CPU time the calling OS thread has used.
-func threadCPU(tb testing.TB) time.Duration {
-	var ru unix.Rusage
-	require.NoError(tb, unix.Getrusage(unix.RUSAGE_THREAD, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // A cgroup with 60 000 devices in its io.stat (a hostile or huge host) costs one parse and one comparison
 // per device, not one per pair of devices: under a second of CPU for two collections. CPU time of this
 // thread, not wall time, so a loaded machine does not fail it; linear code needs ~1/50 of the bound.
 func TestSixtyThousandDevicesLinear(t *testing.T) {
 	const n = 60000
 	first, second := ioStatOf(n, 1), ioStatOf(n, 2)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := threadCPU(t)
-	collectTwice(t, n, first, second)
-	cpu := threadCPU(t) - start
+	cpu := testkit.ThreadCPU(t, func() { collectTwice(t, n, first, second) })
 	t.Logf("two collections of one cgroup with %d devices: %v CPU", n, cpu)
-	require.Less(t, cpu, raceSlowdown*time.Second)
+	require.Less(t, cpu, testkit.RaceSlowdown*time.Second)
 }
 
 // BenchmarkDevicesPerIOStat measures one cgroup's baseline and second collection at 10× steps up to 10× the

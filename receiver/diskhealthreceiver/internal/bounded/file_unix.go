@@ -1,0 +1,92 @@
+//go:build unix
+
+package bounded
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// OpenFD opens path read-only without blocking (opening a FIFO waits for a writer otherwise) and
+// refuses anything but a regular file. The caller closes the descriptor. Errors are *fs.PathError.
+func OpenFD(path string) (int, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		_ = unix.Close(fd)
+		return -1, &fs.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		_ = unix.Close(fd)
+		return -1, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (mode %#o)", ErrNotRegular, st.Mode&unix.S_IFMT)}
+	}
+	return fd, nil
+}
+
+// Open is OpenFD returning an *os.File.
+func Open(path string) (*os.File, error) {
+	fd, err := OpenFD(path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ReadFile reads the whole of path, at most limit bytes, into buf[:0] (grown when it does not fit) and
+// returns it. The file is opened as OpenFD does; a longer file is an error wrapping ErrTooLarge.
+func ReadFile(path string, limit int, buf []byte) ([]byte, error) {
+	fd, err := OpenFD(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer func() { _ = unix.Close(fd) }() // read-only: a failed close loses nothing
+	return ReadFD(fd, path, limit, buf)
+}
+
+// ReadFD reads fd from its offset to the end, at most limit bytes, into buf[:0]. Reading stops when a
+// read does not fill the buffer: kernfs, procfs and sysfs hand out a whole file in one read when it
+// fits, as the kernel builds it in one pass.
+func ReadFD(fd int, path string, limit int, buf []byte) ([]byte, error) {
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, min(4096, limit+1))
+	}
+	buf = buf[:0]
+	for {
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return buf, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		buf = buf[:len(buf)+n]
+		if len(buf) > limit {
+			return buf[:0], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)}
+		}
+		if n == 0 || len(buf) < cap(buf) {
+			return buf, nil
+		}
+		buf = grow(buf, limit)
+	}
+}
+
+// grow doubles buf's capacity, to at most limit+1 (one byte past the cap tells a file at the cap from
+// a longer one).
+func grow(buf []byte, limit int) []byte {
+	next := make([]byte, len(buf), min(2*cap(buf), limit+1))
+	copy(next, buf)
+	return next
+}

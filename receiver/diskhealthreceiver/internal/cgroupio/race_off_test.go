@@ -1,6 +1,0 @@
-//go:build !race
-
-package cgroupio
-
-// raceSlowdown widens time budgets under the race detector.
-const raceSlowdown = 1
