@@ -56,7 +56,7 @@ func (p goPeer) path(t testing.TB) string {
 	if err != nil {
 		testkit.Unavailable(t, "cannot build %s: %v", p.name, err)
 	}
-	defer os.RemoveAll(gobin)
+	defer func() { _ = os.RemoveAll(gobin) }()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	start := time.Now()

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,38 +67,6 @@ func (v vlServer) query(q string) ([]map[string]string, error) {
 		out = append(out, doc)
 	}
 	return out, sc.Err()
-}
-
-// readStamps counts the documents holding disk's read bytes, by their @timestamp in ms.
-func (v vlServer) readStamps(disk string) (map[int64]int, error) {
-	docs, err := v.query(`*`)
-	if err != nil {
-		return nil, err
-	}
-	out := map[int64]int{}
-	for _, d := range docs {
-		if d["attributes.system.device"] != disk || d["attributes.disk.io.direction"] != "read" || d["metrics.system.disk.io"] == "" {
-			continue
-		}
-		// _time is when VictoriaLogs took the document; the collection's time is the exporter's @timestamp.
-		ts, err := time.Parse(time.RFC3339Nano, d["@timestamp"])
-		if err != nil {
-			return nil, fmt.Errorf("document %v: %w", d, err)
-		}
-		out[ts.UnixMilli()]++
-	}
-	return out, nil
-}
-
-// stop ends VictoriaLogs and waits for it.
-func (v vlServer) stop(t *testing.T) {
-	t.Helper()
-	require.NoError(t, v.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-v.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("VictoriaLogs did not stop within 30 s")
-	}
 }
 
 // TestElasticsearchIntoVictoriaLogs runs config/elasticsearch.yaml unchanged against VictoriaLogs'

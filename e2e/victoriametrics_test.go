@@ -319,7 +319,7 @@ func TestRemoteWriteOutageRestartVictoriaMetrics(t *testing.T) {
 		config: "prometheus-remote-write.yaml", exporter: "prometheus_remote_write",
 		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
 		down:   func() { vm.stop(t) },
-		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) },
+		stamps: vm.readStamps,
 	})
 }
 
@@ -337,6 +337,6 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 		config: "elastic-otlp.yaml", exporter: "otlp_http",
 		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
 		down:   func() { vm.stop(t) },
-		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) },
+		stamps: vm.readStamps,
 	})
 }

@@ -187,7 +187,7 @@ func TestConfigRefusesWhatCannotBeMeant(t *testing.T) {
 	for _, name := range Sources() {
 		keys = append(keys, name+".enabled")
 	}
-	assert.ErrorContains(t, confmap.Validate(allOff), "every source is off ("+strings.Join(keys, ", ")+": all false): the receiver would collect nothing")
+	require.ErrorContains(t, confmap.Validate(allOff), "every source is off ("+strings.Join(keys, ", ")+": all false): the receiver would collect nothing")
 	// Nothing uses an empty class list when iostat and latency are both off; the minimum itself is valid.
 	require.NoError(t, confmap.Validate(loadConfig(t, "empty_classes_off")))
 	cfg := NewFactory().CreateDefaultConfig().(*Config)

@@ -20,7 +20,7 @@ func FuzzParsers(f *testing.F) {
 			if err == nil {
 				require.Equal(t, uint32(v), c, "the low 32 bits")
 			} else {
-				require.True(t, v > math.MaxUint32, "a 32-bit value is a counter: %#x", v)
+				require.Greater(t, v, uint64(math.MaxUint32), "a 32-bit value is a counter: %#x", v)
 			}
 		}
 		_, _ = ParseBtrfsErrorStats(b)

@@ -127,7 +127,7 @@ func TestFailedReadNotShared(t *testing.T) {
 	called := false
 	err = a.Use(context.Background(), func(*Snapshot) error { called = true; return nil })
 	require.ErrorIs(t, err, fs.ErrNotExist)
-	assert.ErrorContains(t, err, path)
+	require.ErrorContains(t, err, path)
 	assert.False(t, called)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	require.NoError(t, b.Use(context.Background(), func(sn *Snapshot) error {

@@ -130,8 +130,8 @@ func TestFilesystemCountersLeftOutWhenUnparsable(t *testing.T) {
 
 	md, err = scrape(2, "two\n", "x")
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "errors_count")
-	assert.ErrorContains(t, err, "corruption_errs")
+	require.ErrorContains(t, err, "errors_count")
+	require.ErrorContains(t, err, "corruption_errs")
 	_, _, ok = pointAt(t, md, "system.filesystem.errors", ext4)
 	assert.False(t, ok, "an unparsable errors_count is left out, not 0")
 	_, _, ok = pointAt(t, md, "system.filesystem.device.errors", btrfs)
