@@ -34,7 +34,7 @@ func TestFIFOAtEachInputKind(t *testing.T) {
 		feeds     []string // the sources that input feeds: they may report less or nothing
 	}{
 		{"diskstats", "proc/diskstats", []string{iostat}},
-		{"stat", "proc/stat", []string{cgroups}}, // boot time: the start of the cgroups' counters
+		{"stat", "proc/stat", []string{iostat, pressure, cgroups}}, // boot time: the start of their counters
 		{"pressure", "proc/pressure/io", []string{pressure}},
 		{"mountinfo", "proc/1/mountinfo", []string{filesystem}},
 		{"sysfs-model", "sys/devices/platform/e2e-disk0/model", []string{iostat}},

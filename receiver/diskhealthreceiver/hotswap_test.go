@@ -1,6 +1,7 @@
 package diskhealthreceiver
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"testing"
@@ -65,7 +66,8 @@ func startScraper(t *testing.T, f scraper.Factory, cfg component.Config) scraper
 	s, err := f.CreateMetrics(t.Context(), scrapertest.NewNopSettings(f.Type()), cfg)
 	require.NoError(t, err)
 	require.NoError(t, s.Start(t.Context(), componenttest.NewNopHost()))
-	t.Cleanup(func() { require.NoError(t, s.Shutdown(t.Context())) })
+	// Not t.Context(): it is canceled before cleanups run, and a shutdown waits for reads in flight.
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	return s
 }
 
