@@ -319,8 +319,7 @@ func TestRemoteWriteOutageRestartVictoriaMetrics(t *testing.T) {
 		config: "prometheus-remote-write.yaml", exporter: "prometheus_remote_write",
 		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
 		down:   func() { vm.stop(t) },
-		// A closure, not the method value: vm is set later, by up; a method value would copy the zero one.
-		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // see above
+		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // vm is set later, by up: a method value would copy the zero one
 	})
 }
 
@@ -338,7 +337,6 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 		config: "elastic-otlp.yaml", exporter: "otlp_http",
 		up:     func() { vm = startVictoriaMetrics(t, filepath.Join(dir, "vm"), addr) },
 		down:   func() { vm.stop(t) },
-		// A closure, not the method value: vm is set later, by up; a method value would copy the zero one.
-		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // see above
+		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // vm is set later, by up: a method value would copy the zero one
 	})
 }
