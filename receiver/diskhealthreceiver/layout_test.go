@@ -213,23 +213,30 @@ func TestHandListDetector(t *testing.T) {
 		"settings of a few sources are no list")
 }
 
-// TestDocsNameEverySource: the package documentation (doc.go) lists every source of the registry, the
-// README's "Layout" names each, and this receiver's README links each one's documentation.md, so that
-// none goes stale when a source is added.
+// TestDocsNameEverySource: README's "Layout" names every source of the registry and its "Metrics" links
+// each one's documentation.md, so that none goes stale when a source is added. The package doc and this
+// receiver's README point there instead of keeping lists of their own, so adding a source edits only its
+// folder, its registry line, README and CHANGELOG.
 func TestDocsNameEverySource(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
-	require.NoError(t, err)
-	index, err := os.ReadFile("README.md")
-	require.NoError(t, err)
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
-	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
-	require.True(t, ok, "README has no Layout section")
-	layout, _, _ = strings.Cut(layout, "\n## ")
+	section := func(title string) string {
+		_, body, ok := strings.Cut(string(readme), "\n## "+title+"\n")
+		require.True(t, ok, "README has no %s section", title)
+		body, _, _ = strings.Cut(body, "\n## ")
+		return body
+	}
+	layout, metrics := section("Layout"), section("Metrics")
 	for _, name := range Sources() {
-		assert.Contains(t, string(doc), "//   - "+name+": ", "doc.go does not list source %s", name)
 		assert.Regexp(t, `(?m)^\s+`+regexp.QuoteMeta(name)+`\s{2,}\S`, layout, "README's Layout does not list source %s", name)
-		assert.Contains(t, string(index), "| `"+name+"`: ", "receiver/diskhealthreceiver/README.md does not list source %s", name)
-		assert.Contains(t, string(index), "(internal/scraper/"+name+"scraper/documentation.md)", "receiver/diskhealthreceiver/README.md does not link the documentation of source %s", name)
+		assert.Contains(t, metrics, "["+name+"](receiver/diskhealthreceiver/internal/scraper/"+name+"scraper/documentation.md)",
+			"README's Metrics does not link the documentation of source %s", name)
+	}
+	for _, file := range []string{"doc.go", "README.md"} {
+		text, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, name := range Sources() {
+			assert.NotContains(t, string(text), name+"scraper/", "%s lists source %s by hand; README is the one list", file, name)
+		}
 	}
 }
