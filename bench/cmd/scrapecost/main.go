@@ -4,8 +4,8 @@
 // scrapers; `make build-hostmetrics`). Both export to the same debug exporter at basic verbosity, which
 // logs one line per delivered batch with its data point count. They run one after the other, so
 // neither competes with the other for the machine's cores; each is sampled for -duration after
-// -warmup, and its CPU (every thread's schedstat, see footprint) is divided by the scrapes in that
-// window (duration / interval) and by the data points the exporter saw.
+// -warmup, and its CPU (every thread's schedstat, see footprint) is divided by the scrapes delivered in
+// that window (the exporter's batches) and by the data points the exporter saw.
 package main
 
 import (
@@ -111,13 +111,18 @@ func run(diskhealth, hostmetrics string, devices, mounts int, interval, warmup, 
 		return err
 	}
 	var results []result
-	for _, c := range []struct{ name, bin, config, metrics string }{
-		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig(), "{}"},
-		{"disk_health, hostmetrics' metric set (parity)", diskhealth, diskHealthConfig(), parity},
-		{"hostmetrics v0.165.1 (disk + filesystem)", hostmetrics, hostMetricsConfig, ""},
+	// batches is how many exporter batches one scrape delivers: disk_health's two sources run in
+	// controllers of their own, hostmetrics' two scrapers in one.
+	for _, c := range []struct {
+		name, bin, config, metrics string
+		batches                    int
+	}{
+		{"disk_health (iostat + filesystem, defaults)", diskhealth, diskHealthConfig(), "{}", 2},
+		{"disk_health, hostmetrics' metric set (parity)", diskhealth, diskHealthConfig(), parity, 2},
+		{"hostmetrics v0.165.1 (disk + filesystem)", hostmetrics, hostMetricsConfig, "", 1},
 	} {
 		cfg := fmt.Sprintf(c.config, dir, interval, c.metrics)
-		r, err := measure(c.name, c.bin, cfg, interval, warmup, duration)
+		r, err := measure(c.name, c.bin, cfg, c.batches, warmup, duration)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -153,7 +158,7 @@ func parityYAML() (string, error) {
 // points matches the debug exporter's basic line: `... Metrics {"resource metrics": 1000, "metrics": …, "data points": 40000}`.
 var points = regexp.MustCompile(`"data points": (\d+)`)
 
-func measure(name, bin, config string, interval, warmup, duration time.Duration) (result, error) {
+func measure(name, bin, config string, batches int, warmup, duration time.Duration) (result, error) {
 	cmd := exec.Command(bin, "--config", "yaml:"+config)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -191,16 +196,19 @@ func measure(name, bin, config string, interval, warmup, duration time.Duration)
 	mu.Lock()
 	counting = true
 	mu.Unlock()
-	t0 := time.Now()
 	time.Sleep(duration)
 	c1, err := procstat.SchedCPU(cmd.Process.Pid)
 	if err != nil {
 		return result{}, err
 	}
-	elapsed := time.Since(t0)
 	mu.Lock()
 	defer mu.Unlock()
-	return result{name: name, cpu: c1 - c0, scrapes: elapsed.Seconds() / interval.Seconds(), points: pts, frames: frames}, nil
+	// Scrapes are counted as delivered, not assumed from the interval: on a loaded machine a scrape
+	// can start late, and dividing by duration/interval would then understate the CPU per scrape.
+	if frames < int64(batches) {
+		return result{}, fmt.Errorf("%d batches delivered in %v", frames, duration)
+	}
+	return result{name: name, cpu: c1 - c0, scrapes: float64(frames) / float64(batches), points: pts, frames: frames}, nil
 }
 
 func report(w io.Writer, rs []result, devices, mounts int, interval, duration time.Duration) {
