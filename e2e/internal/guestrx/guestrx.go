@@ -5,7 +5,11 @@ package guestrx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -15,6 +19,8 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
 )
@@ -98,4 +104,46 @@ func EachMetric(md pmetric.Metrics, f func(pmetric.ResourceMetrics, pmetric.Metr
 func MetricsJSON(md pmetric.Metrics) json.RawMessage {
 	b, _ := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
 	return b
+}
+
+// Kernel is the release of the kernel the guest runs, as the bundles report it ("" if unreadable).
+func Kernel() string {
+	k, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(k))
+}
+
+// Observe is a logger for the guest's receivers that keeps every entry at level and above, for
+// Lines to put into the bundle.
+func Observe(level zapcore.Level) (*zap.Logger, *observer.ObservedLogs) {
+	core, logs := observer.New(level)
+	return zap.New(core), logs
+}
+
+// Lines renders each entry as its message followed by its fields as " key=value", in the order the
+// host tests print and search them.
+func Lines(logs *observer.ObservedLogs) []string {
+	var lines []string
+	for _, e := range logs.All() {
+		line := e.Message
+		for k, v := range e.ContextMap() {
+			line += fmt.Sprintf(" %s=%v", k, v)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// ScsiDebugDisk is the name of the scsi_debug disk the guest booted with.
+func ScsiDebugDisk() (string, error) {
+	ents, _ := os.ReadDir("/sys/block")
+	for _, e := range ents {
+		m, err := os.ReadFile(filepath.Join("/sys/block", e.Name(), "device", "model"))
+		if err == nil && strings.TrimSpace(string(m)) == "scsi_debug" {
+			return e.Name(), nil
+		}
+	}
+	return "", errors.New("no scsi_debug disk in /sys/block")
 }

@@ -17,16 +17,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
@@ -58,32 +55,22 @@ func main() {
 }
 
 func run() (b vmproto.IOErrBundle, err error) {
-	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		b.Kernel = strings.TrimSpace(string(k))
-	}
-	core, logs := observer.New(zapcore.InfoLevel)
-	defer func() {
-		for _, e := range logs.All() {
-			line := e.Message
-			for k, v := range e.ContextMap() {
-				line += fmt.Sprintf(" %s=%v", k, v)
-			}
-			b.Logs = append(b.Logs, line)
-		}
-	}()
-	if b.Disk, err = scsiDebugDisk(); err != nil {
+	b.Kernel = guestrx.Kernel()
+	logger, logs := guestrx.Observe(zapcore.InfoLevel)
+	defer func() { b.Logs = guestrx.Lines(logs) }()
+	if b.Disk, err = guestrx.ScsiDebugDisk(); err != nil {
 		return b, err
 	}
 	// The stack source would post the disk's SCSI ioerr_cnt on the board too: off, so that the
 	// latency source's count is the only one the verdict weighs.
-	stop, ms, ls, err := guestrx.Start(zap.New(core), diskhealthreceiver.Only("smart", "latency"), map[string]any{
+	stop, ms, ls, err := guestrx.Start(logger, diskhealthreceiver.Only("smart", "latency"), map[string]any{
 		"collection_interval": interval.String(),
 		"smart":               map[string]any{"interval": smartEvery.String(), "timeout": "20s"},
 	})
 	if err != nil {
 		return b, err
 	}
-	stopStack, stack, _, err := guestrx.Start(zap.New(core), diskhealthreceiver.Only("stack"), map[string]any{
+	stopStack, stack, _, err := guestrx.Start(logger, diskhealthreceiver.Only("stack"), map[string]any{
 		"collection_interval": interval.String(),
 		"stack":               map[string]any{"md": false, "device_mapper": false},
 	})
@@ -105,14 +92,14 @@ func run() (b vmproto.IOErrBundle, err error) {
 	// The baseline: a verdict of the disk from a SMART read that began after two latency scrapes
 	// (each posts the disk's zero error count on the signs board).
 	started := time.Now()
-	md, from, err := waitExport(ms, 0, 60*time.Second, "an ok verdict of "+b.Disk+" after two latency scrapes", func(md pmetric.Metrics) bool {
+	md, from, err := guestrx.WaitExport(ms, 0, 60*time.Second, "an ok verdict of "+b.Disk+" after two latency scrapes", func(md pmetric.Metrics) bool {
 		return status(md, b.Disk) == "ok" && newest(md, "hw.status").After(started.Add(2*interval+interval/2))
 	})
 	if err != nil {
 		return b, err
 	}
 	b.Before = metricsJSON(md)
-	smd, sfrom, err := waitExport(stack, 0, 30*time.Second, "the stack source's hw.errors of "+b.Disk, func(md pmetric.Metrics) bool {
+	smd, sfrom, err := guestrx.WaitExport(stack, 0, 30*time.Second, "the stack source's hw.errors of "+b.Disk, func(md pmetric.Metrics) bool {
 		return !newest(md, "hw.errors").IsZero()
 	})
 	if err != nil {
@@ -141,14 +128,14 @@ func run() (b vmproto.IOErrBundle, err error) {
 	}
 
 	// A verdict from a SMART read begun after a latency scrape that began after the reads ended.
-	md, from, err = waitExport(ms, from, 60*time.Second, "a verdict of "+b.Disk+" after the reads", func(md pmetric.Metrics) bool {
+	md, from, err = guestrx.WaitExport(ms, from, 60*time.Second, "a verdict of "+b.Disk+" after the reads", func(md pmetric.Metrics) bool {
 		return newest(md, "hw.status").After(ended.Add(interval + smartEvery + 500*time.Millisecond))
 	})
 	if err != nil {
 		return b, err
 	}
 	b.After = metricsJSON(md)
-	if smd, _, err = waitExport(stack, sfrom, 30*time.Second, "a stack scrape after the reads", func(md pmetric.Metrics) bool {
+	if smd, _, err = guestrx.WaitExport(stack, sfrom, 30*time.Second, "a stack scrape after the reads", func(md pmetric.Metrics) bool {
 		return newest(md, "hw.errors").After(ended.Add(interval))
 	}); err != nil {
 		return b, err
@@ -158,7 +145,7 @@ func run() (b vmproto.IOErrBundle, err error) {
 	// Three more verdicts: the disk stays degraded and no second state change is sent.
 	last := md
 	for range 3 {
-		if last, from, err = waitExport(ms, from, 30*time.Second, "another verdict", func(md pmetric.Metrics) bool {
+		if last, from, err = guestrx.WaitExport(ms, from, 30*time.Second, "another verdict", func(md pmetric.Metrics) bool {
 			return status(md, b.Disk) != ""
 		}); err != nil {
 			return b, err
@@ -198,30 +185,6 @@ func reads(dev string) (failed, succeeded int, err error) {
 		succeeded++
 	}
 	return failed, succeeded, nil
-}
-
-// scsiDebugDisk is the boot's scsi_debug disk.
-func scsiDebugDisk() (string, error) {
-	ents, _ := os.ReadDir("/sys/block")
-	for _, e := range ents {
-		if m, err := readFile(filepath.Join("/sys/block", e.Name(), "device", "model")); err == nil && strings.TrimSpace(m) == "scsi_debug" {
-			return e.Name(), nil
-		}
-	}
-	return "", errors.New("no scsi_debug disk in /sys/block")
-}
-
-// waitExport returns the first export from index from on that pred accepts, and the index after it.
-func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		all := ms.AllMetrics()
-		for ; from < len(all); from++ {
-			if pred(all[from]) {
-				return all[from], from + 1, nil
-			}
-		}
-	}
-	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
 }
 
 // status is the hw.state whose hw.status point is 1 on the resource named disk, "" if none.

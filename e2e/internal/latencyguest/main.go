@@ -26,7 +26,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
@@ -57,26 +56,20 @@ func main() {
 
 func run() (b vmproto.LatencyBundle, err error) {
 	b = vmproto.LatencyBundle{Devices: map[string]string{}, Issued: map[string]map[string]int{}}
-	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		b.Kernel = strings.TrimSpace(string(k))
-	}
-	core, logs := observer.New(zapcore.InfoLevel)
+	b.Kernel = guestrx.Kernel()
+	logger, logs := guestrx.Observe(zapcore.InfoLevel)
 	defer func() {
-		for _, e := range logs.All() {
-			line := e.Message
-			for k, v := range e.ContextMap() {
-				line += fmt.Sprintf(" %s=%v", k, v)
-				if k == "hook" && e.Message == "Block latency probe attached." {
-					b.Hook = fmt.Sprint(v)
-				}
+		b.Logs = guestrx.Lines(logs)
+		for _, e := range logs.FilterMessage("Block latency probe attached.").All() {
+			if hook, ok := e.ContextMap()["hook"]; ok {
+				b.Hook = fmt.Sprint(hook)
 			}
-			b.Logs = append(b.Logs, line)
 		}
 	}()
 
 	// The receiver first: the null_blk and dm devices are made after the probe attached, so every
 	// request of theirs is seen (scsi_debug's boot I/O is before; the test compares differences).
-	stop, ms, err := start(zap.New(core))
+	stop, ms, err := start(logger)
 	if err != nil {
 		return b, err
 	}
@@ -89,7 +82,7 @@ func run() (b vmproto.LatencyBundle, err error) {
 		return b, err
 	}
 	b.Devices["null"] = "nullb0"
-	scsi, err := scsiDebugDisk()
+	scsi, err := guestrx.ScsiDebugDisk()
 	if err != nil {
 		return b, err
 	}
@@ -169,17 +162,6 @@ func loadExtraModules() error {
 		}
 	}
 	return nil
-}
-
-// scsiDebugDisk is the boot's scsi_debug disk.
-func scsiDebugDisk() (string, error) {
-	ents, _ := os.ReadDir("/sys/block")
-	for _, e := range ents {
-		if m, err := readFile(filepath.Join("/sys/block", e.Name(), "device", "model")); err == nil && strings.TrimSpace(m) == "scsi_debug" {
-			return e.Name(), nil
-		}
-	}
-	return "", errors.New("no scsi_debug disk in /sys/block")
 }
 
 // dmLinear maps the first half of dev with dm-linear (a bio-based target: it has no requests of its

@@ -83,21 +83,6 @@ func start(smartOnly bool) (stop func(), ms *consumertest.MetricsSink, ls *consu
 	})
 }
 
-// waitExport returns the first export from index from on that pred accepts.
-func waitExport(ms *consumertest.MetricsSink, from int, timeout time.Duration, what string, pred func(pmetric.Metrics) bool) (pmetric.Metrics, int, error) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		all := ms.AllMetrics()
-		for ; from < len(all); from++ {
-			if pred(all[from]) {
-				return all[from], from + 1, nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return pmetric.Metrics{}, from, fmt.Errorf("no export with %s within %v", what, timeout)
-}
-
 func hasMetric(name string) func(pmetric.Metrics) bool {
 	return func(md pmetric.Metrics) bool {
 		found := false
@@ -165,9 +150,7 @@ func tools() (map[string]json.RawMessage, error) {
 func run() (vmproto.SMARTBundle, error) {
 	t0 := time.Now()
 	b := vmproto.SMARTBundle{Timing: map[string]float64{}, Hwmon: map[string]string{}, SysWWID: map[string]string{}}
-	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		b.Kernel = strings.TrimSpace(string(k))
-	}
+	b.Kernel = guestrx.Kernel()
 	for _, d := range disks() {
 		name := filepath.Base(d)
 		if w, err := os.ReadFile(filepath.Join("/sys/block", name, "wwid")); err == nil {
@@ -189,19 +172,19 @@ func run() (vmproto.SMARTBundle, error) {
 	}()
 
 	// Phase 1.
-	smartMD, next, err := waitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	smartMD, next, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
 	if err != nil {
 		return b, err
 	}
 	b.Timing["first_smart_export_s"] = time.Since(t0).Seconds()
-	ioMD, _, err := waitExport(ms, 0, 30*time.Second, "I/O metrics", hasMetric("system.disk.io"))
+	ioMD, _, err := guestrx.WaitExport(ms, 0, 30*time.Second, "I/O metrics", hasMetric("system.disk.io"))
 	if err != nil {
 		return b, err
 	}
 	b.Phase1 = vmproto.SMARTPhase{SMART: metricsJSON(smartMD), IO: metricsJSON(ioMD)}
 	// Two more cycles inside the window: the IDENTIFY cache is warm from here on.
 	for range 2 {
-		if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.physical_disk.smart.read.status")); err != nil {
+		if _, next, err = guestrx.WaitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.physical_disk.smart.read.status")); err != nil {
 			return b, err
 		}
 	}
@@ -215,7 +198,7 @@ func run() (vmproto.SMARTBundle, error) {
 	// Phase 2: the host raises the critical warning through QMP.
 	window("BEGIN", "critical-warning")
 	fmt.Println(vmproto.MarkerQMPReady)
-	failedMD, _, err := waitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
+	failedMD, _, err := guestrx.WaitExport(ms, next, 90*time.Second, "the NVMe disk failed", nvmeFailed)
 	if err != nil {
 		return b, err
 	}
@@ -228,8 +211,8 @@ func run() (vmproto.SMARTBundle, error) {
 	// Two more reads: an unchanged state must not repeat its event.
 	window("BEGIN", "repeat")
 	next = len(ms.AllMetrics()) // reads from now on, not those made while the tools ran
-	if _, next, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status")); err == nil {
-		_, _, err = waitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status"))
+	if _, next, err = guestrx.WaitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status")); err == nil {
+		_, _, err = guestrx.WaitExport(ms, next, 30*time.Second, "a later SMART read", hasMetric("hw.status"))
 	}
 	if err != nil {
 		return b, err
@@ -299,7 +282,7 @@ func unpriv() error {
 		return err
 	}
 	defer stop()
-	md, _, err := waitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
+	md, _, err := guestrx.WaitExport(ms, 0, 60*time.Second, "SMART metrics", hasMetric("hw.physical_disk.smart.read.status"))
 	if err != nil {
 		return err
 	}

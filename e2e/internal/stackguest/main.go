@@ -35,9 +35,7 @@ func main() {
 		return
 	}
 	b := &vmproto.StackBundle{Parts: map[string]*vmproto.StackPart{}}
-	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		b.Kernel = strings.TrimSpace(string(k))
-	}
+	b.Kernel = guestrx.Kernel()
 	err := run(b)
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())

@@ -17,8 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
@@ -47,8 +47,8 @@ func unprivileged() {
 		out, _ := json.Marshal(rep)
 		fmt.Printf("%s\n", out)
 	}()
-	core, logs := observer.New(zapcore.WarnLevel)
-	stop, ms, _, err := start(zap.New(core), true)
+	logger, logs := guestrx.Observe(zapcore.WarnLevel)
+	stop, ms, _, err := start(logger, true)
 	if err != nil {
 		rep.Error = err.Error()
 		return
@@ -94,16 +94,8 @@ func unprivileged() {
 		rep.Error = err.Error()
 	}
 	rep.MD0, rep.Pool = status(last, id), status(last, "dm:pool")
-	for _, e := range logs.All() {
-		line := e.Message
-		for k, v := range e.ContextMap() {
-			line += fmt.Sprintf(" %s=%v", k, v)
-		}
-		rep.Warnings = append(rep.Warnings, line)
-		if st, _ := e.ContextMap()["status"].(string); st == "permission_denied" {
-			rep.Refused++
-		}
-	}
+	rep.Warnings = guestrx.Lines(logs)
+	rep.Refused = logs.FilterField(zap.String("status", "permission_denied")).Len()
 }
 
 // unprivilegedPart runs this program again as nobody (uid and gid 65534: no capabilities) and

@@ -21,9 +21,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 )
@@ -93,19 +91,9 @@ func main() {
 
 func run() (b Bundle, err error) {
 	b.States, b.Smartctl = map[string]map[string]int{}, map[string]int{}
-	if k, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		b.Kernel = strings.TrimSpace(string(k))
-	}
-	core, logs := observer.New(zapcore.WarnLevel)
-	defer func() {
-		for _, e := range logs.All() {
-			line := e.Message
-			for k, v := range e.ContextMap() {
-				line += fmt.Sprintf(" %s=%v", k, v)
-			}
-			b.Logs = append(b.Logs, line)
-		}
-	}()
+	b.Kernel = guestrx.Kernel()
+	logger, logs := guestrx.Observe(zapcore.WarnLevel)
+	defer func() { b.Logs = guestrx.Lines(logs) }()
 	for _, d := range disks() {
 		if v, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(d), "device", "vendor")); err == nil && strings.TrimSpace(string(v)) == "ATA" {
 			b.ATA = append(b.ATA, filepath.Base(d))
@@ -116,7 +104,7 @@ func run() (b Bundle, err error) {
 		b.Samples = append(b.Samples, Sample{Label: label, At: time.Since(t0).Seconds(), Disks: scsiCounters()})
 	}
 	sample("start")
-	stop, ms, ls, err := guestrx.Start(zap.New(core), map[string]any{
+	stop, ms, ls, err := guestrx.Start(logger, map[string]any{
 		// TCG on a shared host: a read of five disks can take many seconds.
 		"smart": map[string]any{"interval": smartEvery.String(), "timeout": time.Minute.String()},
 	})
