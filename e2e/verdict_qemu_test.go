@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,29 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/plog"
-)
 
-// verdictBundle mirrors e2e/internal/verdictguest's output.
-type verdictBundle struct {
-	Kernel  string                    `json:"kernel"`
-	ATA     []string                  `json:"ata"`
-	Reads   int                       `json:"reads"`
-	States  map[string]map[string]int `json:"states"`
-	Samples []struct {
-		Label string                       `json:"label"`
-		At    float64                      `json:"at"`
-		Disks map[string]map[string]string `json:"disks"`
-	} `json:"samples"`
-	Smartctl       map[string]int  `json:"smartctl"`
-	SmartctlFailed []string        `json:"smartctl_failed"`
-	KernelErrors   json.RawMessage `json:"kernel_errors"`
-	Latency        bool            `json:"latency"`
-	StackFirst     json.RawMessage `json:"stack_first"`
-	StackLast      json.RawMessage `json:"stack_last"`
-	Events         json.RawMessage `json:"events"`
-	Logs           []string        `json:"logs"`
-	Errors         []string        `json:"errors"`
-}
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+)
 
 // TestPassThroughVerdictQEMU (issue 19, "done when" 1): in the QEMU guest (Debian's 6.1 kernel; NVMe,
 // IDE, AHCI, virtio-scsi and scsi_debug disks), the receiver runs every source enabled with its
@@ -60,13 +39,8 @@ func TestPassThroughVerdictQEMU(t *testing.T) {
 
 	run := kit.boot(t, guest, 20*time.Minute, nil)
 	t.Logf("VM run (kernel %s, boot to power-off): %v", kit.kver, run.took.Round(100*time.Millisecond))
-	var b verdictBundle
-	for line := range strings.Lines(run.log) {
-		if rest, ok := strings.CutPrefix(line, "DISKHEALTH-VERDICT-BUNDLE "); ok {
-			require.NoError(t, json.Unmarshal([]byte(rest), &b))
-		}
-	}
-	require.NotEmpty(t, b.Kernel, "no bundle; guest output:\n%s", tail(run.log, 6000))
+	var b vmproto.VerdictBundle
+	require.NoError(t, vmproto.Find(run.log, vmproto.MarkerVerdict, &b), "guest output:\n%s", tail(run.log, 6000))
 	for _, l := range b.Logs {
 		t.Logf("guest log: %s", l)
 	}

@@ -24,9 +24,8 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
+	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 )
-
-const markerBundle = "DISKHEALTH-VERDICT-BUNDLE "
 
 const (
 	smartEvery = 3 * time.Second
@@ -42,54 +41,18 @@ const (
 	pollGap   = 2 * time.Second // between two smartctl passes over every disk
 )
 
-// Sample is the SCSI midlayer's counters of every sd disk at one moment (hex, as sysfs prints them).
-type Sample struct {
-	Label string                       `json:"label"`
-	At    float64                      `json:"at"` // seconds since the receiver started
-	Disks map[string]map[string]string `json:"disks"`
-}
-
-// Bundle is what the guest reports.
-type Bundle struct {
-	Kernel string `json:"kernel"`
-	// ATA are the sd disks libata drives (sysfs vendor "ATA"): their SMART commands are ATA PASS-THROUGH.
-	ATA []string `json:"ata"`
-	// Reads are the SMART exports (each a read of every disk and a verdict each).
-	Reads int `json:"reads"`
-	// States are, per disk (hw.name), every hw.state its hw.status said in any SMART export, with how
-	// many exports said it.
-	States map[string]map[string]int `json:"states"`
-	// Samples: "start", then one after each of the first aloneReads SMART reads ("read N"), then one
-	// after each smartctl pass ("smartctl N"), then "end".
-	Samples []Sample `json:"samples"`
-	// Smartctl counts the smartctl runs per device node; SmartctlFailed those that printed no JSON.
-	Smartctl       map[string]int `json:"smartctl"`
-	SmartctlFailed []string       `json:"smartctl_failed"`
-	// KernelErrors is the newest export with system.disk.kernel.errors (the latency source), nil if
-	// it never had one; Latency says whether the latency source exported its histograms.
-	KernelErrors json.RawMessage `json:"kernel_errors"`
-	Latency      bool            `json:"latency"`
-	// StackFirst and StackLast are the first and the last stack exports (hw.errors of every sd disk).
-	StackFirst json.RawMessage `json:"stack_first"`
-	StackLast  json.RawMessage `json:"stack_last"`
-	Events     json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
-	Logs       []string        `json:"logs"`   // the receiver's log lines at WARN and above
-	Errors     []string        `json:"errors"`
-}
-
 func main() {
 	b, err := run()
 	if err != nil {
 		b.Errors = append(b.Errors, err.Error())
 	}
-	out, _ := json.Marshal(b)
-	fmt.Printf("%s%s\n", markerBundle, out)
+	vmproto.Print(os.Stdout, vmproto.MarkerVerdict, b)
 	if err != nil {
 		os.Exit(1)
 	}
 }
 
-func run() (b Bundle, err error) {
+func run() (b vmproto.VerdictBundle, err error) {
 	b.States, b.Smartctl = map[string]map[string]int{}, map[string]int{}
 	b.Kernel = guestrx.Kernel()
 	logger, logs := guestrx.Observe(zapcore.WarnLevel)
@@ -101,7 +64,7 @@ func run() (b Bundle, err error) {
 	}
 	t0 := time.Now()
 	sample := func(label string) {
-		b.Samples = append(b.Samples, Sample{Label: label, At: time.Since(t0).Seconds(), Disks: scsiCounters()})
+		b.Samples = append(b.Samples, vmproto.VerdictSample{Label: label, At: time.Since(t0).Seconds(), Disks: scsiCounters()})
 	}
 	sample("start")
 	stop, ms, ls, err := guestrx.Start(logger, map[string]any{

@@ -28,6 +28,7 @@ const (
 	MarkerStack   = "DISKHEALTH-STACK-BUNDLE "
 	MarkerLatency = "DISKHEALTH-LATENCY-BUNDLE "
 	MarkerIOErr   = "DISKHEALTH-IOERR-BUNDLE "
+	MarkerVerdict = "DISKHEALTH-VERDICT-BUNDLE "
 )
 
 // Print writes bundle b as one line after its marker.
@@ -142,4 +143,38 @@ type IOErrBundle struct {
 	StackBefore json.RawMessage `json:"stack_before"`
 	StackAfter  json.RawMessage `json:"stack_after"`
 	Events      json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+}
+
+// VerdictSample is the SCSI midlayer's counters of every sd disk at one moment (hex, as sysfs prints
+// them).
+type VerdictSample struct {
+	Label string                       `json:"label"`
+	At    float64                      `json:"at"` // seconds since the receiver started
+	Disks map[string]map[string]string `json:"disks"`
+}
+
+// VerdictBundle is what verdictguest reports (MarkerVerdict).
+type VerdictBundle struct {
+	Guest
+	// ATA are the sd disks libata drives (sysfs vendor "ATA"): their SMART commands are ATA PASS-THROUGH.
+	ATA []string `json:"ata"`
+	// Reads are the SMART exports (each a read of every disk and a verdict each).
+	Reads int `json:"reads"`
+	// States are, per disk (hw.name), every hw.state its hw.status said in any SMART export, with how
+	// many exports said it.
+	States map[string]map[string]int `json:"states"`
+	// Samples: "start", then one after each of the first SMART reads the receiver makes alone
+	// ("read N"), then one after each smartctl pass ("smartctl N"), then "end".
+	Samples []VerdictSample `json:"samples"`
+	// Smartctl counts the smartctl runs per device node; SmartctlFailed those that printed no JSON.
+	Smartctl       map[string]int `json:"smartctl"`
+	SmartctlFailed []string       `json:"smartctl_failed"`
+	// KernelErrors is the newest export with system.disk.kernel.errors (the latency source), nil if
+	// it never had one; Latency says whether the latency source exported its histograms.
+	KernelErrors json.RawMessage `json:"kernel_errors"`
+	Latency      bool            `json:"latency"`
+	// StackFirst and StackLast are the first and the last stack exports (hw.errors of every sd disk).
+	StackFirst json.RawMessage `json:"stack_first"`
+	StackLast  json.RawMessage `json:"stack_last"`
+	Events     json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
 }
