@@ -75,19 +75,31 @@ func (v vmServer) flush(t *testing.T) {
 // thresholdRe is a rule's final comparison with a constant: `> 0.9`, `== 1`, `< 86400`.
 var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
 
+// healthyHostFeeds says whether a healthy host without SMART feeds a dashboard or rule query: every query
+// on device I/O, filesystems or latency; not the forecast (nothing fills), the not-ok states, SMART (a
+// virtio disk or a fixture root has none), RAID, thin pools or errors.
+func healthyHostFeeds(expr string) bool {
+	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors"} {
+		if strings.Contains(expr, n) {
+			return false
+		}
+	}
+	return true
+}
+
 // ruleSeries is what a rule compares: its expression without the final comparison with a constant,
 // so that a healthy host, where no rule fires, still shows whether the engine has the series.
 func ruleSeries(expr string) string { return thresholdRe.ReplaceAllString(strings.TrimSpace(expr), "") }
 
-// engineQueries are the dashboard's panel queries ($host at All) and each alert rule's series, by a
+// engineQueries are the dashboard's panel queries ($host set to host: ".*" is All) and each alert rule's series, by a
 // name for the messages.
-func engineQueries(t *testing.T) map[string]string {
+func engineQueries(t *testing.T, host string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	panels, _ := grafanaQueries(t)
 	for _, p := range panels {
 		for i, tg := range p.Targets {
-			out[fmt.Sprintf("panel %q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", ".*")
+			out[fmt.Sprintf("panel %q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", host)
 		}
 	}
 	for name, expr := range ruleExprs(t) {
@@ -146,22 +158,12 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	// Reads through the delay: each takes about 96.5 ms, 40 of them, over two collections or more.
 	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=40", "iflag=direct")
 
-	queries := engineQueries(t)
+	queries := engineQueries(t, ".*")
 	names := make([]string, 0, len(queries))
 	for n := range queries {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	// What this host feeds: every query on device I/O, filesystems or latency; not the forecast (nothing
-	// fills here), the not-ok states, SMART (a virtio disk has no SMART), RAID, thin pools or errors.
-	fed := func(expr string) bool {
-		for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors"} {
-			if strings.Contains(expr, n) {
-				return false
-			}
-		}
-		return true
-	}
 	latency := func(expr string) bool { return strings.Contains(expr, "system_disk_operation_duration_seconds") }
 
 	// Both engines have every collection of the reads once the p99 panel shows the loop device's reads
@@ -183,7 +185,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 			if !slices.Equal(pk, vk) {
 				problems = append(problems, fmt.Sprintf("%s: series differ\n  Prometheus:      %v\n  VictoriaMetrics: %v", n, pk, vk))
 			}
-			if fed(queries[n]) && (len(pk) == 0 || len(vk) == 0) {
+			if healthyHostFeeds(queries[n]) && (len(pk) == 0 || len(vk) == 0) {
 				problems = append(problems, fmt.Sprintf("%s: empty (Prometheus %d series, VictoriaMetrics %d): %s", n, len(pk), len(vk), queries[n]))
 			}
 			if latency(queries[n]) && !hasLoopRead(onProm[n], dev) {
@@ -275,14 +277,19 @@ func (v vmServer) stop(t *testing.T) {
 	}
 }
 
-// readStamps counts the raw samples of disk's read bytes (/api/v1/export: no deduplication), by
-// their time in ms.
-func (v vmServer) readStamps(disk string) (map[int64]int, error) {
+// exportedSeries is one series of /api/v1/export: its labels and raw sample times (ms).
+type exportedSeries struct {
+	Metric     map[string]string `json:"metric"`
+	Timestamps []int64           `json:"timestamps"`
+}
+
+// export returns the raw samples (/api/v1/export: no deduplication) of the series match selects,
+// after making everything received queryable.
+func (v vmServer) export(match string) ([]exportedSeries, error) {
 	if resp, err := http.Get(v.base + "/internal/force_flush"); err == nil {
 		resp.Body.Close()
 	}
-	resp, err := http.PostForm(v.base+"/api/v1/export", url.Values{
-		"match[]": {fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)}})
+	resp, err := http.PostForm(v.base+"/api/v1/export", url.Values{"match[]": {match}})
 	if err != nil {
 		return nil, err
 	}
@@ -291,15 +298,26 @@ func (v vmServer) readStamps(disk string) (map[int64]int, error) {
 		body, _ := io.ReadAll(resp.Body)
 		return nil, fmt.Errorf("export: HTTP %d: %s", resp.StatusCode, body)
 	}
-	out := map[int64]int{}
+	var out []exportedSeries
 	dec := json.NewDecoder(resp.Body)
 	for dec.More() {
-		var s struct {
-			Timestamps []int64 `json:"timestamps"`
-		}
+		var s exportedSeries
 		if err := dec.Decode(&s); err != nil {
 			return nil, err
 		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// readStamps counts the raw samples of disk's read bytes by their time in ms.
+func (v vmServer) readStamps(disk string) (map[int64]int, error) {
+	series, err := v.export(fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk))
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]int{}
+	for _, s := range series {
 		for _, ts := range s.Timestamps {
 			out[ts]++
 		}
