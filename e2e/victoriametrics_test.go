@@ -7,12 +7,12 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,14 +32,15 @@ type vmServer struct {
 // startVictoriaMetrics runs VictoriaMetrics on its data in dir (kept across restarts) at addr ("" for a
 // free port). New samples are queryable at once (-search.latencyOffset=0s; its default hides the last
 // 30 s), and OTLP names are translated as the Prometheus exporter does (-opentelemetry.usePrometheusNaming).
-func startVictoriaMetrics(t *testing.T, dir, addr string) vmServer {
+// args are further flags.
+func startVictoriaMetrics(t *testing.T, dir, addr string, args ...string) vmServer {
 	t.Helper()
 	bin := victoriaMetrics.path(t)
 	if addr == "" {
 		addr = freeAddr(t)
 	}
-	p := startPeer(t, bin, "-httpListenAddr="+addr, "-storageDataPath="+dir, "-search.latencyOffset=0s",
-		"-search.disableCache", "-opentelemetry.usePrometheusNaming", "-loggerLevel=WARN")
+	p := startPeer(t, bin, append([]string{"-httpListenAddr=" + addr, "-storageDataPath=" + dir, "-search.latencyOffset=0s",
+		"-search.disableCache", "-opentelemetry.usePrometheusNaming", "-loggerLevel=WARN"}, args...)...)
 	waitReady(t, p, "http://"+addr+"/health", "VictoriaMetrics")
 	return vmServer{collector: p, addr: addr, promAPI: promAPI{base: "http://" + addr}}
 }
@@ -267,15 +268,7 @@ func isLoopRead(key, dev string) bool {
 }
 
 // stop ends VictoriaMetrics and waits for it.
-func (v vmServer) stop(t *testing.T) {
-	t.Helper()
-	require.NoError(t, v.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-v.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("VictoriaMetrics did not stop within 30 s")
-	}
-}
+func (v vmServer) stop(t *testing.T) { v.terminate(t, "VictoriaMetrics") }
 
 // exportedSeries is one series of /api/v1/export: its labels and raw sample times (ms).
 type exportedSeries struct {
@@ -357,4 +350,72 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 		down:   func() { vm.stop(t) },
 		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // vm is set later, by up: a method value would copy the zero one
 	})
+}
+
+// TestVictoriaMetricsRoutesMatchScrape: one collector on a fixture root (two disks, busy pod cgroups)
+// with three routes at once: config/prometheus.yaml's endpoint, scraped by VictoriaMetrics itself;
+// config/prometheus-remote-write.yaml into the same VictoriaMetrics; and config/elastic-otlp.yaml's
+// OTLP/HTTP exporter into a second VictoriaMetrics' OTLP endpoint. Both pushed routes hold the scrape
+// route's series, names and labels alike (job and instance aside), and the values it scraped.
+func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
+	bin := collectorBinary(t)
+	const interval = 2 * time.Second
+	dir := t.TempDir()
+	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
+	scrape := filepath.Join(dir, "scrape.yml")
+	require.NoError(t, os.WriteFile(scrape, []byte(fmt.Sprintf(`scrape_configs:
+  - job_name: diskhealth
+    scrape_interval: 1s
+    static_configs:
+      - targets: [%q]
+`, exporterAddr)), 0o644))
+	vm := startVictoriaMetrics(t, filepath.Join(dir, "vm"), "", "-promscrape.config="+scrape)
+	vmOTLP := startVictoriaMetrics(t, filepath.Join(dir, "vm-otlp"), "")
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+vm.addr+"/api/v1/write")
+	t.Setenv("ELASTIC_OTLP_ENDPOINT", "http://"+vmOTLP.addr+"/opentelemetry")
+	t.Setenv("ELASTIC_API_KEY", "aWQ6a2V5")
+	var extra []string
+	for _, c := range []string{"prometheus-remote-write.yaml", "elastic-otlp.yaml"} {
+		p, err := filepath.Abs(filepath.Join("..", "config", c))
+		require.NoError(t, err)
+		extra = append(extra, "--config="+p)
+	}
+	root := routeRoot(t)
+	churnCgroups(t, root)
+	// The OTLP config's pipeline (its batch processor beside resource_detection) feeds all three.
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append(append(extra, routeArgs(root)...),
+		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write,otlp_http]")...)
+	// Float series only, as in TestPrometheusRemoteWrite (no latency source on a fixture root anyway).
+	const ours = `__name__=~"(system|hw|container)_.+"`
+	scraped := `{job="diskhealth",` + ours + `}`
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		a, errA := vm.query(`system_disk_utilization_ratio{job="diskhealth"}`)
+		b, errB := vm.query(`system_disk_utilization_ratio{job=""}`)
+		c, errC := vmOTLP.query(`system_disk_utilization_ratio`)
+		if errA == nil && errB == nil && errC == nil && len(a) > 0 && len(b) > 0 && len(c) > 0 {
+			break
+		}
+		select {
+		case <-col.exited:
+			t.Fatalf("the collector exited: %v", col.waitErr)
+		case <-time.After(500 * time.Millisecond):
+		}
+		require.False(t, time.Now().After(deadline), "system_disk_utilization_ratio did not arrive on all three routes")
+	}
+	for _, route := range []struct {
+		name   string
+		api    promAPI
+		pushed string
+	}{
+		{"remote write", vm.promAPI, `{job="",` + ours + `}`},
+		{"OTLP/HTTP", vmOTLP.promAPI, `{` + ours + `}`},
+	} {
+		problems, nScraped, nPushed := sameAsScraped(t, interval, vm.promAPI, scraped, route.api, route.pushed)
+		assert.Empty(t, problems, "%s and scrape differ in VictoriaMetrics (%d scraped, %d pushed series)", route.name, nScraped, nPushed)
+		assert.Equal(t, nScraped, nPushed, route.name)
+		t.Logf("%s: %d series, the scrape route's names, labels and values", route.name, nPushed)
+	}
 }
