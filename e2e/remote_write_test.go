@@ -79,9 +79,12 @@ func seriesKey(m map[string]string) string {
 
 // sameAsScraped compares a pushed route with the scrape route: every scraped series (the query scraped
 // on sAPI) is a pushed one (pushed, a selector, on pAPI) and the other way round, and the scraped value is
-// one that was pushed in the last minute. It retries for four collections, as the last collection may
-// still be on its way, and returns what differs and the two series counts.
-func sameAsScraped(t *testing.T, interval time.Duration, sAPI promAPI, scraped string, pAPI promAPI, pushed string) (problems []string, nScraped, nPushed int) {
+// one that was pushed in the last minute. normalize (if not nil) turns a pushed series' labels into the
+// scrape route's where the route names them differently, or says why it cannot. It retries
+// for four collections, as the last collection may still be on its way, and returns what differs and the
+// two series counts.
+func sameAsScraped(t *testing.T, interval time.Duration, sAPI promAPI, scraped string, pAPI promAPI, pushed string,
+	normalize func(map[string]string) error) (problems []string, nScraped, nPushed int) {
 	t.Helper()
 	deadline := time.Now().Add(4 * interval)
 	for {
@@ -96,6 +99,11 @@ func sameAsScraped(t *testing.T, interval time.Duration, sAPI promAPI, scraped s
 			set := map[string]bool{}
 			for _, v := range vals {
 				set[v] = true
+			}
+			if normalize != nil {
+				if err := normalize(s.Metric); err != nil {
+					problems = append(problems, fmt.Sprintf("pushed %s: %v", seriesKey(s.Metric), err))
+				}
 			}
 			pushedVals[seriesKey(s.Metric)] = set
 		}
@@ -209,7 +217,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	t.Run("same series and values as the scrape route", func(t *testing.T) {
 		// The scraped value of every series is one the collector also pushed (the last collection may
 		// still be on its way: retry for a few collections).
-		problems, nScraped, nPushed := sameAsScraped(t, interval, api, scraped, api, pushed)
+		problems, nScraped, nPushed := sameAsScraped(t, interval, api, scraped, api, pushed, nil)
 		require.Empty(t, problems, "remote write and scrape differ (%d scraped, %d pushed series)", nScraped, nPushed)
 		require.Equal(t, nScraped, nPushed)
 		t.Logf("%d series, identical names, labels and values on both routes", nScraped)

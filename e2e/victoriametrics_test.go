@@ -356,7 +356,8 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 // with three routes at once: config/prometheus.yaml's endpoint, scraped by VictoriaMetrics itself;
 // config/prometheus-remote-write.yaml into the same VictoriaMetrics; and config/elastic-otlp.yaml's
 // OTLP/HTTP exporter into a second VictoriaMetrics' OTLP endpoint. Both pushed routes hold the scrape
-// route's series, names and labels alike (job and instance aside), and the values it scraped.
+// route's series, names and labels alike (job and instance aside; on the OTLP route the scope labels
+// lack the otel_ prefix and every unit-"1" sum has the _ratio suffix), and the values it scraped.
 func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 	bin := collectorBinary(t)
 	const interval = 2 * time.Second
@@ -405,15 +406,42 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 		}
 		require.False(t, time.Now().After(deadline), "system_disk_utilization_ratio did not arrive on all three routes")
 	}
+	// VictoriaMetrics' OTLP ingestion (-opentelemetry.usePrometheusNaming) differs from the Prometheus
+	// exporter twice: it names the scope's labels without the otel_ prefix, and it gives every metric of
+	// unit "1" the _ratio suffix, where the exporter gives it to gauges only (so hw.status, a sum, is
+	// hw_status_ratio there).
+	ratio := map[string]string{}
+	for _, m := range loadDocumentation(t) {
+		if m.Unit == "1" && m.Type == "Sum" {
+			p, err := promName(m)
+			require.NoError(t, err)
+			ratio[p+"_ratio"] = p
+		}
+	}
+	otlpNames := func(m map[string]string) error {
+		for from, to := range map[string]string{"scope_name": "otel_scope_name", "scope_version": "otel_scope_version"} {
+			v, ok := m[from]
+			if !ok {
+				return fmt.Errorf("no %s label", from)
+			}
+			delete(m, from)
+			m[to] = v
+		}
+		if p, ok := ratio[m["__name__"]]; ok {
+			m["__name__"] = p
+		}
+		return nil
+	}
 	for _, route := range []struct {
-		name   string
-		api    promAPI
-		pushed string
+		name    string
+		api     promAPI
+		pushed  string
+		renamed func(map[string]string) error
 	}{
-		{"remote write", vm.promAPI, `{job="",` + ours + `}`},
-		{"OTLP/HTTP", vmOTLP.promAPI, `{` + ours + `}`},
+		{"remote write", vm.promAPI, `{job="",` + ours + `}`, nil},
+		{"OTLP/HTTP", vmOTLP.promAPI, `{` + ours + `}`, otlpNames},
 	} {
-		problems, nScraped, nPushed := sameAsScraped(t, interval, vm.promAPI, scraped, route.api, route.pushed)
+		problems, nScraped, nPushed := sameAsScraped(t, interval, vm.promAPI, scraped, route.api, route.pushed, route.renamed)
 		assert.Empty(t, problems, "%s and scrape differ in VictoriaMetrics (%d scraped, %d pushed series)", route.name, nScraped, nPushed)
 		assert.Equal(t, nScraped, nPushed, route.name)
 		t.Logf("%s: %d series, the scrape route's names, labels and values", route.name, nPushed)
