@@ -141,13 +141,7 @@ func TestEssentialsSeriesCount(t *testing.T) {
 	var got, prev map[string]map[string]bool
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		for _, c := range cols {
-			select {
-			case <-c.exited:
-				t.Fatalf("a collector exited: %v\n%s", c.waitErr, c.output.String())
-			default:
-			}
-		}
+		requireRunning(t, cols)
 		got = vm.seriesByHost(t, `{host_name=~".+[.]yaml"}`, start)
 		stable := prev != nil
 		for _, name := range configs {

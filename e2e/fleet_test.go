@@ -118,6 +118,18 @@ func startVMAgent(t *testing.T, dir string, shardLabels []string, urls ...string
 	return p, addr
 }
 
+// requireRunning fails the test, with the collector's output, if any of cols has exited.
+func requireRunning(t *testing.T, cols []*collector) {
+	t.Helper()
+	for _, c := range cols {
+		select {
+		case <-c.exited:
+			t.Fatalf("a collector exited: %v\n%s", c.waitErr, c.output.String())
+		default:
+		}
+	}
+}
+
 // procUsage is a process's CPU time so far and its resident memory now, from /proc.
 func procUsage(t *testing.T, pid int) (cpu time.Duration, rss int64) {
 	t.Helper()
@@ -277,13 +289,7 @@ func TestFleetThroughVMAgentShards(t *testing.T) {
 	var want map[string]bool
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		for _, c := range cols {
-			select {
-			case <-c.exited:
-				t.Fatalf("a collector exited: %v\n%s", c.waitErr, c.output.String())
-			default:
-			}
-		}
+		requireRunning(t, cols)
 		d := seriesOn(direct)[host(0)]
 		complete := 0
 		if len(d) > 0 && len(d) == len(want) {
