@@ -133,9 +133,8 @@ func TestEssentialsSeriesCount(t *testing.T) {
 	for i, name := range configs {
 		cols[i] = startCollectorEnv(t, bin, []string{"OTEL_RESOURCE_ATTRIBUTES=host.name=" + name,
 			"DISKHEALTH_REMOTE_WRITE_ENDPOINT=http://" + vm.addr + "/api/v1/write"},
-			shippedConfig(t, name), "--config="+rw, telemetryOff,
-			"--set=receivers.disk_health.root_path="+root, "--set=receivers.disk_health.collection_interval="+interval.String(),
-			"--set=receivers.disk_health.latency.enabled=false")
+			shippedConfig(t, name), append([]string{"--config=" + rw}, append(routeArgs(root),
+				"--set=receivers.disk_health.collection_interval="+interval.String())...)...)
 	}
 	// Both counts unchanged over a collection: every source has had its second read.
 	var got, prev map[string]map[string]bool

@@ -270,10 +270,8 @@ func TestFleetThroughVMAgentShards(t *testing.T) {
 			"DISKHEALTH_REMOTE_WRITE_ENDPOINT=http://" + agentAddr + "/api/v1/write",
 			"DISKHEALTH_STATE_DIR=" + filepath.Join(dir, "state", host(i)),
 		}
-		args := []string{telemetryOff, "--set=receivers.disk_health.root_path=" + root,
-			"--set=receivers.disk_health.collection_interval=" + interval.String(),
-			// The latency source reads the host's block layer (BPF), which no fixture root stands in for.
-			"--set=receivers.disk_health.latency.enabled=false"}
+		// routeArgs' collection every 2 s, slowed to interval: the last --set wins.
+		args := append(routeArgs(root), "--set=receivers.disk_health.collection_interval="+interval.String())
 		if i == 0 {
 			args = append(args, directCopy(t, "http://"+direct.addr+"/api/v1/write"))
 		}
