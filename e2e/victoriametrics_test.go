@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -352,8 +353,8 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 	})
 }
 
-// TestVictoriaMetricsRoutesMatchScrape: one collector on a fixture root (two disks, busy pod cgroups)
-// with three routes at once: config/prometheus.yaml's endpoint, scraped by VictoriaMetrics itself;
+// TestVictoriaMetricsRoutesMatchScrape: one collector on the GPU-node fixture root (gpuNodeRoot) with
+// three routes at once: config/prometheus.yaml's endpoint, scraped by VictoriaMetrics itself;
 // config/prometheus-remote-write.yaml into the same VictoriaMetrics; and config/elastic-otlp.yaml's
 // OTLP/HTTP exporter into a second VictoriaMetrics' OTLP endpoint. Both pushed routes hold the scrape
 // route's series, names and labels alike (job and instance aside; on the OTLP route the scope labels
@@ -383,8 +384,7 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 		require.NoError(t, err)
 		extra = append(extra, "--config="+p)
 	}
-	root := routeRoot(t)
-	churnCgroups(t, root)
+	root := gpuNodeRoot(t)
 	// The OTLP config's pipeline (its batch processor beside resource_detection) feeds all three.
 	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append(append(extra, routeArgs(root)...),
 		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write,otlp_http]")...)
@@ -418,6 +418,7 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 			ratio[p+"_ratio"] = p
 		}
 	}
+	renamed := map[string]bool{}
 	otlpNames := func(m map[string]string) error {
 		for from, to := range map[string]string{"scope_name": "otel_scope_name", "scope_version": "otel_scope_version"} {
 			v, ok := m[from]
@@ -427,8 +428,12 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 			delete(m, from)
 			m[to] = v
 		}
-		if p, ok := ratio[m["__name__"]]; ok {
+		name := m["__name__"]
+		if p, ok := ratio[name]; ok {
 			m["__name__"] = p
+			renamed[name] = true
+		} else if slices.Contains(slices.Collect(maps.Values(ratio)), name) {
+			return fmt.Errorf("a unit-1 sum without the _ratio suffix")
 		}
 		return nil
 	}
@@ -446,4 +451,6 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 		assert.Equal(t, nScraped, nPushed, route.name)
 		t.Logf("%s: %d series, the scrape route's names, labels and values", route.name, nPushed)
 	}
+	assert.NotEmpty(t, renamed, "no unit-1 sum on the OTLP route: the _ratio difference went unchecked")
+	t.Logf("OTLP route's names with _ratio: %v", slices.Sorted(maps.Keys(renamed)))
 }
