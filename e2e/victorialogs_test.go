@@ -177,7 +177,7 @@ func pointIdentity(attrs map[string]any) string {
 // outage with a collector restart in the middle: every collection's document arrives, exactly once.
 // While the backend is down the exporter (v0.157.0) does not finish a shutdown: its bulk indexer keeps
 // retrying the request it holds (retry.max_retries), so the collector runs on after SIGTERM until it is
-// killed; the persistent queue, which acknowledges a request only once the bulk indexer has, keeps it.
+// killed; what it had not delivered must still be in the persistent queue.
 func TestElasticsearchOutageRestartVictoriaLogs(t *testing.T) {
 	dir := t.TempDir()
 	addr := freeAddr(t)
