@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,4 +113,57 @@ func TestEssentialsFeedsDashboardsAndRules(t *testing.T) {
 	for name := range switches {
 		assert.Contains(t, source, name, "essentials.yaml switches an undocumented metric")
 	}
+}
+
+// TestEssentialsSeriesCount: config/essentials.yaml beside config/default.yaml on one GPU-node-shaped
+// fixture root (gpuNodeRoot), both pushing with config/prometheus-remote-write.yaml's exporter into one
+// VictoriaMetrics, each as its own host: essentials' series are a subset of the default's, and fewer.
+// The counts go to BENCHMARKS.md and README. (No latency source on a fixture root: on a real host each
+// config adds the same latency histograms.)
+func TestEssentialsSeriesCount(t *testing.T) {
+	bin := collectorBinary(t)
+	const interval = 5 * time.Second
+	root := gpuNodeRoot(t)
+	vm := startVictoriaMetrics(t, filepath.Join(t.TempDir(), "vm"), "")
+	rw, err := filepath.Abs(filepath.Join("..", "config", "prometheus-remote-write.yaml"))
+	require.NoError(t, err)
+	start := time.Now()
+	configs := []string{"default.yaml", "essentials.yaml"}
+	cols := make([]*collector, len(configs))
+	for i, name := range configs {
+		cols[i] = startCollectorEnv(t, bin, []string{"OTEL_RESOURCE_ATTRIBUTES=host.name=" + name,
+			"DISKHEALTH_REMOTE_WRITE_ENDPOINT=http://" + vm.addr + "/api/v1/write"},
+			shippedConfig(t, name), append([]string{"--config=" + rw}, append(routeArgs(root),
+				"--set=receivers.disk_health.collection_interval="+interval.String())...)...)
+	}
+	// Both counts unchanged over a collection: every source has had its second read.
+	var got, prev map[string]map[string]bool
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		requireRunning(t, cols)
+		got = vm.seriesByHost(t, `{host_name=~".+[.]yaml"}`, start)
+		stable := prev != nil
+		for _, name := range configs {
+			stable = stable && len(got[name]) > 0 && len(got[name]) == len(prev[name])
+		}
+		if stable {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the series counts did not settle within 2 minutes")
+		prev = got
+		time.Sleep(interval)
+	}
+	def, ess := got["default.yaml"], got["essentials.yaml"]
+	var notInDefault []string
+	for k := range ess {
+		if !def[k] {
+			notInDefault = append(notInDefault, k)
+		}
+	}
+	sort.Strings(notInDefault)
+	assert.Empty(t, notInDefault, "essentials.yaml series the default does not have")
+	assert.Less(t, len(ess), len(def))
+	t.Logf("GPU node (%d NVMe, %d mounts, %d pods): default.yaml %d series, essentials.yaml %d (%.0f %%)",
+		gpuNVMe, gpuMounts, gpuPods, len(def), len(ess), 100*float64(len(ess))/float64(len(def)))
+	t.Logf("essentials.yaml by metric: %v", byMetric(ess))
 }

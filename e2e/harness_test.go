@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -76,14 +78,24 @@ type collector struct {
 // process is always stopped when the test ends, and its output is logged if the test failed.
 func startCollector(t *testing.T, bin, config string, args ...string) *collector {
 	t.Helper()
+	return startCollectorEnv(t, bin, nil, config, args...)
+}
+
+// startCollectorEnv is startCollector with variables (NAME=value) added to this process's environment,
+// for collectors of one test that differ in them (the fleet's host names, state directories).
+func startCollectorEnv(t *testing.T, bin string, env []string, config string, args ...string) *collector {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
 	c := &collector{cmd: exec.Command(bin, append([]string{"--config", cfg}, args...)...), output: &syncBuffer{}, exited: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
+	c.cmd.Env = append(os.Environ(), env...)
 	// The shipped configs keep their sending queues under DISKHEALTH_STATE_DIR (file_storage, default
 	// /var/lib/otelcol-diskhealth): a test's collector gets its own, unless the test chose one.
-	if _, ok := os.LookupEnv("DISKHEALTH_STATE_DIR"); !ok {
-		c.cmd.Env = append(os.Environ(), "DISKHEALTH_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
+	if _, ok := os.LookupEnv("DISKHEALTH_STATE_DIR"); !ok && !slices.ContainsFunc(env, func(v string) bool {
+		return strings.HasPrefix(v, "DISKHEALTH_STATE_DIR=")
+	}) {
+		c.cmd.Env = append(c.cmd.Env, "DISKHEALTH_STATE_DIR="+filepath.Join(t.TempDir(), "state"))
 	}
 	require.NoError(t, c.cmd.Start())
 	go func() {

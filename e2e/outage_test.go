@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
 // outageRoute is one shipped route as outageRestart drives it.
@@ -22,12 +23,23 @@ type outageRoute struct {
 	// stamps says how many times the backend holds each collection of the disk's read bytes, by the
 	// collection's time in ms.
 	stamps func(disk string) (map[int64]int, error)
+	// killedOnStop: the route's exporter may not finish shutting down while the backend is down, so the
+	// collector is killed 30 s after SIGTERM, as Kubernetes would; what it had queued must survive that.
+	killedOnStop bool
+}
+
+// outageRun is what outageRestart leaves for a route's own checks: each run's collector and what its
+// pipeline produced (a file exporter beside the route's).
+type outageRun struct {
+	col  *collector
+	sent *exportTail
 }
 
 // outageRestart: the backend is up, then down while the collector (collecting every 2 s) runs, is
 // stopped with SIGTERM and started again on the same state directory; then the backend comes back.
-// Every collection of both runs arrives, each exactly once.
-func outageRestart(t *testing.T, r outageRoute, extraArgs ...string) {
+// Every collection of both runs arrives, each exactly once. It returns the two runs, the second still
+// running.
+func outageRestart(t *testing.T, r outageRoute, extraArgs ...string) [2]outageRun {
 	t.Helper()
 	bin := collectorBinary(t)
 	const interval = 2 * time.Second
@@ -93,10 +105,15 @@ service:
 	collections(first, sent1, len(sentStamps(sent1))+5) // five collections while the backend is down
 	start := time.Now()
 	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
+	stop := "SIGTERM exit"
 	select {
 	case <-first.exited:
 	case <-time.After(30 * time.Second):
-		t.Fatal("the collector did not exit within 30 s of SIGTERM")
+		require.True(t, r.killedOnStop, "the collector did not exit within 30 s of SIGTERM")
+		// What the kubelet does after the default terminationGracePeriodSeconds (30 s).
+		require.NoError(t, first.cmd.Process.Kill())
+		<-first.exited
+		stop = "no exit after SIGTERM, SIGKILL"
 	}
 	stopTook := time.Since(start)
 	require.NoError(t, sent1.poll())
@@ -132,7 +149,7 @@ service:
 		}
 		time.Sleep(time.Second)
 	}
-	require.Empty(t, missing, "collections (ms) missing in the backend, of %d: run 1 %v, run 2 %v", len(want), sentStamps(sent1), sentStamps(sent2))
+	require.Empty(t, missing, "collections (ms) missing in the backend, of %d: run 1 %v, run 2 %v; the backend has %v", len(want), sentStamps(sent1), sentStamps(sent2), got)
 	var twice []string
 	for _, w := range want {
 		if got[w] > 1 {
@@ -141,9 +158,24 @@ service:
 	}
 	sort.Strings(twice)
 	require.Empty(t, twice, "collections the backend holds more than once")
-	t.Logf("backend down %v; run 1 %d collections (SIGTERM exit in %v, state directory %d bytes), run 2 %d so far; all %d there exactly once %v after it came back",
-		up.Sub(down).Round(100*time.Millisecond), len(sentStamps(sent1)), stopTook.Round(time.Millisecond), queued, len(sentStamps(sent2)), len(want),
+	t.Logf("backend down %v; run 1 %d collections (%s in %v, state directory %d bytes), run 2 %d so far; all %d there exactly once %v after it came back",
+		up.Sub(down).Round(100*time.Millisecond), len(sentStamps(sent1)), stop, stopTook.Round(time.Millisecond), queued, len(sentStamps(sent2)), len(want),
 		time.Since(up).Round(100*time.Millisecond))
+	return [2]outageRun{{first, sent1}, {second, sent2}}
+}
+
+// readStampsOf counts, in exports, the read-bytes points of disk by their time in ms: what a backend
+// that stores OTLP as it came holds of a route's collections.
+func readStampsOf(exports []pmetric.Metrics, disk string) map[int64]int {
+	out := map[int64]int{}
+	for _, md := range exports {
+		for _, p := range devicePoints(md)[disk] {
+			if p.metric == "system.disk.io" && p.dir == "read" {
+				out[int64(p.ts)/1e6]++
+			}
+		}
+	}
+	return out
 }
 
 // dirSize is the bytes the files under dir take on disk.

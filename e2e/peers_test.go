@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -70,6 +71,17 @@ func startPeer(t *testing.T, name string, args ...string) *collector {
 		}
 	})
 	return c
+}
+
+// terminate stops a peer with SIGTERM and fails the test unless it exits within 30 s.
+func (c *collector) terminate(t *testing.T, what string) {
+	t.Helper()
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-c.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop within 30 s of SIGTERM", what)
+	}
 }
 
 // hostIdentity is what resource_detection should put on every resource here: the OS hostname and

@@ -77,6 +77,65 @@ func seriesKey(m map[string]string) string {
 	return b.String()
 }
 
+// sameAsScraped compares a pushed route with the scrape route: every scraped series (the query scraped
+// on sAPI) is a pushed one (pushed, a selector, on pAPI) and the other way round, and the scraped value is
+// one that was pushed in the last minute. normalize (if not nil) turns a pushed series' labels into the
+// scrape route's where the route names them differently, or says why it cannot. It retries
+// for four collections, as the last collection may still be on its way, and returns what differs and the
+// two series counts.
+func sameAsScraped(t *testing.T, interval time.Duration, sAPI promAPI, scraped string, pAPI promAPI, pushed string,
+	normalize func(map[string]string) error) (problems []string, nScraped, nPushed int) {
+	t.Helper()
+	deadline := time.Now().Add(4 * interval)
+	for {
+		problems = problems[:0]
+		now := time.Now()
+		sc := sAPI.mustQuery(t, scraped)
+		pm, err := pAPI.queryMatrix(pushed+"[1m]", now)
+		require.NoError(t, err)
+		pushedVals := map[string]map[string]bool{}
+		for _, s := range pm {
+			_, vals := s.samples(t)
+			set := map[string]bool{}
+			for _, v := range vals {
+				set[v] = true
+			}
+			if normalize != nil {
+				if err := normalize(s.Metric); err != nil {
+					problems = append(problems, fmt.Sprintf("pushed %s: %v", seriesKey(s.Metric), err))
+				}
+			}
+			pushedVals[seriesKey(s.Metric)] = set
+		}
+		scrapedKeys := map[string]bool{}
+		for _, s := range sc {
+			k := seriesKey(s.Metric)
+			scrapedKeys[k] = true
+			vals, ok := pushedVals[k]
+			if !ok {
+				problems = append(problems, "not pushed: "+k)
+			} else if v := s.Value[1].(string); !vals[v] {
+				problems = append(problems, fmt.Sprintf("scraped %s = %s, never pushed", k, v))
+			}
+		}
+		for k := range pushedVals {
+			if !scrapedKeys[k] {
+				problems = append(problems, "pushed only: "+k)
+			}
+		}
+		nScraped, nPushed = len(sc), len(pushedVals)
+		if len(problems) == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	sort.Strings(problems)
+	if len(problems) > 20 {
+		problems = append(problems[:20], fmt.Sprintf("... %d more", len(problems)-20))
+	}
+	return problems, nScraped, nPushed
+}
+
 // startRemoteWriteProm runs Debian's Prometheus with its remote-write receiver on addr, scraping the
 // collector's Prometheus endpoint every second (job diskhealth), on the TSDB in dir (kept across restarts).
 func startRemoteWriteProm(t *testing.T, prom, dir, addr, scrapeTarget string) *collector {
@@ -158,50 +217,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	t.Run("same series and values as the scrape route", func(t *testing.T) {
 		// The scraped value of every series is one the collector also pushed (the last collection may
 		// still be on its way: retry for a few collections).
-		var problems []string
-		var nScraped, nPushed int
-		deadline := time.Now().Add(4 * interval)
-		for {
-			problems = problems[:0]
-			now := time.Now()
-			sc := api.mustQuery(t, scraped)
-			pm, err := api.queryMatrix(pushed+"[1m]", now)
-			require.NoError(t, err)
-			pushedVals := map[string]map[string]bool{}
-			for _, s := range pm {
-				_, vals := s.samples(t)
-				set := map[string]bool{}
-				for _, v := range vals {
-					set[v] = true
-				}
-				pushedVals[seriesKey(s.Metric)] = set
-			}
-			scrapedKeys := map[string]bool{}
-			for _, s := range sc {
-				k := seriesKey(s.Metric)
-				scrapedKeys[k] = true
-				vals, ok := pushedVals[k]
-				if !ok {
-					problems = append(problems, "not pushed: "+k)
-				} else if v := s.Value[1].(string); !vals[v] {
-					problems = append(problems, fmt.Sprintf("scraped %s = %s, never pushed", k, v))
-				}
-			}
-			for k := range pushedVals {
-				if !scrapedKeys[k] {
-					problems = append(problems, "pushed only: "+k)
-				}
-			}
-			nScraped, nPushed = len(sc), len(pushedVals)
-			if len(problems) == 0 || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(time.Second)
-		}
-		sort.Strings(problems)
-		if len(problems) > 20 {
-			problems = append(problems[:20], fmt.Sprintf("... %d more", len(problems)-20))
-		}
+		problems, nScraped, nPushed := sameAsScraped(t, interval, api, scraped, api, pushed, nil)
 		require.Empty(t, problems, "remote write and scrape differ (%d scraped, %d pushed series)", nScraped, nPushed)
 		require.Equal(t, nScraped, nPushed)
 		t.Logf("%d series, identical names, labels and values on both routes", nScraped)
@@ -292,127 +308,42 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 }
 
 // TestPrometheusRemoteWriteOutageRestart: config/prometheus-remote-write.yaml (its write-ahead log under
-// DISKHEALTH_STATE_DIR) while Prometheus, the backend, is down; the collector collects every 2 s, is
-// stopped with SIGTERM and started again on the same state directory, collects a while longer, then
-// Prometheus comes back on its TSDB: the sample of every collection of both runs is there.
+// DISKHEALTH_STATE_DIR) into Debian's Prometheus through an outage with a collector restart in the
+// middle: every collection of both runs is there. (Prometheus keeps one sample per series and time, so
+// a sample sent twice cannot show here; VictoriaMetrics' export can: TestRemoteWriteOutageRestartVictoriaMetrics.)
 func TestPrometheusRemoteWriteOutageRestart(t *testing.T) {
-	bin := collectorBinary(t)
 	prom := testkit.Tool(t, "prometheus", "prometheus")
-	const interval = 2 * time.Second
 	dir := t.TempDir()
-	promAddr := freeAddr(t)
-	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+promAddr+"/api/v1/write")
-	t.Setenv("DISKHEALTH_STATE_DIR", filepath.Join(dir, "state"))
-	api := promAPI{base: "http://" + promAddr}
-
-	// Each run records its collections with a file exporter beside the remote-write one.
-	run := func(n int) (*collector, *exportTail) {
-		sent := filepath.Join(dir, fmt.Sprintf("sent-%d.json", n))
-		extra := filepath.Join(dir, fmt.Sprintf("extra-%d.yaml", n))
-		require.NoError(t, os.WriteFile(extra, []byte(fmt.Sprintf(`exporters:
-  file/sent:
-    path: %s
-service:
-  pipelines:
-    metrics:
-      exporters: [prometheus_remote_write, file/sent]
-`, sent)), 0o644))
-		c := startCollector(t, bin, shippedConfig(t, "prometheus-remote-write.yaml"), "--config="+extra, telemetryOff,
-			"--set=receivers.disk_health.collection_interval="+interval.String())
-		return c, &exportTail{path: sent}
-	}
-	// The read-bytes point of the first whole disk in every export: its timestamp in ms.
-	disk := ""
-	for d := range wholeDisks(t) {
-		disk = d
-		break
-	}
-	require.NotEmpty(t, disk, "this host has no whole disk")
-	stamps := func(tail *exportTail) []int64 {
-		var out []int64
-		for _, md := range tail.exports {
-			if p, ok := find(devicePoints(md)[disk], "system.disk.io", "read"); ok {
-				out = append(out, int64(p.ts)/1e6)
+	addr := freeAddr(t)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+addr+"/api/v1/write")
+	api := promAPI{base: "http://" + addr}
+	var server *collector
+	var since time.Time
+	outageRestart(t, outageRoute{
+		config: "prometheus-remote-write.yaml", exporter: "prometheus_remote_write",
+		up: func() {
+			if since.IsZero() {
+				since = time.Now()
 			}
-		}
-		return out
-	}
-	// collections waits until a run has exported n collections of the disk in all.
-	collections := func(c *collector, tail *exportTail, n int) {
-		deadline := time.Now().Add(time.Duration(n+5) * interval)
-		for {
-			require.NoError(t, tail.poll())
-			if len(stamps(tail)) >= n {
-				return
+			server = startRemoteWriteProm(t, prom, dir, addr, "127.0.0.1:1")
+		},
+		down: func() { server.terminate(t, "Prometheus") },
+		stamps: func(disk string) (map[int64]int, error) {
+			at := time.Now()
+			m, err := api.queryMatrix(fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}[%ds]`,
+				disk, int(at.Sub(since).Seconds())+60), at)
+			if err != nil {
+				return nil, err
 			}
-			select {
-			case <-c.exited:
-				t.Fatalf("the collector exited: %v", c.waitErr)
-			case <-time.After(100 * time.Millisecond):
+			out := map[int64]int{}
+			for _, s := range m {
+				for _, v := range s.Values {
+					if f, ok := v[0].(float64); ok {
+						out[int64(f*1000+0.5)]++
+					}
+				}
 			}
-			require.False(t, time.Now().After(deadline), "fewer than %d collections of %s", n, disk)
-		}
-	}
-
-	// Prometheus up first, so the route is known to work; then down for the rest.
-	server := startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
-	first, sent1 := run(1)
-	sel := fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)
-	require.Eventually(t, func() bool {
-		res, err := api.query(sel)
-		return err == nil && len(res) == 1
-	}, 30*time.Second, 250*time.Millisecond, "no pushed sample while Prometheus is up")
-	require.NoError(t, server.cmd.Process.Signal(syscall.SIGTERM))
-	<-server.exited
-	down := time.Now()
-
-	require.NoError(t, sent1.poll())
-	collections(first, sent1, len(stamps(sent1))+5) // five collections while Prometheus is down
-	start := time.Now()
-	require.NoError(t, first.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-first.exited:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the collector did not exit within 20 s of SIGTERM")
-	}
-	stopTook := time.Since(start)
-	require.NoError(t, sent1.poll())
-
-	second, sent2 := run(2)
-	collections(second, sent2, 3)
-	_ = startRemoteWriteProm(t, prom, dir, promAddr, "127.0.0.1:1")
-	up := time.Now()
-
-	require.NoError(t, sent2.poll())
-	want := append(stamps(sent1), stamps(sent2)...)
-	require.NotEmpty(t, want)
-	var missing []int64
-	var got map[int64]bool
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		at := time.Now()
-		m, err := api.queryMatrix(fmt.Sprintf("%s[%ds]", sel, int(at.Sub(down).Seconds())+60), at)
-		require.NoError(t, err)
-		got = map[int64]bool{}
-		for _, s := range m {
-			ts, _ := s.samples(t)
-			for _, x := range ts {
-				got[int64(x*1000+0.5)] = true
-			}
-		}
-		missing = missing[:0]
-		for _, w := range want {
-			if !got[w] {
-				missing = append(missing, w)
-			}
-		}
-		if len(missing) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	require.Empty(t, missing, "collections (ms timestamps) missing in Prometheus, of %d: run 1 %v, run 2 %v", len(want), stamps(sent1), stamps(sent2))
-	t.Logf("Prometheus down %v; run 1 %d collections (SIGTERM exit in %v), run 2 %d; all %d samples in Prometheus %v after it came back",
-		up.Sub(down).Round(100*time.Millisecond), len(stamps(sent1)), stopTook.Round(time.Millisecond), len(stamps(sent2)), len(want),
-		time.Since(up).Round(100*time.Millisecond))
+			return out, nil
+		},
+	})
 }

@@ -49,9 +49,17 @@ func routeRoot(t *testing.T) string {
 // previous read). Files are replaced whole, so a reader never sees half a file.
 func churnCgroups(t *testing.T, root string) {
 	t.Helper()
+	churnCgroupsBy(t, root, func(string) uint64 { return 1 })
+}
+
+// churnCgroupsBy is churnCgroups with each io.stat's step scaled by weight(its path): cgroups that
+// read far more than the others every step stay the busiest whenever the source looks.
+func churnCgroupsBy(t *testing.T, root string, weight func(path string) uint64) {
+	t.Helper()
 	type file struct {
-		path  string
-		lines [][]string
+		path   string
+		lines  [][]string
+		weight uint64
 	}
 	var files []file
 	require.NoError(t, filepath.WalkDir(filepath.Join(root, "sys", "fs", "cgroup"), func(p string, d fs.DirEntry, err error) error {
@@ -62,7 +70,7 @@ func churnCgroups(t *testing.T, root string) {
 		if err != nil {
 			return err
 		}
-		f := file{path: p}
+		f := file{path: p, weight: weight(p)}
 		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 			f.lines = append(f.lines, strings.Fields(l))
 		}
@@ -93,9 +101,9 @@ func churnCgroups(t *testing.T, root string) {
 						case !ok || err != nil:
 							b.WriteString(kv)
 						case k == "rbytes" || k == "wbytes":
-							fmt.Fprintf(&b, "%s=%d", k, x+n*4096)
+							fmt.Fprintf(&b, "%s=%d", k, x+n*f.weight*4096)
 						case k == "rios" || k == "wios":
-							fmt.Fprintf(&b, "%s=%d", k, x+n)
+							fmt.Fprintf(&b, "%s=%d", k, x+n*f.weight)
 						default:
 							b.WriteString(kv)
 						}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,4 +170,40 @@ func pointIdentity(attrs map[string]any) string {
 	}
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
+}
+
+// TestElasticsearchOutageRestartVictoriaLogs: config/elasticsearch.yaml unchanged (bulk indexer
+// retries, persistent queue in file_storage) into VictoriaLogs' Elasticsearch bulk API through an
+// outage with a collector restart in the middle: every collection's document arrives, exactly once.
+// While the backend is down the exporter (v0.157.0) does not finish a shutdown: its bulk indexer keeps
+// retrying the request it holds (retry.max_retries), so the collector runs on after SIGTERM until it is
+// killed; what it had not delivered must still be in the persistent queue.
+func TestElasticsearchOutageRestartVictoriaLogs(t *testing.T) {
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	var vl vlServer
+	t.Setenv("ELASTICSEARCH_ENDPOINT", "http://"+addr+"/insert/elasticsearch")
+	t.Setenv("ELASTICSEARCH_API_KEY", "aWQ6a2V5")
+	outageRestart(t, outageRoute{
+		config: "elasticsearch.yaml", exporter: "elasticsearch", killedOnStop: true,
+		up:   func() { vl = startVictoriaLogs(t, filepath.Join(dir, "vl"), addr) },
+		down: func() { vl.terminate(t, "VictoriaLogs") },
+		stamps: func(disk string) (map[int64]int, error) {
+			docs, err := vl.query(fmt.Sprintf(`attributes.system.device:=%q attributes.disk.io.direction:=read metrics.system.disk.io:*`, disk))
+			if err != nil {
+				return nil, err
+			}
+			// The otel mapping writes @timestamp in epoch ms, which VictoriaLogs keeps as a field: its own
+			// _time is when the document arrived.
+			out := map[int64]int{}
+			for _, d := range docs {
+				ms, err := strconv.ParseInt(d["@timestamp"], 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("@timestamp %q: %w", d["@timestamp"], err)
+				}
+				out[ms]++
+			}
+			return out, nil
+		},
+	})
 }

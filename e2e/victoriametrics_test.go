@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,14 +33,15 @@ type vmServer struct {
 // startVictoriaMetrics runs VictoriaMetrics on its data in dir (kept across restarts) at addr ("" for a
 // free port). New samples are queryable at once (-search.latencyOffset=0s; its default hides the last
 // 30 s), and OTLP names are translated as the Prometheus exporter does (-opentelemetry.usePrometheusNaming).
-func startVictoriaMetrics(t *testing.T, dir, addr string) vmServer {
+// args are further flags.
+func startVictoriaMetrics(t *testing.T, dir, addr string, args ...string) vmServer {
 	t.Helper()
 	bin := victoriaMetrics.path(t)
 	if addr == "" {
 		addr = freeAddr(t)
 	}
-	p := startPeer(t, bin, "-httpListenAddr="+addr, "-storageDataPath="+dir, "-search.latencyOffset=0s",
-		"-search.disableCache", "-opentelemetry.usePrometheusNaming", "-loggerLevel=WARN")
+	p := startPeer(t, bin, append([]string{"-httpListenAddr=" + addr, "-storageDataPath=" + dir, "-search.latencyOffset=0s",
+		"-search.disableCache", "-opentelemetry.usePrometheusNaming", "-loggerLevel=WARN"}, args...)...)
 	waitReady(t, p, "http://"+addr+"/health", "VictoriaMetrics")
 	return vmServer{collector: p, addr: addr, promAPI: promAPI{base: "http://" + addr}}
 }
@@ -75,19 +77,31 @@ func (v vmServer) flush(t *testing.T) {
 // thresholdRe is a rule's final comparison with a constant: `> 0.9`, `== 1`, `< 86400`.
 var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
 
+// healthyHostFeeds says whether a healthy host without SMART feeds a dashboard or rule query: every query
+// on device I/O, filesystems or latency; not the forecast (nothing fills), the not-ok states, SMART (a
+// virtio disk or a fixture root has none), RAID, thin pools or errors.
+func healthyHostFeeds(expr string) bool {
+	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors"} {
+		if strings.Contains(expr, n) {
+			return false
+		}
+	}
+	return true
+}
+
 // ruleSeries is what a rule compares: its expression without the final comparison with a constant,
 // so that a healthy host, where no rule fires, still shows whether the engine has the series.
 func ruleSeries(expr string) string { return thresholdRe.ReplaceAllString(strings.TrimSpace(expr), "") }
 
-// engineQueries are the dashboard's panel queries ($host at All) and each alert rule's series, by a
+// engineQueries are the dashboard's panel queries ($host set to host: ".*" is All) and each alert rule's series, by a
 // name for the messages.
-func engineQueries(t *testing.T) map[string]string {
+func engineQueries(t *testing.T, host string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	panels, _ := grafanaQueries(t)
 	for _, p := range panels {
 		for i, tg := range p.Targets {
-			out[fmt.Sprintf("panel %q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", ".*")
+			out[fmt.Sprintf("panel %q #%d", p.Title, i)] = strings.ReplaceAll(tg.Expr, "$host", host)
 		}
 	}
 	for name, expr := range ruleExprs(t) {
@@ -146,22 +160,12 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	// Reads through the delay: each takes about 96.5 ms, 40 of them, over two collections or more.
 	runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=40", "iflag=direct")
 
-	queries := engineQueries(t)
+	queries := engineQueries(t, ".*")
 	names := make([]string, 0, len(queries))
 	for n := range queries {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	// What this host feeds: every query on device I/O, filesystems or latency; not the forecast (nothing
-	// fills here), the not-ok states, SMART (a virtio disk has no SMART), RAID, thin pools or errors.
-	fed := func(expr string) bool {
-		for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors"} {
-			if strings.Contains(expr, n) {
-				return false
-			}
-		}
-		return true
-	}
 	latency := func(expr string) bool { return strings.Contains(expr, "system_disk_operation_duration_seconds") }
 
 	// Both engines have every collection of the reads once the p99 panel shows the loop device's reads
@@ -183,7 +187,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 			if !slices.Equal(pk, vk) {
 				problems = append(problems, fmt.Sprintf("%s: series differ\n  Prometheus:      %v\n  VictoriaMetrics: %v", n, pk, vk))
 			}
-			if fed(queries[n]) && (len(pk) == 0 || len(vk) == 0) {
+			if healthyHostFeeds(queries[n]) && (len(pk) == 0 || len(vk) == 0) {
 				problems = append(problems, fmt.Sprintf("%s: empty (Prometheus %d series, VictoriaMetrics %d): %s", n, len(pk), len(vk), queries[n]))
 			}
 			if latency(queries[n]) && !hasLoopRead(onProm[n], dev) {
@@ -265,24 +269,21 @@ func isLoopRead(key, dev string) bool {
 }
 
 // stop ends VictoriaMetrics and waits for it.
-func (v vmServer) stop(t *testing.T) {
-	t.Helper()
-	require.NoError(t, v.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-v.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("VictoriaMetrics did not stop within 30 s")
-	}
+func (v vmServer) stop(t *testing.T) { v.terminate(t, "VictoriaMetrics") }
+
+// exportedSeries is one series of /api/v1/export: its labels and raw sample times (ms).
+type exportedSeries struct {
+	Metric     map[string]string `json:"metric"`
+	Timestamps []int64           `json:"timestamps"`
 }
 
-// readStamps counts the raw samples of disk's read bytes (/api/v1/export: no deduplication), by
-// their time in ms.
-func (v vmServer) readStamps(disk string) (map[int64]int, error) {
+// export returns the raw samples (/api/v1/export: no deduplication) of the series match selects,
+// after making everything received queryable.
+func (v vmServer) export(match string) ([]exportedSeries, error) {
 	if resp, err := http.Get(v.base + "/internal/force_flush"); err == nil {
 		resp.Body.Close()
 	}
-	resp, err := http.PostForm(v.base+"/api/v1/export", url.Values{
-		"match[]": {fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk)}})
+	resp, err := http.PostForm(v.base+"/api/v1/export", url.Values{"match[]": {match}})
 	if err != nil {
 		return nil, err
 	}
@@ -291,15 +292,26 @@ func (v vmServer) readStamps(disk string) (map[int64]int, error) {
 		body, _ := io.ReadAll(resp.Body)
 		return nil, fmt.Errorf("export: HTTP %d: %s", resp.StatusCode, body)
 	}
-	out := map[int64]int{}
+	var out []exportedSeries
 	dec := json.NewDecoder(resp.Body)
 	for dec.More() {
-		var s struct {
-			Timestamps []int64 `json:"timestamps"`
-		}
+		var s exportedSeries
 		if err := dec.Decode(&s); err != nil {
 			return nil, err
 		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// readStamps counts the raw samples of disk's read bytes by their time in ms.
+func (v vmServer) readStamps(disk string) (map[int64]int, error) {
+	series, err := v.export(fmt.Sprintf(`system_disk_io_bytes_total{disk_io_direction="read",system_device=%q}`, disk))
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]int{}
+	for _, s := range series {
 		for _, ts := range s.Timestamps {
 			out[ts]++
 		}
@@ -339,4 +351,106 @@ func TestOTLPHTTPOutageRestartVictoriaMetrics(t *testing.T) {
 		down:   func() { vm.stop(t) },
 		stamps: func(disk string) (map[int64]int, error) { return vm.readStamps(disk) }, //nolint:gocritic // vm is set later, by up: a method value would copy the zero one
 	})
+}
+
+// TestVictoriaMetricsRoutesMatchScrape: one collector on the GPU-node fixture root (gpuNodeRoot) with
+// three routes at once: config/prometheus.yaml's endpoint, scraped by VictoriaMetrics itself;
+// config/prometheus-remote-write.yaml into the same VictoriaMetrics; and config/elastic-otlp.yaml's
+// OTLP/HTTP exporter into a second VictoriaMetrics' OTLP endpoint. Both pushed routes hold the scrape
+// route's series, names and labels alike (job and instance aside; on the OTLP route the scope labels
+// lack the otel_ prefix and every unit-"1" sum has the _ratio suffix), and the values it scraped.
+func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
+	bin := collectorBinary(t)
+	const interval = 2 * time.Second
+	dir := t.TempDir()
+	exporterAddr, healthAddr := freeAddr(t), freeAddr(t)
+	scrape := filepath.Join(dir, "scrape.yml")
+	require.NoError(t, os.WriteFile(scrape, []byte(fmt.Sprintf(`scrape_configs:
+  - job_name: diskhealth
+    scrape_interval: 1s
+    static_configs:
+      - targets: [%q]
+`, exporterAddr)), 0o644))
+	vm := startVictoriaMetrics(t, filepath.Join(dir, "vm"), "", "-promscrape.config="+scrape)
+	vmOTLP := startVictoriaMetrics(t, filepath.Join(dir, "vm-otlp"), "")
+	t.Setenv("DISKHEALTH_PROMETHEUS_ENDPOINT", exporterAddr)
+	t.Setenv("DISKHEALTH_HEALTH_ENDPOINT", healthAddr)
+	t.Setenv("DISKHEALTH_REMOTE_WRITE_ENDPOINT", "http://"+vm.addr+"/api/v1/write")
+	t.Setenv("ELASTIC_OTLP_ENDPOINT", "http://"+vmOTLP.addr+"/opentelemetry")
+	t.Setenv("ELASTIC_API_KEY", "aWQ6a2V5")
+	var extra []string
+	for _, c := range []string{"prometheus-remote-write.yaml", "elastic-otlp.yaml"} {
+		p, err := filepath.Abs(filepath.Join("..", "config", c))
+		require.NoError(t, err)
+		extra = append(extra, "--config="+p)
+	}
+	root := gpuNodeRoot(t)
+	// The OTLP config's pipeline (its batch processor beside resource_detection) feeds all three.
+	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append(append(extra, routeArgs(root)...),
+		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write,otlp_http]")...)
+	// Float series only, as in TestPrometheusRemoteWrite (no latency source on a fixture root anyway).
+	const ours = `__name__=~"(system|hw|container)_.+"`
+	scraped := `{job="diskhealth",` + ours + `}`
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		a, errA := vm.query(`system_disk_utilization_ratio{job="diskhealth"}`)
+		b, errB := vm.query(`system_disk_utilization_ratio{job=""}`)
+		c, errC := vmOTLP.query(`system_disk_utilization_ratio`)
+		if errA == nil && errB == nil && errC == nil && len(a) > 0 && len(b) > 0 && len(c) > 0 {
+			break
+		}
+		select {
+		case <-col.exited:
+			t.Fatalf("the collector exited: %v", col.waitErr)
+		case <-time.After(500 * time.Millisecond):
+		}
+		require.False(t, time.Now().After(deadline), "system_disk_utilization_ratio did not arrive on all three routes")
+	}
+	// VictoriaMetrics' OTLP ingestion (-opentelemetry.usePrometheusNaming) differs from the Prometheus
+	// exporter twice: it names the scope's labels without the otel_ prefix, and it gives every metric of
+	// unit "1" the _ratio suffix, where the exporter gives it to gauges only (so hw.status, a sum, is
+	// hw_status_ratio there).
+	ratio := map[string]string{}
+	for _, m := range loadDocumentation(t) {
+		if m.Unit == "1" && m.Type == "Sum" {
+			p, err := promName(m)
+			require.NoError(t, err)
+			ratio[p+"_ratio"] = p
+		}
+	}
+	renamed := map[string]bool{}
+	otlpNames := func(m map[string]string) error {
+		for from, to := range map[string]string{"scope_name": "otel_scope_name", "scope_version": "otel_scope_version"} {
+			v, ok := m[from]
+			if !ok {
+				return fmt.Errorf("no %s label", from)
+			}
+			delete(m, from)
+			m[to] = v
+		}
+		name := m["__name__"]
+		if p, ok := ratio[name]; ok {
+			m["__name__"] = p
+			renamed[name] = true
+		} else if slices.Contains(slices.Collect(maps.Values(ratio)), name) {
+			return fmt.Errorf("a unit-1 sum without the _ratio suffix")
+		}
+		return nil
+	}
+	for _, route := range []struct {
+		name    string
+		api     promAPI
+		pushed  string
+		renamed func(map[string]string) error
+	}{
+		{"remote write", vm.promAPI, `{job="",` + ours + `}`, nil},
+		{"OTLP/HTTP", vmOTLP.promAPI, `{` + ours + `}`, otlpNames},
+	} {
+		problems, nScraped, nPushed := sameAsScraped(t, interval, vm.promAPI, scraped, route.api, route.pushed, route.renamed)
+		assert.Empty(t, problems, "%s and scrape differ in VictoriaMetrics (%d scraped, %d pushed series)", route.name, nScraped, nPushed)
+		assert.Equal(t, nScraped, nPushed, route.name)
+		t.Logf("%s: %d series, the scrape route's names, labels and values", route.name, nPushed)
+	}
+	assert.NotEmpty(t, renamed, "no unit-1 sum on the OTLP route: the _ratio difference went unchecked")
+	t.Logf("OTLP route's names with _ratio: %v", slices.Sorted(maps.Keys(renamed)))
 }
