@@ -10,6 +10,8 @@
 //   - cgroups: the busiest cgroups' I/O, attributed to containers, pods and systemd units.
 //   - latency: per-device block request latency histograms and kernel-seen I/O errors (eBPF).
 //   - stack: md RAID, device-mapper thin pools and multipath as logical disks; SCSI, ext4, btrfs errors.
+//   - netfs: NFS and FUSE client health per mount (round trips, retransmissions, waiting requests) and a
+//     client state with events; opt-in.
 //
 // Everything is read under root_path when the collector runs in a container.
 //

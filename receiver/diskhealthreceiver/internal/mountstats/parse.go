@@ -88,6 +88,7 @@ var (
 	errNoOps      = errors.New(`truncated: no "per-op statistics"`)
 	errTooMany    = errors.New("too many lines")
 	errDupSection = errors.New("repeated line")
+	errOpName     = errors.New("not an operation name (A-Z, 0-9, _; at most 32)")
 )
 
 // Parse reads mountstats bytes and returns the NFS mounts (blocks with statvers=). A block with a bad
@@ -239,8 +240,8 @@ func parseOp(f [][]byte) (Op, string, error) {
 		return Op{}, "per-op", errFields
 	}
 	name, ok := bytes.CutSuffix(f[0], []byte(":"))
-	if !ok || len(name) == 0 {
-		return Op{}, "per-op", errFields
+	if !ok || !opName(name) {
+		return Op{}, "per-op", errOpName
 	}
 	var v [9]uint64
 	if field, err := numbers(f[1:], v[:len(f)-1], string(name)); err != nil {
@@ -351,6 +352,20 @@ func numbers(f [][]byte, dst []uint64, field string) (string, error) {
 		dst[i] = n
 	}
 	return "", nil
+}
+
+// opName reports whether b is an operation name as the kernel writes them: upper-case letters,
+// digits and underscores, at most 32 bytes. Names are attribute values; nothing else passes.
+func opName(b []byte) bool {
+	if len(b) == 0 || len(b) > 32 {
+		return false
+	}
+	for _, c := range b {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // atou parses an unsigned decimal without allocating; overflow is not a number.

@@ -1,0 +1,281 @@
+package netfsscraper
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scrapertest"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/netfsscraper/internal/metadata"
+)
+
+var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// fixture is the fixture root k6.8-nfs-fuse: two NFSv4.2 mounts (one with nconnect=4 and a space in
+// its name), a live FUSE mount (gcsfuse, no request waiting) and a FUSE mount whose connection is gone.
+type fixture struct {
+	t    *testing.T
+	root *testkit.Root
+	s    scraper.Metrics
+	logs *consumertest.LogsSink
+	at   time.Time
+}
+
+func newFixture(t *testing.T, edit func(*Config)) *fixture {
+	root := testkit.NewRoot(t)
+	root.CopyTree(filepath.Join("testdata", "roots", "k6.8-nfs-fuse"), ".", nil)
+	cfg := createDefaultConfig()
+	cfg.Enabled = true
+	cfg.RootPath = root.Dir
+	if edit != nil {
+		edit(cfg)
+	}
+	f := &fixture{t: t, root: root, logs: new(consumertest.LogsSink), at: t0}
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, f.logs, func() time.Time { return f.at })
+	require.NoError(t, err)
+	require.NoError(t, s.Start(t.Context(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(t.Context())) })
+	f.s = s
+	return f
+}
+
+// scrape scrapes at the fixture's time plus d, with mountstats replaced by testdata/mountstats/<file>
+// when file is not empty.
+func (f *fixture) scrape(d time.Duration, file string) pmetric.Metrics {
+	f.t.Helper()
+	if file != "" {
+		data, err := os.ReadFile(filepath.Join("testdata", "mountstats", file))
+		require.NoError(f.t, err)
+		f.root.Write("proc/1/mountstats", string(data))
+	}
+	f.at = f.at.Add(d)
+	md, err := f.s.ScrapeMetrics(f.t.Context())
+	require.NoError(f.t, err)
+	return md
+}
+
+// TestGolden: the second scrape of the fixture root, 10 s after the first, with the default metrics
+// and with every metric: counters from mountstats with each mount's start at its mount time, the
+// round trips of the interval, the FUSE connections.
+func TestGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		all  bool
+	}{{"netfs-defaults", false}, {"netfs-all", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) {
+				if tc.all {
+					c.MetricsBuilderConfig = metadata.NewDefaultMetricsBuilderConfig()
+					enableAll(&c.MetricsBuilderConfig.Metrics)
+				}
+			})
+			f.scrape(0, "")
+			testkit.AssertGolden(t, tc.name, f.scrape(10*time.Second, "later.txt"))
+		})
+	}
+}
+
+// enableAll switches every metric of the source on.
+func enableAll(m *metadata.MetricsConfig) {
+	for _, e := range []*bool{
+		&m.FuseConnectionConnected.Enabled, &m.FuseConnectionWaiting.Enabled, &m.NfsClientMountIo.Enabled,
+		&m.NfsClientMountOperationCount.Enabled, &m.NfsClientMountOperationExecuteTime.Enabled,
+		&m.NfsClientMountOperationQueueTime.Enabled, &m.NfsClientMountOperationRoundTripTime.Enabled,
+		&m.NfsClientMountProcedureCount.Enabled, &m.NfsClientMountProcedureRoundTripTime.Enabled,
+		&m.NfsClientMountRPCBacklog.Enabled, &m.NfsClientMountRPCCount.Enabled,
+		&m.NfsClientMountRPCMajorTimeoutCount.Enabled, &m.NfsClientMountRPCRetransmitCount.Enabled,
+		&m.NfsClientMountTransportConnectCount.Enabled, &m.SystemFilesystemClientState.Enabled,
+	} {
+		*e = true
+	}
+}
+
+// seriesByMount counts the series (points) of each mount point.
+func seriesByMount(md pmetric.Metrics) map[string]int {
+	n := map[string]int{}
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				}
+				for l := range dps.Len() {
+					mp, _ := dps.At(l).Attributes().Get("system.filesystem.mountpoint")
+					n[mp.Str()]++
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestSeriesBudget: at the defaults an NFS mount, nconnect=4 included, has at most 12 series, a
+// FUSE mount 6; every series carries its mount point.
+func TestSeriesBudget(t *testing.T) {
+	f := newFixture(t, nil)
+	f.scrape(0, "")
+	n := seriesByMount(f.scrape(10*time.Second, "later.txt"))
+	assert.Equal(t, map[string]int{"/mnt/ckpt": 12, "/mnt/train set": 9, "/mnt/gcs": 6, "/mnt/dead": 6}, n,
+		"/mnt/train set had no operation in the interval: no round trips")
+}
+
+// stateOf returns the mount's current client state in md.
+func stateOf(t *testing.T, md pmetric.Metrics, mp string) string {
+	t.Helper()
+	var state string
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
+		for k := range ms.Len() {
+			m := ms.At(k)
+			if m.Name() != "system.filesystem.client.state" {
+				continue
+			}
+			for l := range m.Sum().DataPoints().Len() {
+				dp := m.Sum().DataPoints().At(l)
+				p, _ := dp.Attributes().Get("system.filesystem.mountpoint")
+				s, _ := dp.Attributes().Get("state")
+				if p.Str() == mp && dp.IntValue() == 1 {
+					require.Empty(t, state, "%s has two current states", mp)
+					state = s.Str()
+				}
+			}
+		}
+	}
+	return state
+}
+
+// events returns the bodies and attributes of the events sent so far.
+func (f *fixture) events() []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, ld := range f.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
+			for j := range lrs.Len() {
+				out = append(out, lrs.At(j))
+			}
+		}
+	}
+	return out
+}
+
+// TestStateAndEvents: the FUSE mount without a connection is stale from the start; the NFS server
+// that stops answering (requests sent, no reply, none completed) turns the mount unresponsive with
+// one event naming the evidence; answering again brings it back with a recovery event.
+func TestStateAndEvents(t *testing.T) {
+	f := newFixture(t, nil)
+	md := f.scrape(0, "")
+	assert.Equal(t, "stale", stateOf(t, md, "/mnt/dead"))
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/gcs"))
+	evs := f.events()
+	require.Len(t, evs, 1)
+	assert.Equal(t, "/mnt/dead (s3fs): stale, was unknown: fuse: the connection is gone", evs[0].Body().Str())
+	assert.Equal(t, plog.SeverityNumberError, evs[0].SeverityNumber())
+
+	// The later reading has 12 retransmissions and a major timeout beside 50 000 completions: slow.
+	md = f.scrape(10*time.Second, "later.txt")
+	assert.Equal(t, "slow", stateOf(t, md, "/mnt/ckpt"))
+	evs = f.events()
+	require.Len(t, evs, 2)
+	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): slow, was ok: rpc: 12 retransmissions and 1 major timeouts beside 53969 completed operations in 10s", evs[1].Body().Str())
+	assert.Equal(t, plog.SeverityNumberWarn, evs[1].SeverityNumber())
+
+	md = f.scrape(10*time.Second, "stalled.txt")
+	assert.Equal(t, "unresponsive", stateOf(t, md, "/mnt/ckpt"))
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/train set"))
+	evs = f.events()
+	require.Len(t, evs, 3)
+	ev := evs[2]
+	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): unresponsive, was slow: rpc: no operation completed in 10s; 5 sent, 0 replies, 0 major timeouts", ev.Body().Str())
+	attrs := ev.Attributes().AsRaw()
+	assert.Equal(t, map[string]any{
+		"event.name": "disk_health.state_change", "system.filesystem.mountpoint": "/mnt/ckpt", "system.device": "nas02:/ckpt",
+		"system.filesystem.type": "nfs4", "state": "unresponsive", "disk_health.previous_state": "slow",
+		"disk_health.evidence": "rpc: no operation completed in 10s; 5 sent, 0 replies, 0 major timeouts",
+	}, attrs)
+
+	// Still nothing completes (a hard mount waits between retransmissions): still unresponsive, no
+	// new event. Then operations complete: ok, with a recovery event at INFO.
+	md = f.scrape(10*time.Second, "stalled.txt")
+	assert.Equal(t, "unresponsive", stateOf(t, md, "/mnt/ckpt"))
+	assert.Len(t, f.events(), 3)
+	md = f.scrape(10*time.Second, "recovered.txt")
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/ckpt"))
+	evs = f.events()
+	require.Len(t, evs, 4)
+	assert.Equal(t, plog.SeverityNumberInfo, evs[3].SeverityNumber())
+	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): ok, was unresponsive: statfs ok", evs[3].Body().Str())
+}
+
+// TestRemountIsNewSeries: counters going back (a new mount at the same place, same key) start the
+// series again at the new mount's time.
+func TestRemountIsNewSeries(t *testing.T) {
+	f := newFixture(t, nil)
+	f.scrape(0, "later.txt")
+	start := func(md pmetric.Metrics) pcommon.Timestamp {
+		rms := md.ResourceMetrics()
+		for i := range rms.Len() {
+			ms := rms.At(i).ScopeMetrics().At(0).Metrics()
+			for k := range ms.Len() {
+				if m := ms.At(k); m.Name() == "nfs.client.mount.operation.count" {
+					dp := m.Sum().DataPoints().At(0)
+					if p, _ := dp.Attributes().Get("system.filesystem.mountpoint"); p.Str() == "/mnt/ckpt" {
+						return dp.StartTimestamp()
+					}
+				}
+			}
+		}
+		t.Fatal("no operation count for /mnt/ckpt")
+		return 0
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "roots", "k6.8-nfs-fuse", "proc", "1", "mountstats"))
+	require.NoError(t, err)
+	first := start(f.scrape(10*time.Second, ""))
+	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(-3610*time.Second)), first)
+	f.root.Write("proc/1/mountstats", string(data)) // fewer operations, age 3600: a reset
+	second := start(f.scrape(10*time.Second, ""))
+	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(20*time.Second-3600*time.Second)), second)
+}
+
+// TestUnreadableMountstatsCostsOnlyNFSNumbers: without mountstats the mounts still report their
+// state, and the scrape says what it could not read.
+func TestUnreadableMountstatsCostsOnlyNFSNumbers(t *testing.T) {
+	f := newFixture(t, nil)
+	require.NoError(t, os.Remove(f.root.Path("proc/1/mountstats")))
+	f.at = f.at.Add(time.Second)
+	md, err := f.s.ScrapeMetrics(t.Context())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "mountstats")
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/ckpt"))
+	assert.Equal(t, map[string]int{"/mnt/ckpt": 4, "/mnt/train set": 4, "/mnt/gcs": 6, "/mnt/dead": 6}, seriesByMount(md))
+}
+
+func TestConfigValidate(t *testing.T) {
+	c := createDefaultConfig()
+	require.NoError(t, c.Validate("netfs"))
+	c.StatfsTimeout, c.StallAfter = 0, -time.Second
+	c.MountPoints.Include = []string{"("}
+	err := c.Validate("netfs")
+	require.Error(t, err)
+	for _, want := range []string{"netfs.statfs_timeout", "netfs.stall_after", "netfs.mount_points.include[0]"} {
+		assert.Contains(t, err.Error(), want)
+	}
+}
