@@ -88,11 +88,11 @@ type FUSE struct {
 
 // Observation is what is known of one mount at one time.
 type Observation struct {
-	At     time.Time
-	Statfs Statfs
+	At        time.Time
+	Statfs    Statfs
 	StatfsErr error // the statfs error behind a non-OK outcome, for the evidence
-	RPC    *RPC     // nil: not an NFS mount, or no previous reading of this instance
-	FUSE   *FUSE    // nil: not a FUSE mount, or its connections are not readable
+	RPC       *RPC  // nil: not an NFS mount, or no previous reading of this instance
+	FUSE      *FUSE // nil: not a FUSE mount, or its connections are not readable
 }
 
 // Config sets the thresholds.

@@ -40,12 +40,12 @@ func TestRPC(t *testing.T) {
 		rpc  RPC
 		want State
 	}{
-		"idle":            {RPC{Interval: 10 * time.Second}, OK},
-		"busy and fast":   {RPC{Interval: 10 * time.Second, Completed: 500, Sent: 500, Received: 500, RTT: 2 * time.Millisecond}, OK},
-		"slow round trip": {RPC{Interval: 10 * time.Second, Completed: 5, Sent: 5, Received: 5, RTT: 1500 * time.Millisecond}, Slow},
-		"retransmissions": {RPC{Interval: 10 * time.Second, Completed: 50, Sent: 53, Received: 50, Retransmissions: 3, RTT: time.Millisecond}, Slow},
-		"no replies":      {RPC{Interval: 10 * time.Second, Sent: 4}, Unresponsive},
-		"major timeouts":  {RPC{Interval: 10 * time.Second, MajorTimeouts: 2}, Unresponsive},
+		"idle":                            {RPC{Interval: 10 * time.Second}, OK},
+		"busy and fast":                   {RPC{Interval: 10 * time.Second, Completed: 500, Sent: 500, Received: 500, RTT: 2 * time.Millisecond}, OK},
+		"slow round trip":                 {RPC{Interval: 10 * time.Second, Completed: 5, Sent: 5, Received: 5, RTT: 1500 * time.Millisecond}, Slow},
+		"retransmissions":                 {RPC{Interval: 10 * time.Second, Completed: 50, Sent: 53, Received: 50, Retransmissions: 3, RTT: time.Millisecond}, Slow},
+		"no replies":                      {RPC{Interval: 10 * time.Second, Sent: 4}, Unresponsive},
+		"major timeouts":                  {RPC{Interval: 10 * time.Second, MajorTimeouts: 2}, Unresponsive},
 		"sent, replied, nothing done yet": {RPC{Interval: 10 * time.Second, Sent: 1, Received: 1}, OK},
 	} {
 		r := tc.rpc

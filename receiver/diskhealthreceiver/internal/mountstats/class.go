@@ -109,9 +109,9 @@ func (o Op) Retransmissions() uint64 {
 // Means is what nfsiostat prints per operation for an interval: the mean round-trip, execute and
 // queue time per operation, in seconds.
 type Means struct {
-	Ops                  uint64 // operations completed in the interval
-	RTT, Execute, Queue  float64
-	OK                   bool // operations completed and no counter went back
+	Ops                 uint64 // operations completed in the interval
+	RTT, Execute, Queue float64
+	OK                  bool // operations completed and no counter went back
 }
 
 // Interval returns the means of the operations completed between prev and cur (Δrtt/Δops and so
