@@ -20,8 +20,8 @@ const (
 	Unknown State = iota
 	// OK: answers in time.
 	OK
-	// Slow: answers, but late (round trips above the threshold), with retransmissions or major
-	// timeouts, or FUSE requests queueing without draining for less than StallAfter.
+	// Slow: answers, but late (round trips above the threshold), or with retransmissions or major
+	// timeouts (NFS).
 	Slow
 	// Unresponsive: no answer: statfs passed its deadline or failed with a timeout, RPCs go out or
 	// time out with none completing, or FUSE requests have not drained for StallAfter.
@@ -99,7 +99,8 @@ type Observation struct {
 type Config struct {
 	// SlowRTT: a mean NFS round trip at or above it is slow.
 	SlowRTT time.Duration
-	// StallAfter: FUSE requests that have not drained for this long are unresponsive.
+	// StallAfter: FUSE requests that have not drained for this long (and over at least three
+	// observations) are unresponsive.
 	StallAfter time.Duration
 }
 
@@ -117,6 +118,7 @@ type Tracker struct {
 	// without the count going down (zero: not stalled).
 	lastWaiting uint64
 	stallSince  time.Time
+	stallSeen   int // observations since stallSince
 	// rpcStalled is when the server was first seen not answering; zero once an operation completes.
 	// A hard mount waiting on a dead server sends nothing between its retransmissions (timeo, 60 s
 	// over TCP), so an interval without traffic proves nothing: only a completion ends the stall.
@@ -198,25 +200,27 @@ func (t *Tracker) judgeRPC(at time.Time, r *RPC, worse func(State, string, ...an
 
 func (t *Tracker) judgeFUSE(at time.Time, f *FUSE, worse func(State, string, ...any)) {
 	if !f.Connected {
-		t.lastWaiting, t.stallSince = 0, time.Time{}
-		worse(Stale, "fuse: the connection is gone")
+		t.lastWaiting, t.stallSince, t.stallSeen = 0, time.Time{}, 0
+		worse(Stale, "fuse: the connection is aborted or gone")
 		return
 	}
 	switch {
 	case f.Waiting == 0:
-		t.stallSince = time.Time{}
+		t.stallSince, t.stallSeen = time.Time{}, 0
 	case t.stallSince.IsZero() || f.Waiting < t.lastWaiting:
 		// New requests, or fewer than before: the daemon answers; watch from now.
-		t.stallSince = at
+		t.stallSince, t.stallSeen = at, 1
+	default:
+		t.stallSeen++
 	}
 	t.lastWaiting = f.Waiting
-	if t.stallSince.IsZero() || !at.After(t.stallSince) {
-		return
-	}
-	stalled := at.Sub(t.stallSince)
-	if stalled >= t.cfg.StallAfter {
+	// The kernel counts no FUSE completions, so a stall is judged from samples: never fewer requests
+	// waiting for StallAfter, over at least stallSamples of them, so that a busy daemon whose count
+	// merely did not fall between two scrapes is not called stalled.
+	if stalled := at.Sub(t.stallSince); !t.stallSince.IsZero() && stalled >= t.cfg.StallAfter && t.stallSeen >= stallSamples {
 		worse(Unresponsive, "fuse: %d requests waiting, not draining for %v", f.Waiting, stalled.Round(time.Millisecond))
-		return
 	}
-	worse(Slow, "fuse: %d requests waiting, not draining for %v", f.Waiting, stalled.Round(time.Millisecond))
 }
+
+// stallSamples is how many observations, the first included, must show FUSE requests not draining.
+const stallSamples = 3

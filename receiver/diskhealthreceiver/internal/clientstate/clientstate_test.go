@@ -54,8 +54,9 @@ func TestRPC(t *testing.T) {
 	}
 }
 
-// TestFUSEStallAndDrain follows a daemon whose handler blocks: waiting rises and stays (slow, then
-// unresponsive after StallAfter), then drains (ok), with one change each and the evidence.
+// TestFUSEStallAndDrain follows a daemon whose handler blocks: requests wait and never fall for
+// StallAfter over three observations (unresponsive), then drain (ok), with one change each and the
+// evidence.
 func TestFUSEStallAndDrain(t *testing.T) {
 	tr := NewTracker(cfg)
 	steps := []struct {
@@ -66,9 +67,9 @@ func TestFUSEStallAndDrain(t *testing.T) {
 	}{
 		{0, 0, OK, false},
 		{10, 1, OK, false},           // a request appeared: watched from now
-		{20, 3, Slow, true},          // not drained for 10s
-		{30, 3, Slow, false},         //
-		{40, 3, Unresponsive, true},  // 30s
+		{20, 3, OK, false},           // more, none answered
+		{30, 3, OK, false},           // 20s
+		{40, 3, Unresponsive, true},  // 30s, four samples
 		{50, 4, Unresponsive, false}, // more piling up
 		{60, 2, OK, true},            // going down: the daemon answers again
 		{70, 0, OK, false},
@@ -82,9 +83,21 @@ func TestFUSEStallAndDrain(t *testing.T) {
 			changes = append(changes, c)
 		}
 	}
-	require.Len(t, changes, 3)
-	assert.Equal(t, "fuse: 3 requests waiting, not draining for 30s", changes[1].Evidence)
-	assert.Equal(t, Change{From: Unresponsive, To: OK, Evidence: "statfs ok"}, *changes[2])
+	require.Len(t, changes, 2)
+	assert.Equal(t, "fuse: 3 requests waiting, not draining for 30s", changes[0].Evidence)
+	assert.Equal(t, Change{From: Unresponsive, To: OK, Evidence: "statfs ok"}, *changes[1])
+}
+
+// TestFUSEStallNeedsSamples: two observations StallAfter apart (a scrape interval as long as
+// stall_after) are not enough to call a busy daemon stalled; a third is.
+func TestFUSEStallNeedsSamples(t *testing.T) {
+	tr := NewTracker(cfg)
+	s, _ := tr.Observe(Observation{At: at(0), Statfs: StatfsOK, FUSE: &FUSE{Connected: true, Waiting: 1}})
+	assert.Equal(t, OK, s)
+	s, _ = tr.Observe(Observation{At: at(30), Statfs: StatfsOK, FUSE: &FUSE{Connected: true, Waiting: 1}})
+	assert.Equal(t, OK, s)
+	s, _ = tr.Observe(Observation{At: at(60), Statfs: StatfsOK, FUSE: &FUSE{Connected: true, Waiting: 1}})
+	assert.Equal(t, Unresponsive, s)
 }
 
 // TestRPCStallLastsUntilACompletion: after the server stopped answering, quiet intervals (a hard
@@ -116,7 +129,7 @@ func TestFUSEGone(t *testing.T) {
 		FUSE: &FUSE{Connected: false}})
 	assert.Equal(t, Stale, s)
 	require.NotNil(t, c)
-	assert.Equal(t, "statfs: statfs /mnt/x: transport endpoint is not connected; fuse: the connection is gone", c.Evidence)
+	assert.Equal(t, "statfs: statfs /mnt/x: transport endpoint is not connected; fuse: the connection is aborted or gone", c.Evidence)
 }
 
 // TestWorstWins: stale beats unresponsive beats slow, and the evidence lists every finding.

@@ -3,6 +3,7 @@ package netfsscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -270,11 +271,19 @@ func (s *netfsScraper) readMountstats(errs *scrapererror.ScrapeErrors) map[strin
 }
 
 // readConnections lists the FUSE connections; nil when fusectl is not mounted under root_path, so
-// that no mount is called gone for want of it.
+// that no mount is called gone for want of it. A mount whose connection is not listed was unmounted
+// between the mount table's read and this one.
 func (s *netfsScraper) readConnections(errs *scrapererror.ScrapeErrors) map[string]bool {
-	entries, err := os.ReadDir(filepath.Join(s.cfg.RootPath, fuseconn.Dir))
+	dir := filepath.Join(s.cfg.RootPath, fuseconn.Dir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		errs.AddPartial(1, err)
+		return nil
+	}
+	if len(entries) == 0 {
+		// Every FUSE mount has its directory while fusectl is mounted (an aborted connection keeps
+		// it until the unmount): none at all means fusectl is not mounted there.
+		errs.AddPartial(1, fmt.Errorf("%s is empty: fusectl is not mounted there (mount -t fusectl none %s), so FUSE requests waiting cannot be read", dir, dir))
 		return nil
 	}
 	conns := make(map[string]bool, len(entries))

@@ -187,7 +187,7 @@ func TestStateAndEvents(t *testing.T) {
 	assert.Equal(t, "ok", stateOf(t, md, "/mnt/gcs"))
 	evs := f.events()
 	require.Len(t, evs, 1)
-	assert.Equal(t, "/mnt/dead (s3fs): stale, was unknown: fuse: the connection is gone", evs[0].Body().Str())
+	assert.Equal(t, "/mnt/dead (s3fs): stale, was unknown: fuse: the connection is aborted or gone", evs[0].Body().Str())
 	assert.Equal(t, plog.SeverityNumberError, evs[0].SeverityNumber())
 
 	// The later reading has 12 retransmissions and a major timeout beside 50 000 completions: slow.
