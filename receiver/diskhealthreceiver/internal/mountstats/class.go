@@ -58,21 +58,12 @@ func ClassOf(op string) Class {
 	return ClassOther
 }
 
-// Classes sums the mount's operations by class.
+// Classes sums the mount's operations by class. Sums saturate at the largest uint64 rather than wrap,
+// so that garbage counters cannot make a sum go back.
 func (m *Mount) Classes() [NumClasses]Op {
 	var c [NumClasses]Op
 	for i := range m.Ops {
-		o := &m.Ops[i]
-		s := &c[ClassOf(o.Name)]
-		s.Ops += o.Ops
-		s.Transmissions += o.Transmissions
-		s.MajorTimeouts += o.MajorTimeouts
-		s.BytesSent += o.BytesSent
-		s.BytesReceived += o.BytesReceived
-		s.QueueMS += o.QueueMS
-		s.RTTMS += o.RTTMS
-		s.ExecuteMS += o.ExecuteMS
-		s.Errors += o.Errors
+		c[ClassOf(m.Ops[i].Name)].add(&m.Ops[i])
 	}
 	for i := range c {
 		c[i].Name = Class(i).String()
@@ -80,21 +71,34 @@ func (m *Mount) Classes() [NumClasses]Op {
 	return c
 }
 
-// Total sums every operation of the mount.
+// Total sums every operation of the mount (saturating, as Classes).
 func (m *Mount) Total() Op {
 	var t Op
-	for _, c := range m.Classes() {
-		t.Ops += c.Ops
-		t.Transmissions += c.Transmissions
-		t.MajorTimeouts += c.MajorTimeouts
-		t.BytesSent += c.BytesSent
-		t.BytesReceived += c.BytesReceived
-		t.QueueMS += c.QueueMS
-		t.RTTMS += c.RTTMS
-		t.ExecuteMS += c.ExecuteMS
-		t.Errors += c.Errors
+	for i := range m.Ops {
+		t.add(&m.Ops[i])
 	}
 	return t
+}
+
+// add sums o's counters into s.
+func (s *Op) add(o *Op) {
+	s.Ops = sat(s.Ops, o.Ops)
+	s.Transmissions = sat(s.Transmissions, o.Transmissions)
+	s.MajorTimeouts = sat(s.MajorTimeouts, o.MajorTimeouts)
+	s.BytesSent = sat(s.BytesSent, o.BytesSent)
+	s.BytesReceived = sat(s.BytesReceived, o.BytesReceived)
+	s.QueueMS = sat(s.QueueMS, o.QueueMS)
+	s.RTTMS = sat(s.RTTMS, o.RTTMS)
+	s.ExecuteMS = sat(s.ExecuteMS, o.ExecuteMS)
+	s.Errors = sat(s.Errors, o.Errors)
+}
+
+// sat is a + b, or the largest uint64 when that overflows.
+func sat(a, b uint64) uint64 {
+	if a+b < a {
+		return 1<<64 - 1
+	}
+	return a + b
 }
 
 // Retransmissions is Transmissions - Ops, never negative (an operation in flight has been counted
@@ -129,12 +133,34 @@ func Interval(prev, cur Op) Means {
 	return Means{Ops: n, RTT: per(cur.RTTMS, prev.RTTMS), Execute: per(cur.ExecuteMS, prev.ExecuteMS), Queue: per(cur.QueueMS, prev.QueueMS), OK: true}
 }
 
-// Reset reports whether any counter of cur is below prev's: the kernel never lowers them for one
-// mount, so it is a different mount (a remount at the same place) or a bad reading.
+// Reset reports whether any counter a reader reports as cumulative went back from prev to cur: the
+// kernel never lowers them for one mount, so it is a different mount (a remount at the same place) or
+// a bad reading, and the series must start again.
 func Reset(prev, cur *Mount) bool {
+	if cur.Age < prev.Age {
+		return true
+	}
+	pc, cc := prev.Classes(), cur.Classes()
+	for i := range cc {
+		if cc[i].Ops < pc[i].Ops {
+			return true
+		}
+	}
 	pt, ct := prev.Total(), cur.Total()
-	return cur.Age < prev.Age || ct.Ops < pt.Ops || ct.Transmissions < pt.Transmissions ||
-		ct.MajorTimeouts < pt.MajorTimeouts || ct.RTTMS < pt.RTTMS ||
+	if ct.Retransmissions() < pt.Retransmissions() || ct.MajorTimeouts < pt.MajorTimeouts ||
 		cur.Transport.Sends < prev.Transport.Sends || cur.Transport.Receives < prev.Transport.Receives ||
-		cur.Bytes.ServerRead < prev.Bytes.ServerRead || cur.Bytes.ServerWrite < prev.Bytes.ServerWrite
+		cur.Transport.Connects < prev.Transport.Connects ||
+		cur.Bytes.ServerRead < prev.Bytes.ServerRead || cur.Bytes.ServerWrite < prev.Bytes.ServerWrite {
+		return true
+	}
+	ops := make(map[string]uint64, len(prev.Ops))
+	for _, o := range prev.Ops {
+		ops[o.Name] = o.Ops
+	}
+	for _, o := range cur.Ops {
+		if o.Ops < ops[o.Name] {
+			return true
+		}
+	}
+	return false
 }

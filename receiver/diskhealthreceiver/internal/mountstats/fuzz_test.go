@@ -31,13 +31,21 @@ func FuzzParse(f *testing.F) {
 			if len(m.Ops) > MaxOps || m.Transports > MaxTransports {
 				t.Fatalf("mount %q keeps %d ops and %d transports", m.MountPoint, len(m.Ops), m.Transports)
 			}
+			for _, o := range m.Ops {
+				if !opName([]byte(o.Name)) {
+					t.Fatalf("operation name %q kept", o.Name)
+				}
+			}
 			total := m.Total()
 			var sum uint64
 			for _, c := range m.Classes() {
-				sum += c.Ops
+				sum = sat(sum, c.Ops)
 			}
 			if sum != total.Ops {
 				t.Fatalf("classes sum to %d ops, the total is %d", sum, total.Ops)
+			}
+			if Reset(m, m) {
+				t.Fatalf("a reading is a reset of itself")
 			}
 		}
 	})

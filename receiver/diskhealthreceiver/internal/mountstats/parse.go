@@ -155,6 +155,9 @@ func Parse(data []byte) ([]Mount, error) {
 				continue
 			}
 			op, field, err := parseOp(fields)
+			if err == nil && hasOp(cur.Ops, op.Name) {
+				field, err = op.Name, errDupSection
+			}
 			if err != nil {
 				fail(field, line, err)
 				continue
@@ -207,6 +210,17 @@ func Parse(data []byte) ([]Mount, error) {
 	}
 	finish()
 	return mounts, bad.Err()
+}
+
+// hasOp reports whether ops has an operation named name: the kernel lists each once, so a second
+// is a garbled block.
+func hasOp(ops []Op, name string) bool {
+	for i := range ops {
+		if ops[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // once marks the section bit and fails if it was already set: a block with two "bytes:" lines is
@@ -326,17 +340,18 @@ func parseTransport(f [][]byte) (Transport, string, error) {
 	}, "", nil
 }
 
-// add sums another transport's counters into t (nconnect): counters add, MaxSlots is the largest.
+// add sums another transport's counters into t (nconnect): counters add (saturating), MaxSlots is
+// the largest.
 func (t *Transport) add(o Transport) {
-	t.Connects += o.Connects
-	t.Sends += o.Sends
-	t.Receives += o.Receives
-	t.BadXIDs += o.BadXIDs
-	t.Requests += o.Requests
-	t.Backlog += o.Backlog
+	t.Connects = sat(t.Connects, o.Connects)
+	t.Sends = sat(t.Sends, o.Sends)
+	t.Receives = sat(t.Receives, o.Receives)
+	t.BadXIDs = sat(t.BadXIDs, o.BadXIDs)
+	t.Requests = sat(t.Requests, o.Requests)
+	t.Backlog = sat(t.Backlog, o.Backlog)
 	t.MaxSlots = max(t.MaxSlots, o.MaxSlots)
-	t.Sending += o.Sending
-	t.Pending += o.Pending
+	t.Sending = sat(t.Sending, o.Sending)
+	t.Pending = sat(t.Pending, o.Pending)
 }
 
 // numbers parses exactly len(dst) decimal fields into dst.

@@ -328,7 +328,9 @@ func (st *mountState) observeNFS(cur *mountstats.Mount, now time.Time) *clientst
 		return nil
 	}
 	if mountstats.Reset(prev, cur) {
-		st.start = mounted
+		// The new series starts at the new mount's time, and never where the old one did: after
+		// the previous reading at the earliest, which the old counters still belong to.
+		st.start = max(mounted, pcommon.NewTimestampFromTime(prevAt), st.start+1)
 		return nil
 	}
 	pt, ct := prev.Total(), cur.Total()

@@ -225,8 +225,9 @@ func TestStateAndEvents(t *testing.T) {
 	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): ok, was unresponsive: statfs ok", evs[3].Body().Str())
 }
 
-// TestRemountIsNewSeries: counters going back (a new mount at the same place, same key) start the
-// series again at the new mount's time.
+// TestRemountIsNewSeries: a mount's series starts at its mount time (now - age); counters going
+// back (a remount seen as the same mount, or a bad reading) start a new series after the previous
+// reading. (A remount with a new mount ID is a new instance, whose series start at its own age.)
 func TestRemountIsNewSeries(t *testing.T) {
 	f := newFixture(t, nil)
 	f.scrape(0, "later.txt")
@@ -249,10 +250,12 @@ func TestRemountIsNewSeries(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("testdata", "roots", "k6.8-nfs-fuse", "proc", "1", "mountstats"))
 	require.NoError(t, err)
 	first := start(f.scrape(10*time.Second, ""))
-	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(-3610*time.Second)), first)
-	f.root.Write("proc/1/mountstats", string(data)) // fewer operations, age 3600: a reset
+	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(-3610*time.Second)), first, "the mount's time: age 3610 s")
+
+	f.root.Write("proc/1/mountstats", string(data)) // fewer operations and an age of 3600 s, same mount
 	second := start(f.scrape(10*time.Second, ""))
-	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(20*time.Second-3600*time.Second)), second)
+	assert.Equal(t, pcommon.NewTimestampFromTime(t0.Add(10*time.Second)), second, "after the previous reading")
+
 }
 
 // TestUnreadableMountstatsCostsOnlyNFSNumbers: without mountstats the mounts still report their
