@@ -383,23 +383,13 @@ func opName(b []byte) bool {
 	return true
 }
 
-// atou parses an unsigned decimal without allocating; overflow is not a number.
+// atou parses an unsigned decimal (no sign, no spaces); overflow is not a number.
 func atou(b []byte) (uint64, bool) {
-	if len(b) == 0 || len(b) > 20 {
+	if len(b) == 0 || b[0] < '0' || b[0] > '9' {
 		return 0, false
 	}
-	var n uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		d := uint64(c - '0')
-		if n > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		n = n*10 + d
-	}
-	return n, true
+	n, err := strconv.ParseUint(string(b), 10, 64)
+	return n, err == nil
 }
 
 // appendFields splits a line on spaces and tabs.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,11 +20,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fuseconn"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/netfsscraper/internal/metadata"
 )
@@ -39,10 +43,25 @@ func init() {
 }
 
 // blockRoot is a FUSE filesystem with one file, "block", whose reads block until the daemon gets
-// SIGUSR1, as a daemon stuck on its backend (a bucket, a dead network) does. Its statfs answers.
+// SIGUSR1, as a daemon stuck on its backend (a bucket, a dead network) does. Its statfs answers,
+// unless the daemon got SIGUSR2: then statfs blocks too, until SIGUSR1.
 type blockRoot struct {
 	fs.Inode
-	release chan struct{}
+	release    chan struct{}
+	hangStatfs atomic.Bool
+}
+
+var _ fs.NodeStatfser = (*blockRoot)(nil)
+
+func (r *blockRoot) Statfs(_ context.Context, out *fuse.StatfsOut) syscall.Errno {
+	if r.hangStatfs.Load() {
+		select {
+		case <-r.release:
+		case <-time.After(2 * time.Minute):
+		}
+	}
+	*out = fuse.StatfsOut{Blocks: 1000, Bfree: 500, Bavail: 500, Bsize: 4096, Frsize: 4096, NameLen: 255}
+	return fs.OK
 }
 
 func (r *blockRoot) OnAdd(ctx context.Context) {
@@ -83,7 +102,7 @@ func (f *blockFile) Read(_ context.Context, _ fs.FileHandle, _ []byte, off int64
 }
 
 // serveBlockingFS mounts a blockRoot at mp, says "ready" on stdout and serves until unmounted or
-// killed; SIGUSR1 answers the blocked reads and every later one.
+// killed; SIGUSR2 makes statfs block, SIGUSR1 answers the blocked calls and every later one.
 func serveBlockingFS(mp string) int {
 	root := &blockRoot{release: make(chan struct{})}
 	srv, err := fs.Mount(mp, root, &fs.Options{MountOptions: fuse.MountOptions{
@@ -93,11 +112,17 @@ func serveBlockingFS(mp string) int {
 		fmt.Fprintln(os.Stderr, "mount:", err)
 		return 1
 	}
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
 	go func() {
-		<-usr1
-		close(root.release)
+		for sig := range sigs {
+			if sig == syscall.SIGUSR2 {
+				root.hangStatfs.Store(true)
+				continue
+			}
+			close(root.release)
+			return
+		}
 	}()
 	fmt.Println("ready")
 	srv.Wait()
@@ -154,34 +179,28 @@ func mountFusectl(t *testing.T) {
 // fuseValues returns the mount's waiting and connected points (-1 when absent) and its state.
 func fuseValues(t *testing.T, md pmetric.Metrics, mp string) (waiting, connected int64, state string) {
 	t.Helper()
-	waiting, connected = -1, -1
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		ms := rms.At(i).ScopeMetrics().At(0).Metrics()
-		for k := range ms.Len() {
-			m := ms.At(k)
-			var dps pmetric.NumberDataPointSlice
-			switch m.Name() {
-			case "fuse.connection.waiting":
-				dps = m.Sum().DataPoints()
-			case "fuse.connection.connected":
-				dps = m.Gauge().DataPoints()
-			default:
-				continue
-			}
-			for l := range dps.Len() {
-				if p, _ := dps.At(l).Attributes().Get("system.filesystem.mountpoint"); p.Str() != mp {
-					continue
-				}
-				if m.Name() == "fuse.connection.waiting" {
-					waiting = dps.At(l).IntValue()
-				} else {
-					connected = dps.At(l).IntValue()
-				}
-			}
-		}
-	}
-	return waiting, connected, stateOf(t, md, mp)
+	return point(md, "fuse.connection.waiting", mp, nil), point(md, "fuse.connection.connected", mp, nil), stateOf(t, md, mp)
+}
+
+// hostScraper makes a scraper of the host's mount mp alone (stall_after 1s, statfs_timeout 1s) and
+// returns a scrape of it and the sink of its events.
+func hostScraper(t *testing.T, mp string) (func() (waiting, connected int64, state string), *consumertest.LogsSink) {
+	t.Helper()
+	cfg := createDefaultConfig()
+	cfg.Enabled = true
+	cfg.MountPoints.Include = []string{regexp.QuoteMeta(mp)}
+	cfg.StallAfter = time.Second
+	cfg.StatfsTimeout = time.Second
+	logs := new(consumertest.LogsSink)
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, logs, time.Now)
+	require.NoError(t, err)
+	require.NoError(t, s.Start(t.Context(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	return func() (int64, int64, string) {
+		md, err := s.ScrapeMetrics(t.Context())
+		require.NoError(t, err)
+		return fuseValues(t, md, mp)
+	}, logs
 }
 
 // TestFUSEDaemonBlocksAndDies runs a real FUSE daemon on this host whose reads block: the
@@ -197,21 +216,7 @@ func TestFUSEDaemonBlocksAndDies(t *testing.T) {
 	mp := filepath.Join(t.TempDir(), "mnt")
 	daemon := startDaemon(t, mp)
 
-	cfg := createDefaultConfig()
-	cfg.Enabled = true
-	cfg.MountPoints.Include = []string{regexp.QuoteMeta(mp)}
-	cfg.StallAfter = time.Second
-	cfg.StatfsTimeout = 2 * time.Second
-	logs := new(consumertest.LogsSink)
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, logs, time.Now)
-	require.NoError(t, err)
-	require.NoError(t, s.Start(t.Context(), nil))
-	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
-	scrape := func() (int64, int64, string) {
-		md, err := s.ScrapeMetrics(t.Context())
-		require.NoError(t, err)
-		return fuseValues(t, md, mp)
-	}
+	scrape, logs := hostScraper(t, mp)
 
 	waiting, connected, state := scrape()
 	require.Equal(t, []any{int64(0), int64(1), "ok"}, []any{waiting, connected, state})
@@ -255,4 +260,50 @@ func TestFUSEDaemonBlocksAndDies(t *testing.T) {
 	require.Equal(t, []string{"unresponsive", "ok", "stale"}, states, "%q", bodies)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(mp)+` \(netfs-test\): unresponsive, was ok: fuse: [1-9]\d* requests waiting, not draining for `, bodies[0])
 	assert.Contains(t, bodies[2], ": stale, was ok: statfs: statfs "+mp+": transport endpoint is not connected")
+}
+
+// TestStatfsHangIsUnresponsive: a daemon whose statfs stops answering makes the mount unresponsive
+// at the scrape that meets the hang, which returns once statfs_timeout has passed; later scrapes do
+// not wait on it at all; when the daemon answers, the background re-probe brings the mount back.
+func TestStatfsHangIsUnresponsive(t *testing.T) {
+	testkit.RequireRoot(t, "mounting a FUSE filesystem")
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		testkit.Unavailable(t, "this kernel offers no FUSE device: %v", err)
+	}
+	mountFusectl(t)
+	mp := filepath.Join(t.TempDir(), "mnt")
+	daemon := startDaemon(t, mp)
+	scrape, logs := hostScraper(t, mp)
+
+	_, _, state := scrape()
+	require.Equal(t, "ok", state)
+	require.NoError(t, daemon.Process.Signal(syscall.SIGUSR2))
+	// The signal is handled asynchronously: scrape until the hang is met.
+	deadline := time.Now().Add(10 * time.Second)
+	for state == "ok" && time.Now().Before(deadline) {
+		_, _, state = scrape()
+	}
+	require.Equal(t, "unresponsive", state)
+	// The mount is now stuck: a scrape reports it without calling statfs, so it does not wait. The
+	// bound is generous (a busy 2-core machine); a scrape that waited would take the timeout again.
+	begin := time.Now()
+	_, _, state = scrape()
+	assert.Equal(t, "unresponsive", state)
+	assert.Less(t, time.Since(begin), 500*time.Millisecond, "a scrape waited on the stuck mount")
+
+	require.NoError(t, daemon.Process.Signal(syscall.SIGUSR1))
+	deadline = time.Now().Add(10 * time.Second)
+	for state != "ok" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		_, _, state = scrape()
+	}
+	require.Equal(t, "ok", state, "the re-probe did not bring the mount back within 10s of the answer")
+
+	var bodies []string
+	for _, ld := range logs.AllLogs() {
+		pdatawalk.ForEachLogRecord(ld, func(_ pcommon.Resource, lr plog.LogRecord) { bodies = append(bodies, lr.Body().Str()) })
+	}
+	require.Len(t, bodies, 2, "%q", bodies)
+	assert.Equal(t, mp+" (netfs-test): unresponsive, was ok: statfs: statfs did not return within the timeout", bodies[0])
+	assert.Equal(t, mp+" (netfs-test): ok, was unresponsive: statfs ok", bodies[1])
 }
