@@ -217,7 +217,7 @@ type propRoot struct {
 	cgVals  map[string][]uint64
 	nfs     []*propNFS // NFS mounts, for mountstats
 	fuse    []uint32   // FUSE mounts' minor numbers, for their connections
-	hostile string // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
+	hostile string     // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
 }
 
 func (r *propRoot) write(rel, content string) {
