@@ -87,7 +87,7 @@ func TestTruncatedDropsTheCutMount(t *testing.T) {
 	require.NoError(t, err)
 	for _, cut := range []int{100, 600, 1200, 2500, len(data) - 60} {
 		mounts, err := Parse(data[:cut])
-		assert.Error(t, err, "cut at %d", cut)
+		require.Error(t, err, "cut at %d", cut)
 		assert.Less(t, len(mounts), len(full), "cut at %d", cut)
 		for i := range mounts {
 			assert.Equal(t, full[i], mounts[i])
