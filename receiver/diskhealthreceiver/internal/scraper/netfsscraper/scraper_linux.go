@@ -359,7 +359,9 @@ func sub(a, b uint64) uint64 {
 // event buffers one state change with its evidence.
 func (s *netfsScraper) event(now time.Time, m *fsusage.Mount, mp string, c *clientstate.Change) {
 	sev := plogSeverity(c.To)
-	body := mp + " (" + m.Source + "): " + c.To.String() + ", was " + c.From.String() + ": " + c.Evidence
+	// The evidence quotes errors, whose paths are the host's bytes: valid UTF-8 and bounded first.
+	evidence := sanitize.String(sanitize.MountPoint, c.Evidence)
+	body := mp + " (" + m.Source + "): " + c.To.String() + ", was " + c.From.String() + ": " + evidence
 	lr := s.events.Record(pcommon.NewResource(), now, s.now(), emit.EventStateChange, sev, body)
 	a := lr.Attributes()
 	a.PutStr("system.filesystem.mountpoint", mp)
@@ -367,5 +369,5 @@ func (s *netfsScraper) event(now time.Time, m *fsusage.Mount, mp string, c *clie
 	a.PutStr("system.filesystem.type", m.FSType)
 	a.PutStr("state", c.To.String())
 	a.PutStr("disk_health.previous_state", c.From.String())
-	a.PutStr("disk_health.evidence", sanitize.String(sanitize.MountPoint, c.Evidence))
+	a.PutStr("disk_health.evidence", evidence)
 }

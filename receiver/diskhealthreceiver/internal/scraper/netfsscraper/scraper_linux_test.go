@@ -25,14 +25,14 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 // fixture is the fixture root k6.8-nfs-fuse: two NFSv4.2 mounts (one with nconnect=4 and a space in
 // its name), a live FUSE mount (gcsfuse, no request waiting) and a FUSE mount whose connection is gone.
 type fixture struct {
-	t    *testing.T
+	t    testing.TB
 	root *testkit.Root
 	s    scraper.Metrics
 	logs *consumertest.LogsSink
 	at   time.Time
 }
 
-func newFixture(t *testing.T, edit func(*Config)) *fixture {
+func newFixture(t testing.TB, edit func(*Config)) *fixture {
 	root := testkit.NewRoot(t)
 	root.CopyTree(filepath.Join("testdata", "roots", "k6.8-nfs-fuse"), ".", nil)
 	cfg := createDefaultConfig()
@@ -261,5 +261,17 @@ func TestConfigValidate(t *testing.T) {
 	require.Error(t, err)
 	for _, want := range []string{"netfs.statfs_timeout", "netfs.stall_after", "netfs.mount_points.include[0]"} {
 		assert.Contains(t, err.Error(), want)
+	}
+}
+
+// BenchmarkScrape is one scrape of the fixture root (two NFS mounts, one with nconnect=4, and two
+// FUSE mounts) with every metric on: the mount table's poll, four statfs, mountstats and the FUSE
+// connections read, parsed and recorded.
+func BenchmarkScrape(b *testing.B) {
+	f := newFixture(b, func(c *Config) { enableAll(&c.MetricsBuilderConfig.Metrics) })
+	f.scrape(0, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		f.scrape(10*time.Second, "")
 	}
 }
