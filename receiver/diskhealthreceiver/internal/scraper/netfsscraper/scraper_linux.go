@@ -155,6 +155,9 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 		mounts = append(mounts, all[i])
 	}
+	// The counters are stamped with the time they are read, before the statfs calls, which may take
+	// up to statfs_timeout.
+	now := s.now()
 	var stats map[string]*mountstats.Mount
 	if nfs {
 		stats = s.readMountstats(&errs)
@@ -164,7 +167,6 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		conns = s.readConnections(&errs)
 	}
 	results := s.prober.Probe(ctx, mounts)
-	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
 	seen := make(map[instance]bool, len(results))
 	_, view := s.table.File()
