@@ -121,14 +121,9 @@ func Parse(data []byte) ([]Mount, error) {
 		curBad = true
 	}
 	var fields [][]byte
-	for len(data) > 0 {
+	for raw := range bytes.Lines(data) {
 		lineNo++
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
+		line := bytes.TrimSuffix(raw, []byte("\n"))
 		fields = appendFields(fields[:0], line)
 		if len(fields) == 0 {
 			finish()

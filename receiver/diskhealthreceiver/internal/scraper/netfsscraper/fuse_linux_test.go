@@ -129,6 +129,19 @@ func serveBlockingFS(mp string) int {
 	return 0
 }
 
+// hostDaemon mounts a blockRoot served by its own process on this host (fusectl mounted, so that
+// the connection can be read) and returns its mount point and process.
+func hostDaemon(t *testing.T) (string, *exec.Cmd) {
+	t.Helper()
+	testkit.RequireRoot(t, "mounting a FUSE filesystem")
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		testkit.Unavailable(t, "this kernel offers no FUSE device: %v", err)
+	}
+	mountFusectl(t)
+	mp := filepath.Join(t.TempDir(), "mnt")
+	return mp, startDaemon(t, mp)
+}
+
 // startDaemon runs the test binary as the FUSE daemon of mp and waits until it serves.
 func startDaemon(t *testing.T, mp string) *exec.Cmd {
 	t.Helper()
@@ -208,13 +221,7 @@ func hostScraper(t *testing.T, mp string) (func() (waiting, connected int64, sta
 // carrying the evidence) and back to ok when the daemon answers; killing the daemon then leaves the
 // mount stale with its connection gone.
 func TestFUSEDaemonBlocksAndDies(t *testing.T) {
-	testkit.RequireRoot(t, "mounting a FUSE filesystem")
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testkit.Unavailable(t, "this kernel offers no FUSE device: %v", err)
-	}
-	mountFusectl(t)
-	mp := filepath.Join(t.TempDir(), "mnt")
-	daemon := startDaemon(t, mp)
+	mp, daemon := hostDaemon(t)
 
 	scrape, logs := hostScraper(t, mp)
 
@@ -266,13 +273,7 @@ func TestFUSEDaemonBlocksAndDies(t *testing.T) {
 // at the scrape that meets the hang, which returns once statfs_timeout has passed; later scrapes do
 // not wait on it at all; when the daemon answers, the background re-probe brings the mount back.
 func TestStatfsHangIsUnresponsive(t *testing.T) {
-	testkit.RequireRoot(t, "mounting a FUSE filesystem")
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		testkit.Unavailable(t, "this kernel offers no FUSE device: %v", err)
-	}
-	mountFusectl(t)
-	mp := filepath.Join(t.TempDir(), "mnt")
-	daemon := startDaemon(t, mp)
+	mp, daemon := hostDaemon(t)
 	scrape, logs := hostScraper(t, mp)
 
 	_, _, state := scrape()
