@@ -275,3 +275,21 @@ func BenchmarkScrape(b *testing.B) {
 		f.scrape(10*time.Second, "")
 	}
 }
+
+// TestEventsDocumented: every event name and attribute the scraper sends is in documentation.md.
+func TestEventsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("documentation.md")
+	require.NoError(t, err)
+	f := newFixture(t, nil)
+	f.scrape(0, "")
+	f.scrape(10*time.Second, "later.txt")
+	evs := f.events()
+	require.NotEmpty(t, evs)
+	for _, ev := range evs {
+		for k := range ev.Attributes().All() {
+			assert.Contains(t, string(doc), "`"+k+"`", k)
+		}
+		name, _ := ev.Attributes().Get("event.name")
+		assert.Contains(t, string(doc), "`"+name.Str()+"`")
+	}
+}
