@@ -216,8 +216,12 @@ type propRoot struct {
 	cgroups []string // cgroup directories, relative to the hierarchy
 	cgVals  map[string][]uint64
 	nfs     []*propNFS // NFS mounts, for mountstats
-	fuse    []uint32   // FUSE mounts' minor numbers, for their connections
-	hostile string     // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
+	// kernelStats, when set, is a mountstats fixture of a real kernel's layout (internal/mountstats/
+	// testdata), cut at a random place, written instead of the generated blocks; the mount table
+	// then has its NFS mounts too.
+	kernelStats []byte
+	fuse        []uint32 // FUSE mounts' minor numbers, for their connections
+	hostile     string   // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
 }
 
 func (r *propRoot) write(rel, content string) {
@@ -417,10 +421,36 @@ func (r *propRoot) field(filename bool) string {
 	return sb.String()
 }
 
+// kernelStatsMounts are the NFS mounts of the mountstats fixtures, as mountinfo lines.
+var kernelStatsMounts = []string{
+	"60 1 0:52 / /mnt/ckpt rw - nfs4 nas02:/ckpt rw",
+	"61 1 0:53 / /mnt/train\\040set rw - nfs4 nas03:/train\\040set rw",
+	"62 1 0:54 / /mnt/datasets ro - nfs nas01:/export/datasets ro",
+	"63 1 0:55 / /home rw - nfs nfs01:/home rw",
+}
+
 func (r *propRoot) mountinfo() {
 	e := r.e
 	var sb strings.Builder
 	sb.WriteString("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")
+	// A quarter of the roots (not when the entropy has run out: chance is then always true).
+	if !e.chance(192) {
+		files, err := filepath.Glob(filepath.Join("internal", "mountstats", "testdata", "*.txt"))
+		if err != nil || len(files) == 0 {
+			r.t.Fatalf("no mountstats fixtures: %v", err)
+		}
+		data, err := os.ReadFile(files[e.intn(len(files))])
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if !e.chance(192) {
+			data = data[:e.intn(len(data)+1)]
+		}
+		r.kernelStats = data
+		for _, l := range kernelStatsMounts {
+			sb.WriteString(l + "\n")
+		}
+	}
 	for i := range 1 + e.intn(5) {
 		mp := "/" + r.field(true)
 		if e.chance(30) {
@@ -554,6 +584,9 @@ func (r *propRoot) writeMountstats() {
 	data := sb.String()
 	if e.chance(10) {
 		data = data[:e.intn(len(data)+1)] // a read cut anywhere
+	}
+	if r.kernelStats != nil {
+		data = string(r.kernelStats)
 	}
 	r.write("proc/1/mountstats", data)
 	r.write("proc/self/mountstats", data)
