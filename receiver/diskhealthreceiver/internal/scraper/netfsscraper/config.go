@@ -13,10 +13,6 @@ import (
 // section is where users write this source's settings.
 const section = "netfs"
 
-// MetricsConfig is this source's part of the receiver's metrics: key (it has no resource attributes:
-// a mount's identity is on its points).
-type MetricsConfig = metadata.MetricsConfig
-
 // Config is the netfs section of the disk_health configuration. The source is off by default, as
 // remote filesystems are opt-in in the filesystem source: a statfs of a network or FUSE mount can hang
 // on a server or daemon (bounded here by statfs_timeout), and the mounts' names are the user's.
@@ -36,7 +32,8 @@ type Config struct {
 	// unresponsive (slow before that).
 	StallAfter time.Duration `mapstructure:"stall_after"`
 
-	// Set by the receiver from its top-level keys (root_path, metrics).
+	// Set by the receiver from its top-level keys (root_path, metrics; the source has no resource
+	// attributes: a mount's identity is on its points).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 }
