@@ -128,9 +128,6 @@ type Tracker struct {
 // NewTracker returns a tracker in state Unknown.
 func NewTracker(cfg Config) *Tracker { return &Tracker{cfg: cfg} }
 
-// State is the state of the last observation.
-func (t *Tracker) State() State { return t.state }
-
 // Observe judges o and returns the new state and, when it differs from the previous one (a first
 // OK is no change), the change with its evidence.
 func (t *Tracker) Observe(o Observation) (State, *Change) {
