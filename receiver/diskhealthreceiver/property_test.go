@@ -33,6 +33,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/netfsscraper"
 )
 
 // The receiver-level property test (issue 14): random fixture roots — /proc/diskstats with random field
@@ -214,7 +215,13 @@ type propRoot struct {
 	devices []*propDevice
 	cgroups []string // cgroup directories, relative to the hierarchy
 	cgVals  map[string][]uint64
-	hostile string // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
+	nfs     []*propNFS // NFS mounts, for mountstats
+	// kernelStats, when set, is a mountstats fixture of a real kernel's layout (internal/mountstats/
+	// testdata), cut at a random place, written instead of the generated blocks; the mount table
+	// then has its NFS mounts too.
+	kernelStats []byte
+	fuse        []uint32 // FUSE mounts' minor numbers, for their connections
+	hostile     string   // an input replaced by a FIFO, a device node or a file past its cap; never rewritten
 }
 
 func (r *propRoot) write(rel, content string) {
@@ -286,6 +293,7 @@ func (r *propRoot) makeHostile() {
 	}
 	inputs := []input{
 		{"proc/diskstats", 0}, {"proc/stat", 0}, {"proc/1/mountinfo", 0}, {"proc/self/mountinfo", 0},
+		{"proc/1/mountstats", 0},
 		{"proc/pressure/io", bounded.Pressure}, {"sys/fs/cgroup/cgroup.controllers", bounded.Attr},
 		{"sys/fs/ext4/sda1/errors_count", bounded.Attr}, {"sys/block/md0/md/array_state", bounded.Attr},
 		{filepath.Join("sys/fs/cgroup", r.cgroups[len(r.cgroups)-1], "io.stat"), 0},
@@ -296,6 +304,9 @@ func (r *propRoot) makeHostile() {
 			inputs = append(inputs, input{"sys/devices/virtual/block/" + d.name + "/size", bounded.Attr},
 				input{"sys/devices/virtual/block/" + d.name + "/queue/rotational", bounded.Attr})
 		}
+	}
+	if len(r.fuse) > 0 {
+		inputs = append(inputs, input{fmt.Sprintf("sys/fs/fuse/connections/%d/waiting", r.fuse[0]), bounded.Attr})
 	}
 	in := inputs[e.intn(len(inputs))]
 	form := hostileForms[e.intn(len(hostileForms))]
@@ -410,22 +421,179 @@ func (r *propRoot) field(filename bool) string {
 	return sb.String()
 }
 
+// kernelStatsMounts are the NFS mounts of the mountstats fixtures, as mountinfo lines.
+var kernelStatsMounts = []string{
+	"60 1 0:52 / /mnt/ckpt rw - nfs4 nas02:/ckpt rw",
+	"61 1 0:53 / /mnt/train\\040set rw - nfs4 nas03:/train\\040set rw",
+	"62 1 0:54 / /mnt/datasets ro - nfs nas01:/export/datasets ro",
+	"63 1 0:55 / /home rw - nfs nfs01:/home rw",
+}
+
 func (r *propRoot) mountinfo() {
 	e := r.e
 	var sb strings.Builder
 	sb.WriteString("1 0 8:1 / / rw - ext4 /dev/sda1 rw\n")
+	// A quarter of the roots (not when the entropy has run out: chance is then always true).
+	if !e.chance(192) {
+		files, err := filepath.Glob(filepath.Join("internal", "mountstats", "testdata", "*.txt"))
+		if err != nil || len(files) == 0 {
+			r.t.Fatalf("no mountstats fixtures: %v", err)
+		}
+		data, err := os.ReadFile(files[e.intn(len(files))])
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if !e.chance(192) {
+			data = data[:e.intn(len(data)+1)]
+		}
+		r.kernelStats = data
+		for _, l := range kernelStatsMounts {
+			sb.WriteString(l + "\n")
+		}
+	}
 	for i := range 1 + e.intn(5) {
 		mp := "/" + r.field(true)
 		if e.chance(30) {
 			mp = r.field(true) // not absolute: a bad line
 		}
-		fmt.Fprintf(&sb, "%d 1 %d:%d / %s rw - %s %s rw\n", 10+i, e.intn(300), e.intn(300), mp, r.field(false), r.field(false))
+		major, minor, typ, src := e.intn(300), e.intn(300), r.field(false), r.field(false)
+		switch e.intn(4) {
+		case 0: // an NFS mount, with a mountstats block
+			major, typ = 0, []string{"nfs", "nfs4"}[e.intn(2)]
+			r.nfs = append(r.nfs, newPropNFS(e, src, mp, typ))
+		case 1: // a FUSE mount, with a connection
+			major, typ = 0, []string{"fuse", "fuse.sshfs", "fuseblk"}[e.intn(3)]
+			r.fuse = append(r.fuse, uint32(minor))
+		}
+		fmt.Fprintf(&sb, "%d 1 %d:%d / %s rw - %s %s rw\n", 10+i, major, minor, mp, typ, src)
 		if e.chance(20) {
 			sb.WriteString(r.field(false) + "\n") // garbage
 		}
 	}
 	r.write("proc/1/mountinfo", sb.String())
 	r.write("proc/self/mountinfo", sb.String())
+	r.writeMountstats()
+	for _, minor := range r.fuse {
+		r.write(fmt.Sprintf("sys/fs/fuse/connections/%d/waiting", minor), r.waiting())
+	}
+}
+
+// propNFS is an NFS mount's mountstats block: its counters, stepped between scrapes like the others.
+type propNFS struct {
+	src, mp, typ string
+	age          uint64
+	bytes        [8]uint64
+	xprts        [][13]uint64
+	ops          map[string][9]uint64
+	names        []string
+}
+
+// propOpNames are operation names, the last ones bad (drawn now and then).
+var propOpNames = []string{"NULL", "READ", "WRITE", "COMMIT", "GETATTR", "LOOKUP", "ACCESS", "READDIRPLUS", "SEQUENCE", "OPEN", "read", "R-E-A-D", ""}
+
+func newPropNFS(e *entropy, src, mp, typ string) *propNFS {
+	n := &propNFS{src: src, mp: mp, typ: typ, age: e.counter(), ops: map[string][9]uint64{}}
+	for i := range n.bytes {
+		n.bytes[i] = e.counter()
+	}
+	for range 1 + e.intn(4) {
+		var x [13]uint64
+		for i := range x {
+			x[i] = e.counter()
+		}
+		n.xprts = append(n.xprts, x)
+	}
+	for range 1 + e.intn(8) {
+		name := propOpNames[e.intn(len(propOpNames)-3)]
+		if e.chance(8) {
+			name = propOpNames[len(propOpNames)-1-e.intn(3)]
+		}
+		var v [9]uint64
+		for i := range v {
+			v[i] = e.counter()
+		}
+		if _, ok := n.ops[name]; !ok {
+			n.names = append(n.names, name)
+		}
+		n.ops[name] = v
+	}
+	return n
+}
+
+func (n *propNFS) step(e *entropy) {
+	n.age = e.step(n.age)
+	for i := range n.bytes {
+		n.bytes[i] = e.step(n.bytes[i])
+	}
+	for j := range n.xprts {
+		for i := range n.xprts[j] {
+			n.xprts[j][i] = e.step(n.xprts[j][i])
+		}
+	}
+	for name, v := range n.ops {
+		for i := range v {
+			v[i] = e.step(v[i])
+		}
+		n.ops[name] = v
+	}
+}
+
+// writeMountstats writes the NFS blocks, now and then with a wrong field count, an unknown
+// protocol, a bad operation name, garbage or a random cut.
+func (r *propRoot) writeMountstats() {
+	e := r.e
+	// pick is good most of the time and one of the bad values otherwise.
+	pick := func(good int, bad ...int) int {
+		if e.chance(240) {
+			return good
+		}
+		return bad[e.intn(len(bad))]
+	}
+	var sb strings.Builder
+	sb.WriteString("device /dev/sda1 mounted on / with fstype ext4\n")
+	for _, n := range r.nfs {
+		fmt.Fprintf(&sb, "device %s mounted on %s with fstype %s statvers=1.1\n\topts:\trw,vers=4.2\n\tage:\t%d\n", n.src, n.mp, n.typ, n.age)
+		sb.WriteString("\tbytes:\t")
+		for _, v := range n.bytes[:pick(8, 7, 0)] {
+			fmt.Fprintf(&sb, "%d ", v)
+		}
+		sb.WriteString("\n")
+		for _, x := range n.xprts {
+			proto := []string{"tcp", "udp", "rdma", "quic"}[pick(0, 1, 2, 3)]
+			fields := map[string]int{"tcp": 13, "udp": 10, "rdma": 13, "quic": 13}[proto]
+			sb.WriteString("\txprt:\t" + proto)
+			for _, v := range x[:pick(fields, 12, 7, 1)] {
+				fmt.Fprintf(&sb, " %d", v)
+			}
+			sb.WriteString("\n")
+		}
+		sb.WriteString("\tper-op statistics\n")
+		for _, name := range n.names {
+			v := n.ops[name]
+			fmt.Fprintf(&sb, "\t%12s:", name)
+			for _, x := range v[:pick(9, 8, 3)] {
+				fmt.Fprintf(&sb, " %d", x)
+			}
+			sb.WriteString("\n")
+		}
+		if e.chance(10) {
+			sb.WriteString(r.field(false) + "\n") // garbage
+		}
+		sb.WriteString("\n")
+	}
+	data := sb.String()
+	if e.chance(10) {
+		data = data[:e.intn(len(data)+1)] // a read cut anywhere
+	}
+	if r.kernelStats != nil {
+		data = string(r.kernelStats)
+	}
+	r.write("proc/1/mountstats", data)
+	r.write("proc/self/mountstats", data)
+}
+
+func (r *propRoot) waiting() string {
+	return []string{"0\n", "1\n", "17\n", "-1\n", "x\n", "", "18446744073709551616\n"}[r.e.intn(7)]
 }
 
 func (r *propRoot) psi() string {
@@ -497,6 +665,13 @@ func (r *propRoot) advance() {
 		r.writeIOStat(cg)
 	}
 	r.write("proc/pressure/io", r.psi())
+	for _, n := range r.nfs {
+		n.step(e)
+	}
+	r.writeMountstats()
+	for _, minor := range r.fuse {
+		r.write(fmt.Sprintf("sys/fs/fuse/connections/%d/waiting", minor), r.waiting())
+	}
 }
 
 // propConfig is the receiver's configuration for root: every source on, every device class and every
@@ -511,6 +686,13 @@ func propConfig(root string) *Config {
 	fs.MountPoints.Exclude = nil
 	fs.StatfsTimeout = 200 * time.Millisecond
 	section[cgroupsscraper.Config](cfg, "cgroups").MaxDepth = 6
+	nfs := section[netfsscraper.Config](cfg, "netfs")
+	nfs.Enabled = true // off by default, as remote filesystems are
+	nfs.MountPoints.Exclude = nil
+	nfs.StatfsTimeout = 200 * time.Millisecond
+	all := &nfs.MetricsBuilderConfig.Metrics
+	all.NfsClientMountProcedureCount.Enabled, all.NfsClientMountProcedureRoundTripTime.Enabled = true, true
+	all.NfsClientMountRPCBacklog.Enabled, all.NfsClientMountOperationExecuteTime.Enabled = true, true
 	return cfg
 }
 
@@ -665,7 +847,7 @@ var attrKinds = map[string]sanitize.Kind{
 // capOf is the cap of an attribute's value (its sanitised kind's); other attributes are the receiver's
 // own values or built from capped parts, bounded by the largest cap.
 func capOf(metric, key string) int {
-	if key == "system.device" && strings.HasPrefix(metric, "system.filesystem.") {
+	if key == "system.device" && (strings.HasPrefix(metric, "system.filesystem.") || strings.HasPrefix(metric, "nfs.") || strings.HasPrefix(metric, "fuse.")) {
 		return sanitize.Cap(sanitize.MountSource)
 	}
 	if k, ok := attrKinds[key]; ok {

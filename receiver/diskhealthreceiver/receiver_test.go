@@ -55,11 +55,19 @@ func TestSharedReceiver(t *testing.T) {
 func TestOnePipelineRule(t *testing.T) {
 	set := receivertest.NewNopSettings(metadata.Type)
 	var withEvents, withoutEvents []string
+	// The sources on by default (netfs is opt-in, as remote filesystems are), with events or not.
+	var byDefault, eventsByDefault int
 	for _, r := range registry {
 		if r.events {
 			withEvents = append(withEvents, r.name)
 		} else {
 			withoutEvents = append(withoutEvents, r.name)
+		}
+		if *field(r.factory(nil).CreateDefaultConfig(), enabledField).(*bool) {
+			byDefault++
+			if r.events {
+				eventsByDefault++
+			}
 		}
 	}
 	require.GreaterOrEqual(t, len(withEvents), 2)
@@ -69,9 +77,10 @@ func TestOnePipelineRule(t *testing.T) {
 		only          []string // the sources left on; nil: all
 		want          int
 	}{
-		{name: "metrics", metrics: true, want: len(registry)},
-		{name: "metrics and logs", metrics: true, logs: true, want: len(registry)},
-		{name: "logs alone", logs: true, want: len(withEvents)},
+		{name: "metrics", metrics: true, want: byDefault},
+		{name: "metrics and logs", metrics: true, logs: true, want: byDefault},
+		{name: "logs alone", logs: true, want: eventsByDefault},
+		{name: "logs alone, every source on", logs: true, only: append(slices.Clone(withEvents), withoutEvents...), want: len(withEvents)},
 		{name: "logs alone, one source with events off", logs: true, only: withEvents[1:], want: len(withEvents) - 1},
 		{name: "logs alone, the sources with events off", logs: true, only: withoutEvents, want: 0},
 		{name: "metrics, one source without events off", metrics: true, only: append(slices.Clone(withEvents), withoutEvents[1:]...), want: len(registry) - 1},

@@ -11,6 +11,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/netfsscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper"
@@ -28,6 +29,7 @@ var registry = register(
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},
 	registration{factory: metricsOnly(latencyscraper.NewFactory), needs: []input{diskstatsSnapshot, signsBoard}, wire: iostatDevices},
 	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}},
+	registration{factory: netfsscraper.NewFactoryWithEvents, events: true},
 )
 
 // smartInterval: SMART reads each disk with its own, longer interval (smart.interval).

@@ -283,6 +283,10 @@ func appendUnescaped(dst, s []byte) []byte {
 
 func unescapeString(b []byte) string { return string(appendUnescaped(nil, b)) }
 
+// Unescape decodes a field the kernel escaped with octal escapes (a mount point or source in
+// mountinfo or mountstats), as ParseMountInfo does.
+func Unescape(b []byte) string { return unescapeString(b) }
+
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 // optionPresent reports whether the comma-separated list has the option
