@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ func ThreadCPU(tb testing.TB, fn func()) time.Duration {
 	tb.Helper()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	return cpuOf(tb, unix.RUSAGE_THREAD, fn)
+	return cpuOf(tb, unix.CLOCK_THREAD_CPUTIME_ID, fn)
 }
 
 // ProcessCPU returns the CPU time the whole process spent while fn ran: for work fn spreads over
@@ -23,14 +24,44 @@ func ThreadCPU(tb testing.TB, fn func()) time.Duration {
 // collector's, a parallel test's), so a test using it must not run in parallel with others.
 func ProcessCPU(tb testing.TB, fn func()) time.Duration {
 	tb.Helper()
-	return cpuOf(tb, unix.RUSAGE_SELF, fn)
+	return cpuOf(tb, unix.CLOCK_PROCESS_CPUTIME_ID, fn)
 }
 
-func cpuOf(tb testing.TB, who int, fn func()) time.Duration {
+// cpuOf reads a CPU-time clock around fn: the scheduler's exact runtime, where getrusage's split into
+// user and system time is sampled at the timer tick and can read 0 for a few milliseconds.
+func cpuOf(tb testing.TB, clock int32, fn func()) time.Duration {
 	tb.Helper()
-	var before, after unix.Rusage
-	require.NoError(tb, unix.Getrusage(who, &before))
+	var before, after unix.Timespec
+	require.NoError(tb, unix.ClockGettime(clock, &before))
 	fn()
-	require.NoError(tb, unix.Getrusage(who, &after))
-	return time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+	require.NoError(tb, unix.ClockGettime(clock, &after))
+	return time.Duration(after.Nano() - before.Nano())
+}
+
+// RequireLinear fails if the cost of an input grows faster than its size: it builds the input at n and
+// at 10×n with setup (not measured), runs each three times with the garbage collector paused (its cost
+// follows the heap, not the algorithm) and compares the least CPU time of each, so that one preemption
+// does not count. Linear code costs ~10× at 10×n (up to ~18× once the larger input no longer fits the
+// caches); the bound is 20×, and quadratic code pays 100×. measure is ThreadCPU for work on the calling
+// goroutine, ProcessCPU for work spread over goroutines.
+func RequireLinear(tb testing.TB, what string, n int, measure func(testing.TB, func()) time.Duration, setup func(n int) func()) {
+	tb.Helper()
+	least := func(n int) time.Duration {
+		run := setup(n)
+		best := time.Duration(-1)
+		for range 3 {
+			runtime.GC()
+			gc := debug.SetGCPercent(-1)
+			d := measure(tb, run)
+			debug.SetGCPercent(gc)
+			if best < 0 || d < best {
+				best = d
+			}
+		}
+		return best
+	}
+	small, large := least(n), least(10*n)
+	ratio := float64(large) / float64(max(small, time.Microsecond))
+	tb.Logf("%s: %d → %v CPU, %d → %v CPU (%.1f×)", what, n, small, 10*n, large, ratio)
+	require.Less(tb, ratio, 20.0, "%s: 10× the input costs %.1f× the CPU", what, ratio)
 }
