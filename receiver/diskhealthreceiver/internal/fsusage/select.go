@@ -65,7 +65,7 @@ func Translate(mounts []Mount, rootPath string, view View) []Mount {
 			}
 			m.Path = m.MountPoint
 			m.MountPoint = m.MountPoint[len(root):]
-			m.ReadOnly = m.superRO
+			m.ReadOnly = m.SuperRO
 			if m.MountPoint == "" {
 				m.MountPoint = "/"
 			}

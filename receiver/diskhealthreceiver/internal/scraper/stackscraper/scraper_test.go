@@ -511,6 +511,41 @@ func TestGoldenErrors(t *testing.T) {
 	assert.Len(t, board.Counters("0x5000c500aaaa0001"), 1, "sda1's ext4 errors are on the board")
 }
 
+// The mount table is parsed by the filesystem source's parser: a bad line is named with its line number,
+// costs only its own mount, and is one problem logged once over many scrapes, not a failed read of the
+// errors part every scrape. Mount points are unescaped as the filesystem source reports them.
+func TestBadMountinfoLineNamedOnce(t *testing.T) {
+	root := t.TempDir()
+	addDisk(t, root, "sda", "8:0", "0x5000c500aaaa0001", "sda1")
+	ext4 := filepath.Join(root, "fs", "ext4", "sda1")
+	require.NoError(t, os.MkdirAll(ext4, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev", "block"), 0o755))
+	require.NoError(t, os.Symlink("../../class/block/sda1", filepath.Join(root, "dev", "block", "8:1")))
+	for file, v := range map[string]string{"errors_count": "3", "first_error_time": "1777000000", "last_error_time": "1777000100"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ext4, file), []byte(v+"\n"), 0o644))
+	}
+	mountinfo := []byte("22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/mapper/vg0-root rw\n" +
+		"this is no mount\n" +
+		"40 22 8:1 / /srv/my\\040data rw,relatime shared:20 - ext4 /dev/sda1 rw,errors=remount-ro\n")
+	sys := os.DirFS(root)
+	rig := newRig(t, readers{sysRoot: root, sys: sys, errors: true, mountinfo: func() ([]byte, error) { return mountinfo, nil }}, nil)
+	core, logs := observer.New(zapcore.InfoLevel)
+	rep := emit.NewReporter(zap.New(core), nil)
+	for range 3 {
+		md, err := rig.s.scrape(context.Background())
+		require.ErrorContains(t, err, `mountinfo line 2 "this is no mount"`)
+		assert.True(t, scrapererror.IsPartialScrapeError(err))
+		require.NoError(t, rep.Report(err))
+		v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "errors", "stack.read.status": "ok"})
+		assert.InDelta(t, 1, v, 0, "a bad line is not a failed read of the errors part")
+		v, ok := point(t, md, "system.filesystem.errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/my data"})
+		assert.True(t, ok, "the mount after the bad line is read, its mount point unescaped")
+		assert.InDelta(t, 3, v, 0)
+	}
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Scrape problem").Len(), "one problem, logged once")
+	assert.Equal(t, 0, rig.obs.FilterMessageSnippet("Storage stack read failed").Len())
+}
+
 // TestRulesDocumented: the rule table of documentation-extra.md is the health package's logical-disk table.
 func TestRulesDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
