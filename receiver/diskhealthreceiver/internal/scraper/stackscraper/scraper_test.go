@@ -308,6 +308,52 @@ func records(sink *consumertest.LogsSink) []plog.LogRecord {
 	return out
 }
 
+// stuckSysfs blocks every open of one array's array_state until release is closed: an array stuck on
+// its reconfiguration lock.
+type stuckSysfs struct {
+	fs.FS
+	array   string
+	release chan struct{}
+}
+
+func (s stuckSysfs) Open(name string) (fs.File, error) {
+	if name == "block/"+s.array+"/md/array_state" {
+		<-s.release
+	}
+	return s.FS.Open(name)
+}
+
+// An md array whose read times out makes the md part's read status timeout (logged once), not ok, while
+// the other arrays are still reported; when the array answers again the status is ok again.
+func TestTimedOutArrayReadStatus(t *testing.T) {
+	release := make(chan struct{})
+	sys := stuckSysfs{FS: os.DirFS(libTestdata("mdraid", "delayed", "sys")), array: "md1", release: release}
+	reader := mdraid.NewReader(sys, 50*time.Millisecond)
+	rig := newRig(t, readers{sys: sys, md: reader}, nil)
+	mdStatus := func(md pmetric.Metrics) string {
+		for _, st := range readStatuses {
+			if v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": st.String()}); v == 1 {
+				return st.String()
+			}
+		}
+		return ""
+	}
+	for range 2 { // the read that times out, then the one that finds it still in flight
+		md, err := rig.s.scrape(context.Background())
+		require.ErrorContains(t, err, "md1: ")
+		assert.True(t, scrapererror.IsPartialScrapeError(err))
+		assert.Equal(t, "timeout", mdStatus(md))
+		assert.Equal(t, "ok", state(t, md, "md:aacce1b0-fdeb-cef5-65eb-5a21d249ae1e"), "md0 is reported")
+	}
+	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("Storage stack read failed").Len(), "logged once")
+
+	close(release)
+	reader.Wait()
+	md := rig.scrape(t)
+	assert.Equal(t, "ok", mdStatus(md))
+	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("works again").Len())
+}
+
 // ---- device-mapper: the dm library's recorded status and table lines ----
 
 // fakeDM serves devices built from dm/testdata/lines.txt.
