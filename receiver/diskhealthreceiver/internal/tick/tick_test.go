@@ -169,7 +169,7 @@ func TestOwner(t *testing.T) {
 	assert.True(t, iostat.Owns())
 	assert.False(t, latency.Owns())
 	assert.Equal(t, bad, iostat.Own(bad))
-	assert.NoError(t, latency.Own(bad))
+	require.NoError(t, latency.Own(bad))
 	assert.True(t, New(root(t), time.Now, nil).Reader(0).OrOwn("", time.Now).Owns(), "a source's own snapshot is its own")
 }
 
