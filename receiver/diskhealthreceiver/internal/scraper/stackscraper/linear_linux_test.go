@@ -18,7 +18,7 @@ import (
 // bigArraySys is a sysfs with one raid6 array of n members (slots 0..n-3, two spares), each with its
 // state, slot and corrected read errors, written under a temporary directory (fstest.MapFS would cost
 // a scan of every file for each missing one).
-func bigArraySys(t *testing.T, n int) fs.FS {
+func bigArraySys(t testing.TB, n int) fs.FS {
 	md := "block/md0/md/"
 	sys := fstest.MapFS{
 		"block/md0/size":      {Data: []byte("1073741824\n")},
@@ -77,4 +77,22 @@ func TestScrapeLinearInMDMembers(t *testing.T) {
 		scrape() // every member's first series
 		return scrape
 	})
+}
+
+// BenchmarkScrapeMDMembers is one stack scrape of an array of 100 and of 1 000 members: the time per
+// member stays flat.
+func BenchmarkScrapeMDMembers(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			sys := bigArraySys(b, n)
+			rig := newRig(&testing.T{}, readers{sys: sys, md: arrayOnThisThread{sys}}, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rig.s.scrape(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/member")
+		})
+	}
 }
