@@ -85,32 +85,13 @@ func TestChurnLogsOneProblemOnce(t *testing.T) {
 	snaps := tick.New(r.dir, func() time.Time { return clock }, nil)
 
 	core, logs := observer.New(zapcore.InfoLevel)
-	var notes sanitize.Notes
-	var problems emit.Problems
-	type running struct {
-		name string
-		s    scraper.Metrics
-	}
-	var scrapers []running
-	for _, src := range cfg.sources(nil, nil, snaps) {
-		if !src.enabled {
-			continue
-		}
-		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
-		set := scrapertest.NewNopSettings(f.Type())
-		set.Logger = zap.New(core).With(zap.String("source", src.name))
-		s, err := f.CreateMetrics(t.Context(), set, src.cfg)
-		require.NoError(t, err)
-		require.NoError(t, s.Start(t.Context(), componenttest.NewNopHost()))
-		t.Cleanup(func() { require.NoError(t, s.Shutdown(t.Context())) })
-		scrapers = append(scrapers, running{src.name, s})
-	}
+	scrapers := startReported(t, cfg, snaps, core)
 	for range 8 {
 		for _, s := range scrapers {
 			// Each source reads at its own moment, a device set apart from the others'.
 			r.churn()
 			clock = clock.Add(interval)
-			_, err := s.s.ScrapeMetrics(t.Context())
+			_, err := s.ScrapeMetrics(t.Context())
 			require.NoError(t, err, s.name)
 		}
 	}
@@ -136,4 +117,61 @@ func TestChurnLogsOneProblemOnce(t *testing.T) {
 	// in any order, the last counted.
 	assert.GreaterOrEqual(t, len(perDevice), 9, "the bad lines one by one")
 	assert.Equal(t, 1, logs.FilterMessageSnippet("More scrape problems appeared").Len(), "once:\n%s", strings.Join(lines, "\n"))
+}
+
+// reportedSource is a source as the receiver runs it: its scraper, wrapped by reported.
+type reportedSource struct {
+	name string
+	scraper.Metrics
+}
+
+// startReported starts every enabled source of cfg as the receiver does (reported, one Problems for them
+// all, snaps shared), logging to core with the source's name.
+func startReported(t *testing.T, cfg *Config, snaps *tick.Shared, core zapcore.Core) []reportedSource {
+	t.Helper()
+	var notes sanitize.Notes
+	var problems emit.Problems
+	var out []reportedSource
+	for _, src := range cfg.sources(nil, nil, snaps) {
+		if !src.enabled {
+			continue
+		}
+		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
+		set := scrapertest.NewNopSettings(f.Type())
+		set.Logger = zap.New(core).With(zap.String("source", src.name))
+		s, err := f.CreateMetrics(t.Context(), set, src.cfg)
+		require.NoError(t, err)
+		require.NoError(t, s.Start(t.Context(), componenttest.NewNopHost()))
+		t.Cleanup(func() { require.NoError(t, s.Shutdown(t.Context())) })
+		out = append(out, reportedSource{src.name, s})
+	}
+	return out
+}
+
+// A bad mount table line is one problem for the receiver, though the filesystem and the stack sources
+// both read the table: they parse it with one parser, so it has the same words in both, and it is logged
+// once, however many scrapes.
+func TestBadMountinfoLineLoggedOnce(t *testing.T) {
+	dir := t.TempDir()
+	r := &churnRoot{t: t, dir: dir}
+	r.write("proc/stat", "cpu  1 2 3\nbtime 1795932000\n")
+	r.write("proc/diskstats", "   8       0 sda 1 0 8 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n")
+	r.write("proc/1/mountinfo", "1 0 8:0 / / rw - ext4 /dev/sda rw\nnot a mount\n")
+	cfg := propConfig(dir)
+	require.NoError(t, cfg.Validate())
+	core, logs := observer.New(zapcore.InfoLevel)
+	scrapers := startReported(t, cfg, tick.New(dir, time.Now, nil), core)
+	for range 5 {
+		for _, s := range scrapers {
+			_, err := s.ScrapeMetrics(t.Context())
+			require.NoError(t, err, s.name)
+		}
+	}
+	var said []string
+	for _, e := range logs.All() {
+		if fields := fmt.Sprint(e.ContextMap()); strings.Contains(fields, "mountinfo line 2") {
+			said = append(said, fmt.Sprintf("%s: %s", e.Message, fields))
+		}
+	}
+	assert.Len(t, said, 1, "one line for the bad line:\n%s", strings.Join(said, "\n"))
 }
