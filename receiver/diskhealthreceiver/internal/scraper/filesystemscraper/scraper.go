@@ -111,8 +111,9 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.record(ts, &results[i])
 	}
 	s.mounts.Sweep()
-	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
-	// The last good table is still measured then: a partial error keeps those results.
+	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
+	// its bad lines are. The last good table (the good lines) is still measured: a partial error keeps
+	// those results.
 	return s.e.Emit(), partial(errors.Join(err, s.tableErr), len(results))
 }
 
