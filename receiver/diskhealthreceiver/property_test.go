@@ -41,16 +41,19 @@ import (
 // bytes and lengths; mountinfo with random escapes and bytes; cgroup trees with random io.stat and
 // names; one input at a time (diskstats, /proc/stat, mountinfo, PSI, cgroup files, sysfs attributes, ext4
 // and md files) a FIFO, an endless device node or a file past its cap — scraped several times by every source, as the receiver builds them, with random counter steps
-// in between (forward, backwards, resets, the file replaced by rename). Every output must hold:
+// in between (forward a little or by 1e9, backwards, resets, flaps to 2^64 − 1, the file replaced by rename).
+// Every output must hold:
 //   - every string (resource and point attributes) valid UTF-8, without control characters, within its
 //     kind's cap (sanitize);
 //   - no NaN or Inf;
 //   - no negative value in a monotonic sum, and no decrease of a cumulative point without a new start
 //     time;
 //   - start ≤ time;
-//   - ratios and utilizations within [0, 1], except system.disk.utilization, which is not clamped (a
-//     forward step of io_ticks is taken as read, as sysstat does); for it, a step back of io_ticks that
-//     does not fit the interval must give 0 (no wrap believed);
+//   - ratios and utilizations within [0, 1], except system.disk.utilization, which is not clamped; for
+//     a device with nothing in flight before, it stays within (Δt + 1 s) / Δt, and a step of io_ticks
+//     (forward or back) that does not fit the interval gives 0;
+//   - no operation rate beyond what a device can do; system.disk.io_time of a device with nothing in
+//     flight before gains at most Δt + 1 s within one series (a forward jump is no time spent);
 //   - the OTLP protobuf encoding round-trips;
 //   - every scrape returns, whatever a hostile input does.
 //
@@ -752,6 +755,7 @@ func runProperty(t *testing.T, data []byte) {
 			if k > 0 {
 				checkPlausible(t, md, prevTicks, ticks)
 			}
+			st.checkIOTime(t, md, prevTicks, ticks)
 		}
 		prevTicks = ticks
 		r.advance()
@@ -825,7 +829,38 @@ func checkPlausible(t *testing.T, md pmetric.Metrics, prev, cur map[string]propT
 
 // propState follows the cumulative points across the scrapes of one root.
 type propState struct {
-	last map[string]propPoint
+	last   map[string]propPoint
+	ioTime map[string]propSample // system.disk.io_time by series
+}
+
+type propSample struct {
+	start, at pcommon.Timestamp
+	value     float64
+}
+
+// checkIOTime: within one series, system.disk.io_time of a plain device with nothing in flight at the
+// previous read gains at most the interval plus a second, whatever io_ticks did (a forward jump of 1e9
+// ms in a second, a flap to 2^64 − 1, a wrap the clock cannot allow); a new series may start anywhere.
+func (s *propState) checkIOTime(t *testing.T, md pmetric.Metrics, prev, cur map[string]propTicks) {
+	t.Helper()
+	forEachPoint(md, func(res pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() != "system.disk.io_time" {
+			return
+		}
+		key, v := seriesKey(res, m, dp), pointValue(dp)
+		last, seen := s.ioTime[key]
+		s.ioTime[key] = propSample{start: dp.StartTimestamp(), at: dp.Timestamp(), value: v}
+		dev, _ := dp.Attributes().Get("system.device")
+		p, ok1 := prev[dev.Str()]
+		c, ok2 := cur[dev.Str()]
+		if !seen || last.start != dp.StartTimestamp() || !ok1 || !ok2 || p.bad || c.bad || p.fields != c.fields || !p.idle {
+			return
+		}
+		dt := dp.Timestamp().AsTime().Sub(last.at.AsTime())
+		if gain := v - last.value; gain > (dt+time.Second).Seconds()*(1+1e-9) {
+			t.Fatalf("%s: io_time gained %v s within %v in one series (%v → %v)", dev.Str(), gain, dt, last.value, v)
+		}
+	})
 }
 
 type propPoint struct {
@@ -833,7 +868,9 @@ type propPoint struct {
 	value float64
 }
 
-func newPropState() *propState { return &propState{last: map[string]propPoint{}} }
+func newPropState() *propState {
+	return &propState{last: map[string]propPoint{}, ioTime: map[string]propSample{}}
+}
 
 // attrKinds are the sanitised kinds of the attributes read from the host.
 var attrKinds = map[string]sanitize.Kind{

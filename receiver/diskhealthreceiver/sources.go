@@ -45,7 +45,7 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick
 		if r.interval != nil {
 			src.interval = r.interval(c)
 		}
-		if snaps != nil && slices.Contains(r.needs, diskstatsSnapshot) {
+		if snaps != nil && src.enabled && slices.Contains(r.needs, diskstatsSnapshot) {
 			every := src.interval
 			if every == 0 {
 				every = cfg.ControllerConfig.CollectionInterval

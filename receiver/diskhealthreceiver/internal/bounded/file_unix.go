@@ -12,11 +12,14 @@ import (
 
 // OpenFD opens path read-only without blocking (opening a FIFO waits for a writer otherwise) and
 // refuses anything but a regular file. The caller closes the descriptor. Errors are *fs.PathError.
-func OpenFD(path string) (int, error) {
+func OpenFD(path string) (int, error) { return OpenAtFD(unix.AT_FDCWD, path, path) }
+
+// OpenAtFD is OpenFD of name relative to the directory dirfd (openat(2)); path names the file in errors.
+func OpenAtFD(dirfd int, name, path string) (int, error) {
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != unix.EINTR {
 			break
 		}

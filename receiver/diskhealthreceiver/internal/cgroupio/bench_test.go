@@ -145,9 +145,8 @@ func TestTopNBound5000(t *testing.T) {
 		s.bytes[leaf] += uint64(i+1) << 12
 	}
 	s.writeAll(t)
-	start := time.Now()
-	all, err := c.Collect(t2)
-	fullWalk := time.Since(start)
+	var all Result
+	fullWalk := testkit.ThreadCPU(t, func() { all, err = c.Collect(t2) })
 	require.NoError(t, err)
 	assert.Equal(t, synthPods*synthContainers, all.Active)
 	require.Len(t, all.Cgroups, topN)
@@ -162,9 +161,8 @@ func TestTopNBound5000(t *testing.T) {
 	// their 3 containers each; nothing else below kubepods.
 	busy := []string{s.leaves[0], s.leaves[1500], s.leaves[3749]}
 	s.touch(t, busy, 1<<20)
-	start = time.Now()
-	few, err := c.Collect(t2.Add(30 * time.Second))
-	fewWalk := time.Since(start)
+	var few Result
+	fewWalk := testkit.ThreadCPU(t, func() { few, err = c.Collect(t2.Add(30 * time.Second)) })
 	require.NoError(t, err)
 	assert.Equal(t, 3, few.Active)
 	require.Len(t, few.Cgroups, 3)
@@ -177,9 +175,10 @@ func TestTopNBound5000(t *testing.T) {
 	assert.Empty(t, idle.Cgroups)
 	assert.Equal(t, 2, idle.Reads)
 
-	// The time budget stated in BENCHMARKS.md (idle is bounded above by its two reads): measured here
-	// ~160 ms for the full walk and ~25 ms for a few busy containers, where one system call costs 2 µs.
-	t.Logf("5000 cgroups: every container busy %v, 3 busy %v", fullWalk, fewWalk)
+	// The budget stated in BENCHMARKS.md (idle is bounded above by its two reads), in CPU time of the
+	// collecting thread, not wall time, so a loaded machine does not fail it: measured ~130 ms for the
+	// full walk and ~16 ms for a few busy containers.
+	t.Logf("5000 cgroups: every container busy %v CPU, 3 busy %v CPU", fullWalk, fewWalk)
 	assert.Less(t, fullWalk, testkit.RaceSlowdown*budgetFullWalk)
 	assert.Less(t, fewWalk, testkit.RaceSlowdown*budgetFewBusy)
 }

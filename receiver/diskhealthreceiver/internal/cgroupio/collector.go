@@ -190,6 +190,12 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 			return true
 		}
 		c.errs = append(c.errs, fmt.Errorf("cgroup /%s: %w", n.path, err))
+		// Its counters are unknown, not unchanged: its children are read all the same (every collection,
+		// as nothing tells that their subtree did not move), so one cgroup's file past the cap or
+		// unreadable never hides its healthy descendants. It is not reported itself.
+		if depth < c.cfg.MaxDepth {
+			c.visitChildren(n, depth)
+		}
 		return false
 	}
 	n.prevDevs = append(n.prevDevs[:0], n.devs...)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 )
 
@@ -219,6 +220,33 @@ func TestCollectorMalformedFile(t *testing.T) {
 	require.Len(t, res.Cgroups, 2, "the bad line costs neither its cgroup's good line nor the other cgroup")
 	for _, cg := range res.Cgroups {
 		assert.Equal(t, uint64(1<<20), cg.Bytes, cg.Path)
+	}
+}
+
+// A cgroup whose io.stat is past the cap (or unreadable) is an error naming it, and its children are
+// read all the same: a busy container below an over-cap slice is still reported, collection after
+// collection.
+func TestOverCapParentStillReadsChildren(t *testing.T) {
+	r := testkit.NewRoot(t)
+	r.CopyTree(filepath.Join("testdata", "v2-docker", "t1"), ".", nil)
+	cg := filepath.Join(r.Dir, "sys", "fs", "cgroup")
+	huge := strings.Repeat("8:0 rbytes=1 wbytes=1 rios=1 wios=1 dbytes=0 dios=0\n", bounded.CgroupStat/50+1)
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "system.slice", "io.stat"), []byte(huge), 0o644))
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V2, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.ErrorIs(t, err, bounded.ErrTooLarge)
+	assert.Contains(t, err.Error(), "cgroup /system.slice: ")
+
+	busy := "system.slice/docker-" + "4b5e57f6eb2f42b9039b3d1e13929295f231749c510cbe341cd68036d9af97e2.scope"
+	for i, at := range []time.Time{t2, t2.Add(30 * time.Second)} {
+		bumpWrites(t, filepath.Join(cg, "io.stat"), 1<<20)
+		bumpWrites(t, filepath.Join(cg, busy, "io.stat"), 1<<20)
+		res, err := c.Collect(at)
+		require.ErrorIs(t, err, bounded.ErrTooLarge, "collection %d", i)
+		require.Len(t, res.Cgroups, 1, "collection %d: the container below the over-cap slice", i)
+		assert.Equal(t, "/"+busy, res.Cgroups[0].Path)
+		assert.Equal(t, uint64(1<<20), res.Cgroups[0].Bytes)
 	}
 }
 

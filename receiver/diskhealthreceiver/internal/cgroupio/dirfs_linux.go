@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
@@ -23,7 +25,7 @@ func NewDirFS(dir string) *DirFS { return &DirFS{root: dir} }
 // Root is the directory the FS reads below.
 func (d *DirFS) Root() string { return d.root }
 
-// ReadFile reads name with open, fstat, read and close and nothing else (bounded.ReadFile): no poller
+// ReadFile reads name with open, fstat, read and close and nothing else (bounded.ReadFD): no poller
 // registration (os.Open tries one for every file), and no read to see EOF when the first read did not
 // fill the buffer — kernfs hands out a whole seq_file in one read when it fits, as the kernel builds it in
 // one pass. That matters when a scrape reads a thousand cgroups. A FIFO or device node is refused and a
@@ -32,7 +34,18 @@ func (d *DirFS) ReadFile(name string, buf []byte) ([]byte, error) {
 	if cap(buf) < 4096 {
 		buf = make([]byte, 0, 4096)
 	}
-	return bounded.ReadFile(filepath.Join(d.root, name), bounded.CgroupStat, buf)
+	path := filepath.Join(d.root, name)
+	dirfd, rel, err := at(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer closeDir(dirfd)
+	fd, err := bounded.OpenAtFD(dirfd, rel, path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer func() { _ = unix.Close(fd) }() // read-only: a failed close loses nothing
+	return bounded.ReadFD(fd, path, bounded.CgroupStat, buf)
 }
 
 // SubDirs lists child directories with getdents and the entries' d_type, so the dozens of control files
@@ -41,24 +54,29 @@ func (d *DirFS) ReadFile(name string, buf []byte) ([]byte, error) {
 // one stat answers for them instead of an open, two getdents and a close.
 func (d *DirFS) SubDirs(name string, dst []string) ([]string, error) {
 	path := filepath.Join(d.root, name)
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	dirfd, rel, err := at(path)
+	if err != nil {
+		return dst, err
+	}
+	defer closeDir(dirfd)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return dst, &os.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	if st.Nlink == 2 {
 		return dst, nil
 	}
-	fd, err := open(path, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	fd, err := openat(dirfd, rel, path, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return dst, err
 	}
-	defer func() { _ = syscall.Close(fd) }()
+	defer func() { _ = unix.Close(fd) }()
 	if d.dirent == nil {
 		d.dirent = make([]byte, 32<<10)
 	}
 	for {
-		n, err := syscall.ReadDirent(fd, d.dirent)
-		if err == syscall.EINTR {
+		n, err := unix.ReadDirent(fd, d.dirent)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
@@ -69,16 +87,48 @@ func (d *DirFS) SubDirs(name string, dst []string) ([]string, error) {
 		}
 		dst = appendDirs(d.dirent[:n], dst, func(child string) bool {
 			// DT_UNKNOWN (filesystems without d_type): ask.
-			fi, err := os.Lstat(filepath.Join(path, child))
-			return err == nil && fi.IsDir()
+			var st unix.Stat_t
+			return unix.Fstatat(fd, child, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
 		})
 	}
 }
 
-func open(path string, flags int) (int, error) {
+// pathMax is the kernel's PATH_MAX: a longer path is refused by every system call with ENAMETOOLONG.
+const pathMax = 4096
+
+// at returns a directory and a name relative to it that together are path: AT_FDCWD and path itself
+// when it is shorter than PATH_MAX; else (a branch max_depth deep of long cgroup names) a directory
+// opened piece by piece, each piece shorter than PATH_MAX and relative to the one before (openat), so
+// that no cgroup is lost to its depth. closeDir closes the directory.
+func at(path string) (dirfd int, rel string, err error) {
+	dirfd, rel = unix.AT_FDCWD, path
+	for len(rel) >= pathMax {
+		cut := strings.LastIndexByte(rel[:pathMax-1], '/')
+		if cut <= 0 {
+			closeDir(dirfd)
+			return -1, "", &os.PathError{Op: "open", Path: path, Err: unix.ENAMETOOLONG}
+		}
+		next, err := openat(dirfd, rel[:cut], path, unix.O_PATH|unix.O_DIRECTORY)
+		closeDir(dirfd)
+		if err != nil {
+			return -1, "", err
+		}
+		dirfd, rel = next, rel[cut+1:]
+	}
+	return dirfd, rel, nil
+}
+
+func closeDir(dirfd int) {
+	if dirfd != unix.AT_FDCWD {
+		_ = unix.Close(dirfd)
+	}
+}
+
+// openat opens name relative to dirfd; path names it in errors.
+func openat(dirfd int, name, path string, flags int) (int, error) {
 	for {
-		fd, err := syscall.Open(path, flags|syscall.O_CLOEXEC, 0)
-		if err == syscall.EINTR {
+		fd, err := unix.Openat(dirfd, name, flags|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {

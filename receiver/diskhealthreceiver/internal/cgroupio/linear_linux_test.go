@@ -2,6 +2,7 @@ package cgroupio
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,102 @@ func BenchmarkParseBlkioDevices(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/device")
+		})
+	}
+}
+
+// podTree is an in-memory Kubernetes-like v2 hierarchy: pods of 3 containers below one QoS slice, every
+// container's counters growing by its own weight each generation and every inner cgroup's the sum of its
+// children's, as the kernel's hierarchical io.stat is.
+type podTree struct {
+	gen     uint64
+	weights map[string]uint64   // cgroup → its bytes per generation
+	dirs    map[string][]string // cgroup → child cgroups
+}
+
+func newPodTree(cgroups int) *podTree {
+	t := &podTree{weights: map[string]uint64{}, dirs: map[string][]string{}}
+	const qos = "kubepods.slice/kubepods-burstable.slice"
+	t.dirs[""] = []string{"kubepods.slice"}
+	t.dirs["kubepods.slice"] = []string{"kubepods-burstable.slice"}
+	for p := range cgroups / 4 {
+		pod := fmt.Sprintf("kubepods-burstable-pod%08x.slice", p)
+		t.dirs[qos] = append(t.dirs[qos], pod)
+		for c := range 3 {
+			leaf := fmt.Sprintf("cri-containerd-%064x.scope", 3*p+c)
+			t.dirs[qos+"/"+pod] = append(t.dirs[qos+"/"+pod], leaf)
+			w := uint64(3*p+c+1) << 12
+			for dir := qos + "/" + pod + "/" + leaf; ; {
+				t.weights[dir] += w
+				i := strings.LastIndexByte(dir, '/')
+				if i < 0 {
+					break
+				}
+				dir = dir[:i]
+			}
+		}
+	}
+	return t
+}
+
+func (t *podTree) ReadFile(name string, buf []byte) ([]byte, error) {
+	dir, ok := strings.CutSuffix(name, "/io.stat")
+	w, known := t.weights[dir]
+	if !ok || !known {
+		return nil, fs.ErrNotExist
+	}
+	b := t.gen * w
+	return fmt.Appendf(buf[:0], "259:0 rbytes=%d wbytes=%d rios=%d wios=%d dbytes=0 dios=0\n", b/2, b-b/2, b>>12, b>>13), nil
+}
+
+func (t *podTree) SubDirs(name string, dst []string) ([]string, error) {
+	return append(dst, t.dirs[name]...), nil
+}
+
+// A collection with every container busy (a full walk and the choice of the top 10) costs the same per
+// cgroup at 5 000 cgroups (TestTopNBound5000's tree) and at 50 000.
+func TestCollectLinearInCgroups(t *testing.T) {
+	testkit.RequireLinear(t, "busy cgroups per collection", 5000, testkit.ThreadCPU, func(n int) func() {
+		tree := newPodTree(n)
+		c, err := NewCollector(tree, Config{Version: V2, TopN: 10, MaxDepth: 5, Start: t1})
+		require.NoError(t, err)
+		now := t1
+		collect := func() {
+			tree.gen++
+			now = now.Add(30 * time.Second)
+			res, err := c.Collect(now)
+			require.NoError(t, err)
+			if tree.gen > 1 {
+				require.Equal(t, 3*(n/4), res.Active)
+				require.Len(t, res.Cgroups, 10)
+			}
+		}
+		collect() // the baseline
+		return collect
+	})
+}
+
+// BenchmarkCollectBusyCgroups is one collection with every container of a pod tree busy, at the
+// 5 000 cgroups of TestTopNBound5000 and at 10× them: the time per cgroup stays flat.
+func BenchmarkCollectBusyCgroups(b *testing.B) {
+	for _, n := range []int{5000, 50000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			tree := newPodTree(n)
+			c, err := NewCollector(tree, Config{Version: V2, TopN: 10, MaxDepth: 5, Start: t1})
+			require.NoError(b, err)
+			now := t1
+			tree.gen++
+			_, err = c.Collect(now)
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				tree.gen++
+				now = now.Add(30 * time.Second)
+				if res, err := c.Collect(now); err != nil || res.Active != 3*(n/4) {
+					b.Fatal(res.Active, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/cgroup")
 		})
 	}
 }

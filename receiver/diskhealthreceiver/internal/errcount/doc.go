@@ -16,9 +16,10 @@
 //     I/O errors (an ATA command sent with CK_COND counts in ioerr_cnt).
 //   - ReadExt4(sys) → one Ext4Errors per mounted ext4 (Device is the
 //     kernel name, /sys/fs/ext4/<dev>): Count (when HasCount) and first/last error times
-//     and codes. ParseMountStates(mountinfo) + MountState.ReadOnlyAfterErrors
-//     tell a filesystem the kernel switched to read-only after errors from
-//     one an administrator mounted ro. DeviceName(sys, major, minor) joins
+//     and codes. The mount table is the filesystem source's parser's
+//     (fsusage.ParseMountInfo; Mount.ReadOnlyAfterErrors tells a filesystem
+//     the kernel switched to read-only after errors from one an
+//     administrator mounted ro). DeviceName(sys, major, minor) joins
 //     mountinfo's major:minor to the kernel name.
 //   - BtrfsReader.Read(ctx) → one BtrfsDeviceErrors per btrfs device
 //     (FSID, DevID, Device name, Write/Read/Flush/Corruption/Generation).

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -22,7 +23,6 @@ type golden struct {
 	SCSI         map[string]SCSICounters
 	SCSIErrors   map[string]string
 	Ext4         []Ext4Errors
-	Mounts       []MountState
 	ReadOnlyErrs map[string]bool
 	Btrfs        []BtrfsDeviceErrors
 }
@@ -47,13 +47,13 @@ func TestGolden(t *testing.T) {
 	require.NoError(t, err)
 	mi, err := os.ReadFile("testdata/mountinfo.txt")
 	require.NoError(t, err)
-	got.Mounts, err = ParseMountStates(mi)
+	mounts, err := fsusage.ParseMountInfo(mi)
 	require.NoError(t, err)
 	counts := map[string]uint64{}
 	for _, e := range got.Ext4 {
 		counts[e.Device] = e.Count
 	}
-	for _, m := range got.Mounts {
+	for _, m := range mounts {
 		if m.FSType != "ext4" {
 			continue
 		}
@@ -155,8 +155,4 @@ func TestParsers(t *testing.T) {
 	require.ErrorIs(t, err, ErrStatsInvalid)
 	_, err = ParseBtrfsErrorStats([]byte("write_errs 0\n"))
 	require.Error(t, err)
-	ms, err := ParseMountStates([]byte("garbage\n40 22 8:1 / /x rw - ext4 /dev/sda1 rw,emergency_ro\n"))
-	require.Error(t, err)
-	require.Len(t, ms, 1)
-	assert.True(t, ms[0].ReadOnlyAfterErrors(0))
 }

@@ -30,11 +30,11 @@ func escapeField(s string) string {
 // formatLine writes a Mount back as a mountinfo line that parses to it.
 func formatLine(m *Mount) string {
 	opts := "rw"
-	if m.ReadOnly && !m.superRO {
+	if m.MountRO {
 		opts = "ro"
 	}
 	super := "rw"
-	if m.superRO && !m.EmergencyRO {
+	if m.SuperRO && !m.EmergencyRO {
 		super = "ro"
 	}
 	if m.EmergencyRO {
@@ -111,8 +111,12 @@ func FuzzParseMountInfo(f *testing.F) {
 				t.Fatalf("path %q != mount point %q", m.Path, m.MountPoint)
 			case m.Class != Classify(m.FSType):
 				t.Fatalf("class %s for %q", m.Class, m.FSType)
-			case (m.EmergencyRO || m.superRO) && !m.ReadOnly:
-				t.Fatalf("superblock read-only but mount not: %+v", m)
+			case (m.EmergencyRO || m.SuperRO || m.MountRO) && !m.ReadOnly:
+				t.Fatalf("mount or superblock read-only but mount not: %+v", m)
+			case m.EmergencyRO && !m.SuperRO:
+				t.Fatalf("emergency_ro but superblock not read-only: %+v", m)
+			case m.ReadOnlyAfterErrors(0) && !m.EmergencyRO:
+				t.Fatalf("no errors, no emergency, yet read-only after errors: %+v", m)
 			case m.subvolume && m.FSType != "btrfs":
 				t.Fatalf("subvolume on %q", m.FSType)
 			}

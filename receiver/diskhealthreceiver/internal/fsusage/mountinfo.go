@@ -52,9 +52,11 @@ type Mount struct {
 	// stopped writes after detecting errors or a forced shutdown.
 	EmergencyRO bool
 
-	// superRO is the superblock's own read-only state (ro or
-	// emergency_ro), for Translate.
-	superRO bool
+	// MountRO is the mount's own flag (field 6); SuperRO the superblock's
+	// read-only state (ro or emergency_ro). A superblock that went ro under
+	// an rw mount was switched by the filesystem itself
+	// (errors=remount-ro), not by the administrator.
+	MountRO, SuperRO bool
 	// subvolume is true for a btrfs mount whose Root is the mounted
 	// subvolume itself, so that dedupe does not mistake it for a bind
 	// mount of a directory.
@@ -72,6 +74,13 @@ func (m *Mount) Mode() string {
 		return "ro"
 	}
 	return "rw"
+}
+
+// ReadOnlyAfterErrors reports a filesystem the kernel made read-only
+// because of errors: emergency_ro, or a read-only superblock under a
+// read-write mount of a filesystem that has recorded errorCount errors.
+func (m *Mount) ReadOnlyAfterErrors(errorCount uint64) bool {
+	return m.EmergencyRO || (m.SuperRO && !m.MountRO && errorCount > 0)
 }
 
 // MountKey identifies one reported mount across scrapes: the state of the
@@ -220,7 +229,7 @@ func parseLine(line []byte, m *Mount, text []byte, root, mp, fstype, source *[2]
 		return text, errMountPoint
 	}
 	// The first mount option is always "ro" or "rw".
-	m.ReadOnly = optionPresent(f[5], "ro")
+	m.MountRO = optionPresent(f[5], "ro")
 
 	// After the separator: type, source (possibly empty), super options.
 	i := bytes.IndexByte(post, ' ')
@@ -237,8 +246,8 @@ func parseLine(line []byte, m *Mount, text []byte, root, mp, fstype, source *[2]
 	}
 	src, super := post[:i], post[i+1:]
 	m.EmergencyRO = optionPresent(super, "emergency_ro")
-	m.superRO = m.EmergencyRO || optionPresent(super, "ro")
-	m.ReadOnly = m.ReadOnly || m.superRO
+	m.SuperRO = m.EmergencyRO || optionPresent(super, "ro")
+	m.ReadOnly = m.MountRO || m.SuperRO
 
 	text = appendField(text, f[3], root)
 	text = appendField(text, f[4], mp)

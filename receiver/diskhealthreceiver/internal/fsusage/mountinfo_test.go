@@ -40,19 +40,19 @@ func TestParseMountInfoLine(t *testing.T) {
 			name: "mount read-only",
 			line: "1 0 8:1 / /ro ro,relatime - ext4 /dev/sda1 rw",
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/ro", Path: "/ro", FSType: "ext4",
-				Source: "/dev/sda1", ReadOnly: true},
+				Source: "/dev/sda1", ReadOnly: true, MountRO: true},
 		},
 		{
 			name: "superblock read-only",
 			line: "1 0 8:1 / /ro rw,relatime - ext4 /dev/sda1 ro",
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/ro", Path: "/ro", FSType: "ext4",
-				Source: "/dev/sda1", ReadOnly: true, superRO: true},
+				Source: "/dev/sda1", ReadOnly: true, SuperRO: true},
 		},
 		{
 			name: "emergency_ro",
 			line: "1 0 8:1 / /x rw - ext4 /dev/sda1 rw,emergency_ro",
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "ext4",
-				Source: "/dev/sda1", ReadOnly: true, EmergencyRO: true, superRO: true},
+				Source: "/dev/sda1", ReadOnly: true, EmergencyRO: true, SuperRO: true},
 		},
 		{
 			name: "errors=remount-ro is not ro",

@@ -65,7 +65,7 @@ func Translate(mounts []Mount, rootPath string, view View) []Mount {
 			}
 			m.Path = m.MountPoint
 			m.MountPoint = m.MountPoint[len(root):]
-			m.ReadOnly = m.superRO
+			m.ReadOnly = m.SuperRO
 			if m.MountPoint == "" {
 				m.MountPoint = "/"
 			}
@@ -137,16 +137,19 @@ func DropShadowed(mounts []Mount) []Mount {
 	}
 	drop := make(map[int]bool)
 	for _, idx := range groups {
+		// How many members name each ID as their parent: one pass, so a mount point with thousands of
+		// mounts stacked on it costs thousands of steps, not their square.
+		parents := make(map[int]int, len(idx))
+		for _, k := range idx {
+			parents[mounts[k].ParentID]++
+		}
 		top := -1
 		for _, i := range idx {
-			covered := false
-			for _, k := range idx {
-				if k != i && mounts[k].ParentID == mounts[i].ID {
-					covered = true
-					break
-				}
+			children := parents[mounts[i].ID]
+			if mounts[i].ParentID == mounts[i].ID {
+				children-- // its own parent (a broken line) does not cover it
 			}
-			if !covered {
+			if children == 0 {
 				top = i // later uncovered members win
 			}
 		}

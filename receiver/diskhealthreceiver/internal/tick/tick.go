@@ -40,6 +40,7 @@ type Shared struct {
 	snap   Snapshot
 	seq    uint64 // of the latest good read; 0: none to share
 	idsSeq uint64 // the read ids was last refreshed for
+	owner  *Reader
 }
 
 // New returns the shared snapshot of the tree at root (root_path). now is the clock of the sample
@@ -55,12 +56,34 @@ func New(root string, now func() time.Time, open func(string) (diskstats.File, e
 	return s
 }
 
-// Reader is one source's view of a Shared. Nil-safe: a nil *Shared gives a nil Reader.
+// Reader is one source's view of a Shared. Nil-safe: a nil *Shared gives a nil Reader. The first reader
+// owns the input (see Owns): the receiver asks for them in its registry's order, for running sources only.
 func (s *Shared) Reader(interval time.Duration) *Reader {
 	if s == nil {
 		return nil
 	}
-	return &Reader{sh: s, maxAge: interval / 2}
+	r := &Reader{sh: s, maxAge: interval / 2}
+	if s.owner == nil {
+		s.owner = r
+	}
+	return r
+}
+
+// Owns reports whether this reader's source speaks for the shared input. A problem of the input itself
+// (/proc/diskstats unreadable or empty, its bad lines, a device's unreadable sysfs identity) is one
+// problem for the receiver, said in one source's words: the owner's, which reports it; the other sources
+// leave it out of their scrape errors (their own consequences of it they still report). Each source may
+// read another snapshot (see the reuse rule), so were every source to report it, one bad line would be
+// several problems, one per source and line number.
+func (r *Reader) Owns() bool { return r.sh.owner == r }
+
+// Own is err when this reader owns the input, else nil: the error of a Use or of the input's problems,
+// for a source's scrape errors.
+func (r *Reader) Own(err error) error {
+	if !r.Owns() {
+		return nil
+	}
+	return err
 }
 
 // OrOwn is r, or where r is nil (a source run without a receiver: its tests) a reader of the source's

@@ -161,6 +161,18 @@ func TestParseErrorsAndEmpty(t *testing.T) {
 	require.NoError(t, rd.Close())
 }
 
+// The first reader owns the input: Own passes the input's errors to it and to no other reader.
+func TestOwner(t *testing.T) {
+	sh := New(root(t), time.Now, nil)
+	iostat, latency := sh.Reader(time.Minute), sh.Reader(time.Minute)
+	bad := errors.New("diskstats line 2 (sdb): field 4: invalid syntax")
+	assert.True(t, iostat.Owns())
+	assert.False(t, latency.Owns())
+	assert.Equal(t, bad, iostat.Own(bad))
+	require.NoError(t, latency.Own(bad))
+	assert.True(t, New(root(t), time.Now, nil).Reader(0).OrOwn("", time.Now).Owns(), "a source's own snapshot is its own")
+}
+
 // Identities read sysfs once per snapshot, whichever source asks; a source that does not ask costs
 // no identity read.
 func TestIdentities(t *testing.T) {

@@ -125,10 +125,11 @@ func (s *cgroupScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if len(res.Cgroups) == 0 {
 		return pmetric.NewMetrics(), errs.Combine()
 	}
-	if err := s.refreshNames(ctx); err != nil {
+	if err := s.tick.Own(s.refreshNames(ctx)); err != nil {
 		// /proc/diskstats is read only for device names: without it (or for its bad lines) devices are
 		// named by major:minor and every cgroup's I/O is still reported, so the error is partial (the
-		// controller drops a scrape that returns a plain error).
+		// controller drops a scrape that returns a plain error). It is said only when this source owns
+		// the input (tick.Reader.Owns): otherwise the owner says it, once for the receiver.
 		errs.AddPartial(emit.CountErrors(err), fmt.Errorf("device names (devices then named by major:minor): %w", err))
 	}
 	ts := pcommon.NewTimestampFromTime(now)

@@ -1,6 +1,7 @@
 package emit
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 
@@ -58,7 +59,7 @@ func (ps *Problems) release(p string, r *Reporter) bool {
 type Reporter struct {
 	logger *zap.Logger
 	shared *Problems
-	last   map[string]bool
+	last   map[string]string // the current problems: key (see problemKey) → text
 }
 
 // NewReporter returns a Reporter logging to logger; shared is the receiver's set of problems (nil: this
@@ -67,19 +68,21 @@ func NewReporter(logger *zap.Logger, shared *Problems) *Reporter {
 	if shared == nil {
 		shared = &Problems{}
 	}
-	return &Reporter{logger: logger, shared: shared, last: map[string]bool{}}
+	return &Reporter{logger: logger, shared: shared, last: map[string]string{}}
 }
 
 // Report logs what changed in err's problems since the previous call and returns nil: every problem is
 // in the log once, and the output that came with it (partial or empty) is delivered.
 func (r *Reporter) Report(err error) error {
-	now := map[string]bool{}
+	now := map[string]string{}
 	for _, p := range problems(err) {
-		now[p] = true
+		if k := problemKey(p); now[k] == "" {
+			now[k] = p
+		}
 	}
 	logged := 0
-	for p := range now {
-		if !r.last[p] && r.shared.hold(p, r) {
+	for k, p := range now {
+		if _, had := r.last[k]; !had && r.shared.hold(k, r) {
 			if logged < maxLoggedPerChange {
 				r.logger.Warn("Scrape problem: reported once, and again when it clears", zap.String("problem", p))
 			}
@@ -90,8 +93,8 @@ func (r *Reporter) Report(err error) error {
 		r.logger.Warn("More scrape problems appeared", zap.Int("not_logged", logged-maxLoggedPerChange))
 	}
 	cleared := 0
-	for p := range r.last {
-		if !now[p] && r.shared.release(p, r) {
+	for k, p := range r.last {
+		if _, still := now[k]; !still && r.shared.release(k, r) {
 			if cleared < maxLoggedPerChange {
 				r.logger.Info("Scrape problem cleared", zap.String("problem", p))
 			}
@@ -103,6 +106,20 @@ func (r *Reporter) Report(err error) error {
 	}
 	r.last = now
 	return nil
+}
+
+// lineNumber is the line number of a parse error ("<file> line <n>", parseerr.Line): where a bad line
+// is, not what is wrong with it. It moves whenever lines before it come or go (devices churning ahead
+// of a bad /proc/diskstats line), and the problem stays the same one.
+var lineNumber = regexp.MustCompile(`\bline [0-9]+\b`)
+
+// problemKey is what a problem is known by: its text without line numbers. The text logged is the one
+// it had when it appeared (or, when it clears, the last one).
+func problemKey(p string) string {
+	if !strings.Contains(p, "line ") {
+		return p
+	}
+	return lineNumber.ReplaceAllLiteralString(p, "line #")
 }
 
 // problems splits err into its parts: a scrape's errors are joined (errors.Join by lines, the

@@ -44,7 +44,7 @@ func TestReporterBoundsAFlood(t *testing.T) {
 	r := NewReporter(zap.New(core), nil)
 	var errs []error
 	for i := range 5000 {
-		errs = append(errs, fmt.Errorf("diskstats line %d: garbage", i+1))
+		errs = append(errs, fmt.Errorf("diskstats line %d (loop%d): garbage", i+1, i))
 	}
 	require.NoError(t, r.Report(errors.Join(errs...)))
 	assert.Equal(t, maxLoggedPerChange+1, logs.Len())
@@ -76,4 +76,20 @@ func TestReportersShareProblems(t *testing.T) {
 	require.NoError(t, latency.Report(nil))
 	require.Equal(t, 2, logs.Len())
 	assert.Equal(t, zapcore.InfoLevel, logs.All()[1].Level)
+}
+
+// TestProblemMovingLinesIsOneProblem: a bad line whose number moves (devices come and go before it) is the
+// same problem, logged once and cleared once; the text logged is the one it had when it appeared.
+func TestProblemMovingLinesIsOneProblem(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	r := NewReporter(zap.New(core), nil)
+	for i := range 20 {
+		require.NoError(t, r.Report(fmt.Errorf("diskstats line %d (sdb): field 4 \"1x\": invalid syntax", 3+i%7)))
+	}
+	require.Equal(t, 1, logs.Len())
+	assert.Equal(t, `diskstats line 3 (sdb): field 4 "1x": invalid syntax`, logs.All()[0].ContextMap()["problem"])
+	require.NoError(t, r.Report(errors.New(`diskstats line 3 (sdc): field 4 "1x": invalid syntax`)))
+	require.Equal(t, 3, logs.Len(), "another device's bad line is another problem, and sdb's cleared")
+	assert.Equal(t, "mountinfo line # \"x\": too few fields; no line here", problemKey(`mountinfo line 27 "x": too few fields; no line here`))
+	assert.Equal(t, "online 5", problemKey("online 5"), "a word ending in line is not a line number")
 }

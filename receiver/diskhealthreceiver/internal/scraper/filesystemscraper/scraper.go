@@ -2,6 +2,7 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -26,6 +27,8 @@ type fsScraper struct {
 	col    *fsusage.Collector
 	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
 	mounts emit.Cache[mountKey, mountCache]
+	// tableErr names the bad lines of the mount table as last parsed (a *parseerr.Lines), nil for none.
+	tableErr error
 
 	now func() time.Time
 }
@@ -53,7 +56,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 			OnStateChange: s.logStateChange,
 		},
 		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
-		OnTableReload: s.logTableReload,
+		OnTableReload: s.tableReloaded,
 	}
 	return s, nil
 }
@@ -92,13 +95,10 @@ func (s *fsScraper) logStateChange(c fsusage.StateChange) {
 	s.logger.Warn("filesystem statfs failed; reported in system.filesystem.status", append(fields, zap.Error(c.Err))...)
 }
 
-// logTableReload reports malformed mount-table lines once per changed table.
-func (s *fsScraper) logTableReload(r fsusage.TableReload) {
-	if r.Err != nil {
-		s.logger.Warn("mount table has lines that cannot be parsed; they are skipped",
-			zap.String("file", r.File), zap.Error(r.Err))
-	}
-}
+// tableReloaded keeps the bad lines of the table as parsed: they are a problem of every scrape of that
+// table, said through the scrape's errors, so the receiver logs them once, and once for the stack source
+// too, which reads the same table with the same parser (its error has the same words).
+func (s *fsScraper) tableReloaded(r fsusage.TableReload) { s.tableErr = r.Err }
 
 func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if err := s.ready(); err != nil {
@@ -111,9 +111,10 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.record(ts, &results[i])
 	}
 	s.mounts.Sweep()
-	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
-	// The last good table is still measured then: a partial error keeps those results.
-	return s.e.Emit(), partial(err, len(results))
+	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
+	// its bad lines are. The last good table (the good lines) is still measured: a partial error keeps
+	// those results.
+	return s.e.Emit(), partial(errors.Join(err, s.tableErr), len(results))
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.

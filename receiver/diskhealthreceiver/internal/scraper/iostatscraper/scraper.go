@@ -96,10 +96,12 @@ func (s *ioScraper) emit(sn *tick.Snapshot, errs *scrapererror.ScrapeErrors) pme
 	now := sn.At
 	ts := pcommon.NewTimestampFromTime(now)
 	stats := sn.Stats
-	if perr := sn.ParseErr; perr != nil {
+	// The input's own problems are the owner's to report (tick.Reader.Owns); iostat, first in the
+	// registry, owns it whenever it runs.
+	if perr := s.tick.Own(sn.ParseErr); perr != nil {
 		errs.AddPartial(emit.CountErrors(perr), perr)
 	}
-	if err := sn.Identities(); err != nil {
+	if err := s.tick.Own(sn.Identities()); err != nil {
 		// Identity is enrichment: the device's I/O is still reported without the unreadable attribute,
 		// so the error must be partial (the controller drops a scrape that returns a plain error).
 		errs.AddPartial(emit.CountErrors(err), err)

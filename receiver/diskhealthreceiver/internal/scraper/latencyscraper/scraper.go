@@ -155,7 +155,8 @@ func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		md = s.emit(sn, &snap, ts, &errs)
 		return nil
 	}); err != nil {
-		return pmetric.NewMetrics(), err
+		// An unreadable /proc/diskstats is the input owner's problem to report (tick.Reader.Owns).
+		return pmetric.NewMetrics(), s.tick.Own(err)
 	}
 	return md, errs.Combine()
 }
@@ -163,14 +164,15 @@ func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 // emit matches the probe's snapshot with the devices of a /proc/diskstats snapshot and builds the pdata.
 func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) pmetric.Metrics {
 	stats := sn.Stats
-	if perr := sn.ParseErr; perr != nil {
+	// Bad lines and unreadable identities are the input owner's to report (tick.Reader.Owns).
+	if perr := s.tick.Own(sn.ParseErr); perr != nil {
 		errs.AddPartial(emit.CountErrors(perr), perr)
 	}
 	current := make(map[biolat.Dev]bool, len(stats))
 	for i := range stats {
 		current[biolat.Dev{Major: stats[i].MajorNumber, Minor: stats[i].MinorNumber}] = true
 	}
-	if err := sn.Identities(); err != nil {
+	if err := s.tick.Own(sn.Identities()); err != nil {
 		errs.AddPartial(emit.CountErrors(err), err)
 	}
 	if err := s.forgetDeparted(snap, current); err != nil {

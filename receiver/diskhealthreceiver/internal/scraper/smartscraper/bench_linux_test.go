@@ -9,9 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
-	"golang.org/x/sys/unix"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -102,15 +103,12 @@ func shutdownSMART(tb testing.TB, s *smartScraper) {
 	require.NoError(tb, s.shutdown(ctx))
 }
 
-func cpuTime(tb testing.TB) time.Duration {
-	var ru unix.Rusage
-	require.NoError(tb, unix.Getrusage(unix.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// One SMART cycle of 24 disks, one of them hung, ends at the per-disk timeout, not 24 times it: the
-// disks are read at once and the hung one costs its own deadline only. The next cycle leaves the hung
-// disk alone and is as quick as the disks.
+// One SMART cycle of 24 disks, one of them hung, ends at the per-disk deadline, not after the hung
+// command: the disks are read at once under one deadline, so the 23 others answer ok (read one after
+// another, those behind the hung disk would time out too), and the cycle returns while the hung command
+// is still blocked. The deadline is wall time and is kept: the hung disk is reported only once it has
+// passed. The cost is bounded in CPU, not wall time, so a loaded machine does not fail it. The next cycle
+// leaves the hung disk alone: no command is sent to it while the first is in flight.
 func TestSMARTCycle24DisksOneHung(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	hung := "nvme0-10"
@@ -123,12 +121,20 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 	t.Cleanup(release)
 
 	for cycle := range 2 {
-		start, cpu0 := time.Now(), cpuTime(t)
-		md, err := s.scrape(t.Context())
-		wall, cpu := time.Since(start), cpuTime(t)-cpu0
+		var md pmetric.Metrics
+		var err error
+		start := time.Now()
+		cpu := dhtest.ProcessCPU(t, func() { md, err = s.scrape(t.Context()) })
+		wall := time.Since(start)
 		require.NoError(t, err)
 		t.Logf("cycle %d: wall %v, CPU %v", cycle, wall, cpu)
-		assert.Less(t, wall, timeout+timeout/2, "one cycle within the per-disk timeout")
+		// Measured 5–10 ms of CPU for 24 disks (up to 70 ms for the first cycle of a fresh process); the
+		// hung one costs none while it waits.
+		assert.Less(t, cpu, dhtest.RaceSlowdown*200*time.Millisecond, "CPU of one cycle")
+		if cycle == 0 {
+			assert.GreaterOrEqual(t, wall, timeout, "the hung disk is given its whole deadline")
+		}
+		assert.Len(t, m.Disk(hung).Sent(), 1, "one command to the hung disk, blocked; none while it is in flight")
 		assert.Equal(t, 24, md.ResourceMetrics().Len())
 		disks, err := m.Discover("")
 		require.NoError(t, err)
@@ -152,11 +158,12 @@ func BenchmarkSMARTCycle24(b *testing.B) {
 		device.Config{Timeout: 10 * time.Second, Open: open, Discover: m.Discover})
 	b.Cleanup(func() { shutdownSMART(b, s) })
 	b.ReportAllocs()
-	cpu0 := cpuTime(b)
-	for b.Loop() {
-		md, err := s.scrape(b.Context())
-		require.NoError(b, err)
-		require.Equal(b, 24, md.ResourceMetrics().Len())
-	}
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	cpu := dhtest.ProcessCPU(b, func() {
+		for b.Loop() {
+			md, err := s.scrape(b.Context())
+			require.NoError(b, err)
+			require.Equal(b, 24, md.ResourceMetrics().Len())
+		}
+	})
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 }

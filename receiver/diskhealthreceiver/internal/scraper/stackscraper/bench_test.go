@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
+
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
 )
 
@@ -48,18 +50,21 @@ func BenchmarkScrapeManyDMDevices(b *testing.B) {
 	b.ReportMetric(float64(len(devices)), "devices")
 }
 
-// TestManyDMDevicesCostAFewMilliseconds keeps the benchmark's promise in `make test`: 700 dm devices in
-// well under 50 ms per scrape even under -race on a shared 2-core machine.
+// TestManyDMDevicesCostAFewMilliseconds keeps the benchmark's promise in `make test`: 700 dm devices
+// cost a few milliseconds of CPU per scrape. CPU time of the scraping thread (the fake dm reader runs on
+// it), not wall time, so a loaded machine does not fail it; the bound is ~10× what it measures.
 func TestManyDMDevicesCostAFewMilliseconds(t *testing.T) {
 	devices := manyDMDevices(t, 200)
 	rig := newRig(t, readers{dm: &fakeDM{devices: devices}}, nil)
-	start := time.Now()
 	const scrapes = 5
-	for range scrapes {
-		_, err := rig.s.scrape(context.Background())
-		require.NoError(t, err)
-	}
-	per := time.Since(start) / scrapes
-	t.Logf("%d dm devices: %v per scrape", len(devices), per)
-	require.Less(t, per, 500*time.Millisecond)
+	cpu := testkit.ThreadCPU(t, func() {
+		for range scrapes {
+			md, err := rig.s.scrape(context.Background())
+			require.NoError(t, err)
+			require.Positive(t, md.DataPointCount())
+		}
+	})
+	per := cpu / scrapes
+	t.Logf("%d dm devices: %v CPU per scrape", len(devices), per)
+	require.Less(t, per, testkit.RaceSlowdown*50*time.Millisecond)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
@@ -18,7 +20,7 @@ import (
 func (s *stackScraper) scrapeErrors(ctx context.Context, sc *scrape) error {
 	var errs []error
 	errs = append(errs, s.scrapeSCSI(sc))
-	mounts, merr := s.mounts()
+	mounts, merr := s.mounts(sc)
 	if merr != nil {
 		errs = append(errs, merr)
 	}
@@ -27,16 +29,20 @@ func (s *stackScraper) scrapeErrors(ctx context.Context, sc *scrape) error {
 }
 
 // mountsByDevice is the mount table by the mounted device's kernel name (first mount wins).
-type mountsByDevice map[string]errcount.MountState
+type mountsByDevice map[string]fsusage.Mount
 
-func (s *stackScraper) mounts() (mountsByDevice, error) {
+// mounts reads the mount table with the filesystem source's parser. The error is an unreadable table.
+// A line that cannot be parsed costs its mount only: a partial problem naming the line (the receiver
+// logs it once, however many scrapes and sources meet it), not a failed read of the part.
+func (s *stackScraper) mounts(sc *scrape) (mountsByDevice, error) {
 	b, err := s.r.mountinfo()
 	if err != nil {
 		return nil, err
 	}
-	states, perr := errcount.ParseMountStates(b)
+	all, bad := fsusage.ParseMountInfo(b)
+	sc.partial(bad)
 	out := mountsByDevice{}
-	for _, m := range states {
+	for _, m := range all {
 		if m.FSType != "ext4" && m.FSType != "btrfs" {
 			continue
 		}
@@ -50,10 +56,12 @@ func (s *stackScraper) mounts() (mountsByDevice, error) {
 			name = n
 		}
 		if _, dup := out[name]; name != "" && !dup {
+			// Mount points are bytes; an attribute is valid UTF-8, the one the filesystem source reports.
+			m.MountPoint = sanitize.String(sanitize.MountPoint, m.MountPoint)
 			out[name] = m
 		}
 	}
-	return out, perr
+	return out, nil
 }
 
 func (s *stackScraper) scrapeSCSI(sc *scrape) error {

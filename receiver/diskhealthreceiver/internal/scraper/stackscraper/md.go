@@ -2,6 +2,7 @@ package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
@@ -30,7 +31,8 @@ var memberStates = []struct {
 	{mdraid.Journal, metadata.AttributeMdMemberStateJournal}, {mdraid.FailFast, metadata.AttributeMdMemberStateFailfast},
 }
 
-// scrapeMD records every md array. The listing error is the part's; an array's own error is partial.
+// scrapeMD records every md array. The error is the part's: the listing's, or every array's own (an
+// array that timed out makes the part's read status timeout, not ok); the other arrays are still recorded.
 func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 	results, err := s.r.md.Read(ctx)
 	if err != nil {
@@ -39,15 +41,18 @@ func (s *stackScraper) scrapeMD(ctx context.Context, sc *scrape) error {
 		}
 		return err
 	}
+	var errs []error
 	for i := range results {
 		r := &results[i]
-		sc.partial(r.Err)
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+		}
 		if r.Array.Level == "" && r.Array.State == "" {
 			continue // timed out or unreadable: no values, and no verdict from none
 		}
 		s.recordArray(sc, &r.Array)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func (s *stackScraper) recordArray(sc *scrape, a *mdraid.Array) {

@@ -308,6 +308,52 @@ func records(sink *consumertest.LogsSink) []plog.LogRecord {
 	return out
 }
 
+// stuckSysfs blocks every open of one array's array_state until release is closed: an array stuck on
+// its reconfiguration lock.
+type stuckSysfs struct {
+	fs.FS
+	array   string
+	release chan struct{}
+}
+
+func (s stuckSysfs) Open(name string) (fs.File, error) {
+	if name == "block/"+s.array+"/md/array_state" {
+		<-s.release
+	}
+	return s.FS.Open(name)
+}
+
+// An md array whose read times out makes the md part's read status timeout (logged once), not ok, while
+// the other arrays are still reported; when the array answers again the status is ok again.
+func TestTimedOutArrayReadStatus(t *testing.T) {
+	release := make(chan struct{})
+	sys := stuckSysfs{FS: os.DirFS(libTestdata("mdraid", "delayed", "sys")), array: "md1", release: release}
+	reader := mdraid.NewReader(sys, 50*time.Millisecond)
+	rig := newRig(t, readers{sys: sys, md: reader}, nil)
+	mdStatus := func(md pmetric.Metrics) string {
+		for _, st := range readStatuses {
+			if v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "md", "stack.read.status": st.String()}); v == 1 {
+				return st.String()
+			}
+		}
+		return ""
+	}
+	for range 2 { // the read that times out, then the one that finds it still in flight
+		md, err := rig.s.scrape(context.Background())
+		require.ErrorContains(t, err, "md1: ")
+		assert.True(t, scrapererror.IsPartialScrapeError(err))
+		assert.Equal(t, "timeout", mdStatus(md))
+		assert.Equal(t, "ok", state(t, md, "md:aacce1b0-fdeb-cef5-65eb-5a21d249ae1e"), "md0 is reported")
+	}
+	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("Storage stack read failed").Len(), "logged once")
+
+	close(release)
+	reader.Wait()
+	md := rig.scrape(t)
+	assert.Equal(t, "ok", mdStatus(md))
+	assert.Equal(t, 1, rig.obs.FilterMessageSnippet("works again").Len())
+}
+
 // ---- device-mapper: the dm library's recorded status and table lines ----
 
 // fakeDM serves devices built from dm/testdata/lines.txt.
@@ -509,6 +555,41 @@ func TestGoldenErrors(t *testing.T) {
 		}
 	}
 	assert.Len(t, board.Counters("0x5000c500aaaa0001"), 1, "sda1's ext4 errors are on the board")
+}
+
+// The mount table is parsed by the filesystem source's parser: a bad line is named with its line number,
+// costs only its own mount, and is one problem logged once over many scrapes, not a failed read of the
+// errors part every scrape. Mount points are unescaped as the filesystem source reports them.
+func TestBadMountinfoLineNamedOnce(t *testing.T) {
+	root := t.TempDir()
+	addDisk(t, root, "sda", "8:0", "0x5000c500aaaa0001", "sda1")
+	ext4 := filepath.Join(root, "fs", "ext4", "sda1")
+	require.NoError(t, os.MkdirAll(ext4, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev", "block"), 0o755))
+	require.NoError(t, os.Symlink("../../class/block/sda1", filepath.Join(root, "dev", "block", "8:1")))
+	for file, v := range map[string]string{"errors_count": "3", "first_error_time": "1777000000", "last_error_time": "1777000100"} {
+		require.NoError(t, os.WriteFile(filepath.Join(ext4, file), []byte(v+"\n"), 0o644))
+	}
+	mountinfo := []byte("22 1 253:0 / / rw,relatime shared:1 - ext4 /dev/mapper/vg0-root rw\n" +
+		"this is no mount\n" +
+		"40 22 8:1 / /srv/my\\040data rw,relatime shared:20 - ext4 /dev/sda1 rw,errors=remount-ro\n")
+	sys := os.DirFS(root)
+	rig := newRig(t, readers{sysRoot: root, sys: sys, errors: true, mountinfo: func() ([]byte, error) { return mountinfo, nil }}, nil)
+	core, logs := observer.New(zapcore.InfoLevel)
+	rep := emit.NewReporter(zap.New(core), nil)
+	for range 3 {
+		md, err := rig.s.scrape(context.Background())
+		require.ErrorContains(t, err, `mountinfo line 2 "this is no mount"`)
+		assert.True(t, scrapererror.IsPartialScrapeError(err))
+		require.NoError(t, rep.Report(err))
+		v, _ := point(t, md, "disk_health.stack.read.status", map[string]string{"stack.part": "errors", "stack.read.status": "ok"})
+		assert.InDelta(t, 1, v, 0, "a bad line is not a failed read of the errors part")
+		v, ok := point(t, md, "system.filesystem.errors", map[string]string{"system.device": "sda1", "system.filesystem.mountpoint": "/srv/my data"})
+		assert.True(t, ok, "the mount after the bad line is read, its mount point unescaped")
+		assert.InDelta(t, 3, v, 0)
+	}
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Scrape problem").Len(), "one problem, logged once")
+	assert.Equal(t, 0, rig.obs.FilterMessageSnippet("Storage stack read failed").Len())
 }
 
 // TestRulesDocumented: the rule table of documentation-extra.md is the health package's logical-disk table.
