@@ -30,6 +30,10 @@ const (
 	CNSActiveNamespaceList  = 0x02
 	CNSNamespaceDescriptors = 0x03
 
+	// GetLogRAE is Retain Asynchronous Event (CDW10 bit 15): the read
+	// leaves the log's pending event for other readers.
+	GetLogRAE = 1 << 15
+
 	// NSIDAll addresses the controller as a whole (Get Log Page for the
 	// controller-wide SMART log).
 	NSIDAll = 0xFFFFFFFF

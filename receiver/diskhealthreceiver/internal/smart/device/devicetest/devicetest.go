@@ -70,6 +70,10 @@ type Disk struct {
 	// Reject answers these commands as not implemented (ILLEGAL REQUEST),
 	// as some USB bridges do for CHECK POWER MODE.
 	Reject []string
+	// RefuseLen answers NVMe reads of these keys with these byte counts
+	// with an NVMe error (PRP Offset Invalid), as controllers that refuse
+	// some log sizes they claim to keep do.
+	RefuseLen map[string][]int
 	// DenyOpen refuses the open itself (node permissions).
 	DenyOpen bool
 	// Hang, when set, blocks every command until it is closed.
@@ -207,6 +211,12 @@ func (t *transport) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, _ time.Duration)
 	}
 	if t.begin(key) {
 		return syscall.EACCES
+	}
+	t.d.mu.Lock()
+	refuse := slices.Contains(t.d.RefuseLen[key], int(cmd.DataLen))
+	t.d.mu.Unlock()
+	if refuse {
+		return &device.NVMeStatusError{Status: 0x0013} // PRP Offset Invalid
 	}
 	b, ok := t.page(key)
 	if !ok {
@@ -373,6 +383,9 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 			NVMeIDCtrl:             nread("identify_ctrl"),
 			NVMeIDNS(1):            nread("identify_ns1"),
 			NVMeLog(nvme.LogSMART): nread("log02_smart_log"),
+			// QEMU keeps no error entries: its one-entry log (ELPE 0) reads
+			// as zeros.
+			NVMeLog(nvme.LogError): make([]byte, nvme.ErrorEntrySize),
 		},
 	})
 	scsiIdent := blockdev.Identity{Name: "sdc", Class: blockdev.ClassDisk, Model: "scsi_debug", Serial: "20000", Firmware: "0191", WWN: "naa.3333333000004e20", Rotational: 0}
