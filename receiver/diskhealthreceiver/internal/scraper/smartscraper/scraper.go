@@ -87,7 +87,11 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
 				s.appendEvents(res, res1, v)
 			}
-			recordValues(&recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, snap, verdict)
+			rec := &recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}
+			recordValues(rec, snap, verdict)
+			if snap.NVMe != nil && res.Status == device.StatusOK {
+				s.nvmeExtras(rec, tr, res, res1)
+			}
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
 			// flagged "no recorded value", which backends take as the end of the series.

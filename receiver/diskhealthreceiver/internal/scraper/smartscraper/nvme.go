@@ -1,0 +1,107 @@
+package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
+
+import (
+	"fmt"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+)
+
+// Event names of what an NVMe drive reports on its own.
+const (
+	// EventNVMeError is one new entry of a drive's Error Information log.
+	EventNVMeError = "disk_health.nvme.error"
+	// EventNVMeTelemetry: the drive saved controller-initiated telemetry for its vendor.
+	EventNVMeTelemetry = "disk_health.nvme.telemetry_available"
+)
+
+// nvmeTrack is what the scraper remembers of one NVMe drive's optional logs between reads.
+type nvmeTrack struct {
+	// errSeen: errHigh holds the highest error count seen. The first read sets it without sending
+	// events: the entries then in the log are history, not news, and a restart must not resend them.
+	errSeen bool
+	errHigh uint64
+	// media and host are the OCP physical media bytes written and the SMART data units written of the
+	// last read with both, for the write amplification of the next interval.
+	hasWAF      bool
+	media, host nvme.Uint128
+	// telemetryGen is the generation of the last telemetry announced, -1 before any.
+	telemetryGen int
+}
+
+// nvmeExtras records what needs the previous read (write amplification) and appends the events of
+// the drive's optional logs: one per new error entry, one per newly saved telemetry.
+func (s *smartScraper) nvmeExtras(r *recorder, tr *diskTrack, res *device.Result, resource pcommon.Resource) {
+	n := res.Snapshot.NVMe
+	recordLogStatus(r, n)
+	if tr.nvme == nil {
+		tr.nvme = &nvmeTrack{telemetryGen: -1}
+	}
+	t := tr.nvme
+	if n.OCP != nil && n.Log != nil {
+		if t.hasWAF {
+			if waf, ok := nvme.WriteAmplification(t.media, n.OCP.PhysicalMediaWritten, t.host, n.Log.DataUnitsWritten); ok {
+				r.mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(r.ts, waf, r.id, r.name, physicalDisk)
+			}
+		}
+		t.hasWAF, t.media, t.host = true, n.OCP.PhysicalMediaWritten, n.Log.DataUnitsWritten
+	}
+	label := diskLabel(res)
+	if n.Errors != nil || hasLog(n, device.LogErrorInformation) {
+		if !t.errSeen {
+			_, t.errHigh = nvme.NewErrors(n.Errors, 0)
+			t.errSeen = true
+		} else {
+			var fresh []nvme.ErrorEntry
+			fresh, t.errHigh = nvme.NewErrors(n.Errors, t.errHigh)
+			for _, e := range fresh {
+				s.appendNVMeError(resource, res, label, e)
+			}
+		}
+	}
+	if tel := n.Telemetry; tel != nil {
+		if tel.Available && int(tel.Generation) != t.telemetryGen {
+			lr := s.events.AppendRecord(resource, res.Time, s.now(), EventNVMeTelemetry,
+				fmt.Sprintf("%s: the drive saved telemetry for its vendor (generation %d); collect it with `nvme telemetry-log --controller-init`", label, tel.Generation),
+				plog.SeverityNumberInfo)
+			lr.Attributes().PutInt("nvme.telemetry.generation", int64(tel.Generation))
+			t.telemetryGen = int(tel.Generation)
+		}
+		if !tel.Available {
+			t.telemetryGen = -1
+		}
+	}
+}
+
+// hasLog reports whether this read read log name successfully.
+func hasLog(n *device.NVMeData, name string) bool {
+	for _, o := range n.Optional {
+		if o.Log == name && o.Status == device.StatusOK {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *smartScraper) appendNVMeError(resource pcommon.Resource, res *device.Result, label string, e nvme.ErrorEntry) {
+	body := fmt.Sprintf("%s: NVMe error %d: status %s on queue %d, command %d", label, e.Count, e.StatusString(), e.SQID, e.CID)
+	if e.NSID != 0 && e.NSID != nvme.NSIDAll {
+		body += fmt.Sprintf(", namespace %d, LBA %d", e.NSID, e.LBA)
+	}
+	lr := s.events.AppendRecord(resource, res.Time, s.now(), EventNVMeError, body, plog.SeverityNumberWarn)
+	a := lr.Attributes()
+	a.PutInt("nvme.error.count", int64(min(e.Count, 1<<63-1)))
+	a.PutStr("nvme.status", e.StatusString())
+	a.PutBool("nvme.status.dnr", e.DoNotRetry())
+	a.PutBool("nvme.phase", e.Phase)
+	a.PutInt("nvme.sqid", int64(e.SQID))
+	a.PutInt("nvme.cid", int64(e.CID))
+	a.PutInt("nvme.nsid", int64(e.NSID))
+	a.PutInt("nvme.lba", int64(min(e.LBA, 1<<63-1)))
+	if e.ParamLocation != 0xFFFF {
+		a.PutInt("nvme.parameter_error_location", int64(e.ParamLocation))
+	}
+}
