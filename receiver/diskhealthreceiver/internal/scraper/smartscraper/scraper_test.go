@@ -40,7 +40,12 @@ type smartHarness struct {
 
 func newSMARTHarness(t *testing.T, nvmeFixture string, mod func(*device.Config)) *smartHarness {
 	t.Helper()
-	m := devicetest.QEMU(t, nvmeFixture)
+	return newHarnessOn(t, devicetest.QEMU(t, nvmeFixture), mod)
+}
+
+// newHarnessOn is a SMART scraper reading the simulated machine m.
+func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config)) *smartHarness {
+	t.Helper()
 	set := scrapertest.NewNopSettings(metadata.Type)
 	core, obs := observer.New(zapcore.DebugLevel)
 	set.Logger = zap.New(core)

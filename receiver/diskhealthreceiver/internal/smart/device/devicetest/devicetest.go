@@ -435,12 +435,18 @@ func SupportedLogs(lids ...uint8) []byte {
 	return b
 }
 
-// OCPSMART is an OCP C0h page of the given version with the media bytes written and a
-// capacitor health of 93%.
+// OCPSMART is an OCP C0h page of the given version with the media bytes written, a
+// capacitor health of 93% and small distinct error counts.
 func OCPSMART(version uint16, mediaWritten uint64) []byte {
 	b := make([]byte, nvme.OCPLogSize)
 	binary.LittleEndian.PutUint64(b[0:], mediaWritten)
 	binary.LittleEndian.PutUint16(b[128:], 93) // capacitor health
+	// A distinct small value per counter, so a swapped attribute shows.
+	binary.LittleEndian.PutUint64(b[16:], 11*512000) // media read
+	for off, v := range map[int]uint32{32: 12, 40: 2, 48: 3, 56: 4, 64: 5, 72: 6, 76: 7, 104: 9} {
+		binary.LittleEndian.PutUint32(b[off:], v)
+	}
+	b[96] = 8 // thermal throttling events
 	binary.LittleEndian.PutUint16(b[494:], version)
 	copy(b[496:], ocpC0GUID)
 	return b
