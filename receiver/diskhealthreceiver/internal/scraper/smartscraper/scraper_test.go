@@ -311,7 +311,9 @@ func newTestScraper(set scraper.Settings, sink consumer.Logs, dc device.Config) 
 func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
-	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name"} {
+	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
+		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "nvme.status.dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
+		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }
