@@ -69,7 +69,7 @@ func TestAllowedCommandsPass(t *testing.T) {
 		"NVMe error log":               NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 15<<16 | 0x01, DataLen: 64},
 		"NVMe Identify Controller":     NVMeAdmin{Opcode: 0x06, CDW10: 0x01, DataLen: 4096},
 		"NVMe Identify Namespace":      NVMeAdmin{Opcode: 0x06, NSID: 1, CDW10: 0x00, DataLen: 4096},
-		"NVMe supported log pages":     NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 255<<16 | 0x00, DataLen: 1024},
+		"NVMe supported log pages":     NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 255 << 16, DataLen: 1024},
 		"NVMe error log, 256 entries":  NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 4095<<16 | 1<<15 | 0x01, DataLen: 16384},
 		"NVMe telemetry 08h header":    NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<15 | 0x08, DataLen: 512},
 		"NVMe OCP C0h":                 NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0xC0, DataLen: 512},

@@ -74,7 +74,7 @@ func TestOCPLogsCheckTheGUID(t *testing.T) {
 	require.ErrorAs(t, err, &notOCP)
 
 	_, err = ParseOCPSMARTLog(make([]byte, 511))
-	assert.ErrorContains(t, err, "511 bytes")
+	require.ErrorContains(t, err, "511 bytes")
 
 	b = buildPage(t, OCPLogSize, field{128, 2, u(0xFFFF)}, field{494, 2, u(3)}, ocpSMARTGUIDField)
 	l, err := ParseOCPSMARTLog(b)
