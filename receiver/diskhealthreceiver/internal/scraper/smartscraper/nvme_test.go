@@ -190,3 +190,27 @@ func TestEveryOptionalLogHasItsAttribute(t *testing.T) {
 		assert.Contains(t, nvmeLogAttr, l)
 	}
 }
+
+// The OCP verdict rules reach hw.status and the events: a bad-block count that rises degrades the
+// drive, with one new-sign event.
+func TestOCPBadBlocksDegrade(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	md := h.scrape(t)
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.status", "hw.state")["ok"])
+	page := devicetest.OCPSMART(nvme.OCPSMARTVersion20, 40*512000)
+	binary.LittleEndian.PutUint32(page[32:], 15) // 12 -> 15 bad user blocks
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogOCPSMART), page)
+	md = h.scrape(t)
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.status", "hw.state")["degraded"])
+	var rules []string
+	for _, ld := range h.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			a := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+			if r, ok := a.Get("disk_health.rule"); ok {
+				rules = append(rules, r.Str())
+			}
+		}
+	}
+	assert.Equal(t, []string{"ocp_bad_blocks_rising"}, rules)
+}
