@@ -32,7 +32,9 @@ func fleet(t *testing.T) *devicetest.Machine {
 		devicetest.NVMeLog(nvme.LogAmazon): devicetest.AmazonEBSPage(nvme.AmazonStats{ReadOps: 1000, WriteOps: 2000, ReadBytes: 4096000,
 			WriteBytes: 8192000, ReadTime: 1500 * time.Millisecond, WriteTime: 2500 * time.Millisecond,
 			VolumeIOPSExceeded: 250 * time.Millisecond, VolumeThroughputExceeded: time.Second, InstanceIOPSExceeded: 3 * time.Millisecond,
-			InstanceThroughputExceeded: 0, QueueLength: 7}),
+			InstanceThroughputExceeded: 0, QueueLength: 7,
+			ReadLatency:  []nvme.LatencyBin{{Lower: 0, Upper: 256, Count: 10}, {Lower: 256, Upper: 512, Count: 900}, {Lower: 512, Upper: 1024, Count: 90}},
+			WriteLatency: []nvme.LatencyBin{{Lower: 512, Upper: 1024, Count: 1999}, {Lower: 1024, Upper: 2048, Count: 1}}}),
 	}))
 	d := m.Add(devicetest.NVMeDisk(t, "nvme2", devicetest.NVMeController(t, 0x144D, "Some SSD", 0x00010400, 0x07, 15), map[string][]byte{
 		devicetest.NVMeLog(nvme.LogError): devicetest.ErrorLog(16, 3),
@@ -213,4 +215,38 @@ func TestOCPBadBlocksDegrade(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"ocp_bad_blocks_rising"}, rules)
+}
+
+// The volume's own latency bins become an explicit-bucket histogram per direction, buckets unchanged.
+func TestCloudLatencyHistogram(t *testing.T) {
+	h := newHarnessOn(t, fleet(t), nil)
+	md := h.scrape(t)
+	var found int
+	for i := range md.ResourceMetrics().Len() {
+		rm := md.ResourceMetrics().At(i)
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := range ms.Len() {
+			m := ms.At(j)
+			if m.Name() != cloudDurationName {
+				continue
+			}
+			found++
+			name, _ := rm.Resource().Attributes().Get("hw.name")
+			assert.Equal(t, "nvme1", name.Str())
+			dps := m.Histogram().DataPoints()
+			require.Equal(t, 2, dps.Len())
+			read, write := dps.At(0), dps.At(1)
+			dir, _ := read.Attributes().Get("disk.io.direction")
+			assert.Equal(t, "read", dir.Str())
+			assert.Equal(t, []float64{256e-6, 512e-6}, read.ExplicitBounds().AsRaw())
+			assert.Equal(t, []uint64{10, 900, 90}, read.BucketCounts().AsRaw())
+			assert.Equal(t, uint64(1000), read.Count())
+			assert.False(t, read.HasSum())
+			assert.Equal(t, []float64{1024e-6}, write.ExplicitBounds().AsRaw())
+			assert.Equal(t, []uint64{1999, 1}, write.BucketCounts().AsRaw())
+			id, _ := write.Attributes().Get("hw.id")
+			assert.Equal(t, h.m.Disk("nvme1").Info.ID, id.Str())
+		}
+	}
+	assert.Equal(t, 1, found, "one histogram, for the EBS volume only")
 }

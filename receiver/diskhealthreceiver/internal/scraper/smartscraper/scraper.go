@@ -33,6 +33,9 @@ type smartScraper struct {
 	discoveryErr string
 
 	now func() time.Time
+	// started is the start time of the cumulative points built by hand (the cloud histograms).
+	started time.Time
+	version string
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -48,6 +51,9 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 		signs:  cfg.Signs,
 		disks:  map[string]*diskTrack{},
 		now:    now,
+
+		started: now(),
+		version: set.BuildInfo.Version,
 	}
 }
 
@@ -65,6 +71,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	seen := make(map[string]bool, len(results))
+	hists := pmetric.NewMetrics()
 	for i := range results {
 		res := &results[i]
 		key := res.Disk.Key()
@@ -91,6 +98,9 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			recordValues(rec, snap, verdict)
 			if snap.NVMe != nil && res.Status == device.StatusOK {
 				s.nvmeExtras(rec, tr, res, res1)
+				if a := snap.NVMe.Amazon; a != nil {
+					appendCloudHistograms(hists, res1, s.started, res.Time, res.Disk.ID, res.Disk.Name, s.version, a)
+				}
 			}
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
@@ -117,6 +127,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	stale := s.stale.Emit()
 	markStale(stale)
 	stale.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+	hists.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 
 	return md, s.events.Send(ctx, s.logger, s.sink)
 }
