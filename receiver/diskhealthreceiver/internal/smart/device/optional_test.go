@@ -139,8 +139,9 @@ func TestNotOCPAskedOnce(t *testing.T) {
 	assert.Equal(t, device.LogRead{Log: device.LogOCPSMART, Status: device.StatusUnsupported, Err: nv.Optional[1].Err}, nv.Optional[1])
 	require.ErrorContains(t, nv.Optional[1].Err, "not the OCP layout")
 	m.Disk("nvme0").ResetSent()
-	readOnce(t, r)
+	res = readOnce(t, r)
 	assert.Equal(t, logKeys(nvme.LogSMART, nvme.LogError), m.Disk("nvme0").Sent())
+	assert.Equal(t, device.StatusUnsupported, res.Snapshot.NVMe.Optional[1].Status, "the reason stays on every read")
 }
 
 func TestAmazonEBSRead(t *testing.T) {
@@ -194,6 +195,8 @@ func TestErrorLogRefusedSizes(t *testing.T) {
 	require.ErrorContains(t, nv.Optional[0].Err, "every read size refused")
 	require.Len(t, res.Snapshot.Problems, 1)
 	m.Disk("nvme0").ResetSent()
-	readOnce(t, r)
+	res = readOnce(t, r)
 	assert.Equal(t, logKeys(nvme.LogSMART), m.Disk("nvme0").Sent(), "not asked again")
+	require.Len(t, res.Snapshot.NVMe.Optional, 1, "the reason stays on every read")
+	assert.Equal(t, device.StatusUnsupported, res.Snapshot.NVMe.Optional[0].Status)
 }

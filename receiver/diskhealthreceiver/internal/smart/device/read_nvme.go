@@ -82,10 +82,13 @@ func readOptional(c *Conn, d Disk, cache *identityCache, snap *Snapshot) {
 			snap.Problems = append(snap.Problems, fmt.Errorf("%s: %s log: %w", d.Name, log, err))
 		}
 	}
-	if cache.nvmeErrEntries > 0 {
+	switch {
+	case cache.nvmeErrEntries > 0:
 		var err error
 		data.Errors, err = readErrorLog(c, cache)
 		outcome(LogErrorInformation, err)
+	case cache.nvmeErrRefused != nil:
+		outcome(LogErrorInformation, cache.nvmeErrRefused)
 	}
 	if plan.Telemetry {
 		b, err := c.NVMeGetLogRetain(nvme.LogTelemetryController, nvme.NSIDAll, nvme.TelemetryHeaderSize)
@@ -94,14 +97,17 @@ func readOptional(c *Conn, d Disk, cache *identityCache, snap *Snapshot) {
 		}
 		outcome(LogTelemetry, err)
 	}
-	if plan.OCPSMART && !cache.nvmeNotOCP {
+	switch {
+	case plan.OCPSMART && cache.nvmeNotOCP != nil:
+		outcome(LogOCPSMART, cache.nvmeNotOCP)
+	case plan.OCPSMART:
 		b, err := c.NVMeGetLog(nvme.LogOCPSMART, nvme.NSIDAll, nvme.OCPLogSize)
 		if err == nil {
 			data.OCP, err = nvme.ParseOCPSMARTLog(b)
 			var notOCP *nvme.ErrNotOCP
 			if errors.As(err, &notOCP) {
-				cache.nvmeNotOCP = true
-				err = fmt.Errorf("%w: %w", ErrUnsupported, err)
+				err = fmt.Errorf("%w: %w; not asked again", ErrUnsupported, err)
+				cache.nvmeNotOCP = err
 			}
 		}
 		outcome(LogOCPSMART, err)
@@ -181,5 +187,6 @@ func readErrorLog(c *Conn, cache *identityCache) ([]nvme.ErrorEntry, error) {
 		return nvme.ParseErrorLog(b)
 	}
 	cache.nvmeErrEntries = -1
-	return nil, fmt.Errorf("%w: every read size refused (%v), not asked again: %w", ErrUnsupported, sizes, last)
+	cache.nvmeErrRefused = fmt.Errorf("%w: every read size refused (%v), not asked again: %w", ErrUnsupported, sizes, last)
+	return nil, cache.nvmeErrRefused
 }

@@ -107,9 +107,12 @@ type identityCache struct {
 	// once every size was refused (each refusal is an error the drive
 	// counts, so it is not asked again).
 	nvmeErrEntries int
+	// nvmeErrRefused is why, once nvmeErrEntries is -1, repeated as the
+	// log's outcome on every read.
+	nvmeErrRefused error
 	// nvmeNotOCP: C0h came back without the OCP GUID; neither OCP log is
-	// asked for again.
-	nvmeNotOCP bool
+	// asked for again, and this is the C0h outcome of every read.
+	nvmeNotOCP error
 	scsi       *SCSIData
 	scsiPages  []uint8
 	scsiProbed bool
