@@ -2,10 +2,12 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 
 import (
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
@@ -16,7 +18,21 @@ const (
 	EventNVMeError = "disk_health.nvme.error"
 	// EventNVMeTelemetry: the drive saved controller-initiated telemetry for its vendor.
 	EventNVMeTelemetry = "disk_health.nvme.telemetry_available"
+	// EventCloudThrottled: a cloud volume began to be throttled by one of its limits.
+	EventCloudThrottled = "disk_health.cloud.throttled"
 )
+
+// cloudLimits are the limits of nvme.Throttling, in its order, with their attribute value.
+var cloudLimits = [...]struct {
+	attr  metadata.AttributeHwPhysicalDiskCloudLimit
+	share func(nvme.Throttling) float64
+	text  string
+}{
+	{metadata.AttributeHwPhysicalDiskCloudLimitVolumeIops, func(t nvme.Throttling) float64 { return t.VolumeIOPS }, "the volume's IOPS limit"},
+	{metadata.AttributeHwPhysicalDiskCloudLimitVolumeThroughput, func(t nvme.Throttling) float64 { return t.VolumeThroughput }, "the volume's throughput limit"},
+	{metadata.AttributeHwPhysicalDiskCloudLimitInstanceIops, func(t nvme.Throttling) float64 { return t.InstanceIOPS }, "the instance's IOPS limit"},
+	{metadata.AttributeHwPhysicalDiskCloudLimitInstanceThroughput, func(t nvme.Throttling) float64 { return t.InstanceThroughput }, "the instance's throughput limit"},
+}
 
 // nvmeTrack is what the scraper remembers of one NVMe drive's optional logs between reads.
 type nvmeTrack struct {
@@ -30,6 +46,11 @@ type nvmeTrack struct {
 	media, host nvme.Uint128
 	// telemetryGen is the generation of the last telemetry announced, -1 before any.
 	telemetryGen int
+	// amazon is the last Amazon log read, and throttled which limits throttled the volume in the
+	// interval before it (an episode is announced when it begins).
+	amazon    *nvme.AmazonStats
+	amazonAt  time.Time
+	throttled [len(cloudLimits)]bool
 }
 
 // nvmeExtras records what needs the previous read (write amplification) and appends the events of
@@ -61,6 +82,22 @@ func (s *smartScraper) nvmeExtras(r *recorder, tr *diskTrack, res *device.Result
 				s.appendNVMeError(resource, res, label, e)
 			}
 		}
+	}
+	if a := n.Amazon; a != nil {
+		if th, ok := nvme.ThrottlingBetween(t.amazon, a, res.Time.Sub(t.amazonAt)); ok {
+			for i, l := range cloudLimits {
+				share := l.share(th)
+				if share > 0 && !t.throttled[i] {
+					lr := s.events.AppendRecord(resource, res.Time, s.now(), EventCloudThrottled,
+						fmt.Sprintf("%s: throttled by %s for %.0f%% of the last %s", label, l.text, 100*share, res.Time.Sub(t.amazonAt).Round(time.Second)),
+						plog.SeverityNumberWarn)
+					lr.Attributes().PutStr("hw.physical_disk.cloud.limit", l.attr.String())
+					lr.Attributes().PutDouble("disk_health.throttled_share", share)
+				}
+				t.throttled[i] = share > 0
+			}
+		}
+		t.amazon, t.amazonAt = a, res.Time
 	}
 	if tel := n.Telemetry; tel != nil {
 		if tel.Available && int(tel.Generation) != t.telemetryGen {

@@ -250,3 +250,48 @@ func TestCloudLatencyHistogram(t *testing.T) {
 	}
 	assert.Equal(t, 1, found, "one histogram, for the EBS volume only")
 }
+
+// A volume that starts being throttled is announced once per episode, per limit, with its share.
+func TestCloudThrottledEvent(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	h.scrape(t)
+	d := m.Disk("nvme1")
+	page := func(volIOPS time.Duration) []byte {
+		return devicetest.AmazonEBSPage(nvme.AmazonStats{VolumeIOPSExceeded: volIOPS, VolumeThroughputExceeded: time.Second})
+	}
+	throttled := func() []plog.LogRecord {
+		var out []plog.LogRecord
+		for _, ld := range h.logs.AllLogs() {
+			for i := range ld.ResourceLogs().Len() {
+				lr := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0)
+				if n, _ := lr.Attributes().Get("event.name"); n.Str() == EventCloudThrottled {
+					out = append(out, lr)
+				}
+			}
+		}
+		return out
+	}
+	for _, step := range []struct {
+		volIOPS time.Duration
+		want    int
+	}{
+		{250 * time.Millisecond, 0}, // the instance counter went back from the fleet's: no share this time
+		{2 * time.Second, 1},        // throttled: announced
+		{3 * time.Second, 1},        // still throttled: the same episode
+		{3 * time.Second, 1},        // quiet
+		{4 * time.Second, 2},        // a new episode
+	} {
+		setPage(d, devicetest.NVMeLog(nvme.LogAmazon), page(step.volIOPS))
+		h.scrape(t)
+		assert.Len(t, throttled(), step.want, "at %v", step.volIOPS)
+	}
+	recs := throttled()
+	require.NotEmpty(t, recs)
+	a := recs[0].Attributes().AsRaw()
+	assert.Equal(t, "volume_iops", a["hw.physical_disk.cloud.limit"])
+	share, ok := a["disk_health.throttled_share"].(float64)
+	require.True(t, ok)
+	assert.Positive(t, share)
+	assert.Contains(t, recs[0].Body().Str(), "throttled by the volume's IOPS limit")
+}

@@ -313,7 +313,8 @@ func TestEventsDocumented(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
 		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "nvme.status.dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
-		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation"} {
+		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation",
+		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }

@@ -201,3 +201,34 @@ func checkBins(bins []LatencyBin) error {
 	}
 	return nil
 }
+
+// Throttling is, per limit, the share of an interval (0–1) during which the
+// application asked for more than the limit allowed.
+type Throttling struct {
+	VolumeIOPS, VolumeThroughput     float64
+	InstanceIOPS, InstanceThroughput float64
+}
+
+// ThrottlingBetween is the throttling over the interval dt between two
+// reads of one volume. ok is false when there is no interval, the layouts
+// differ or a counter went back (the volume was detached and attached
+// again): no share can be told then.
+func ThrottlingBetween(prev, cur *AmazonStats, dt time.Duration) (Throttling, bool) {
+	if prev == nil || cur == nil || dt <= 0 || prev.Kind != cur.Kind {
+		return Throttling{}, false
+	}
+	pairs := [4][2]time.Duration{
+		{prev.VolumeIOPSExceeded, cur.VolumeIOPSExceeded}, {prev.VolumeThroughputExceeded, cur.VolumeThroughputExceeded},
+		{prev.InstanceIOPSExceeded, cur.InstanceIOPSExceeded}, {prev.InstanceThroughputExceeded, cur.InstanceThroughputExceeded},
+	}
+	var share [4]float64
+	for i, p := range pairs {
+		if p[1] < p[0] {
+			return Throttling{}, false
+		}
+		// The counters run on the volume's clock, the interval on the host's:
+		// a share is at most the whole interval.
+		share[i] = min(1, float64(p[1]-p[0])/float64(dt))
+	}
+	return Throttling{VolumeIOPS: share[0], VolumeThroughput: share[1], InstanceIOPS: share[2], InstanceThroughput: share[3]}, true
+}

@@ -298,3 +298,21 @@ func TestWriteAmplification(t *testing.T) {
 	_, ok = WriteAmplification(prevMedia, curMedia, curHost, prevHost)
 	assert.False(t, ok, "host counter went back")
 }
+
+func TestThrottlingBetween(t *testing.T) {
+	prev := &AmazonStats{Kind: AmazonEBS, VolumeIOPSExceeded: time.Second, InstanceThroughputExceeded: 5 * time.Second}
+	cur := &AmazonStats{Kind: AmazonEBS, VolumeIOPSExceeded: 16 * time.Second, VolumeThroughputExceeded: 90 * time.Second,
+		InstanceThroughputExceeded: 5 * time.Second}
+	th, ok := ThrottlingBetween(prev, cur, time.Minute)
+	require.True(t, ok)
+	assert.Equal(t, Throttling{VolumeIOPS: 0.25, VolumeThroughput: 1}, th, "15 s of 60 s; 90 s capped at the whole interval")
+
+	_, ok = ThrottlingBetween(cur, prev, time.Minute)
+	assert.False(t, ok, "counters went back: reattached")
+	_, ok = ThrottlingBetween(prev, cur, 0)
+	assert.False(t, ok)
+	_, ok = ThrottlingBetween(nil, cur, time.Minute)
+	assert.False(t, ok)
+	_, ok = ThrottlingBetween(&AmazonStats{Kind: AmazonInstanceStore}, cur, time.Minute)
+	assert.False(t, ok)
+}
