@@ -1,11 +1,14 @@
 package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 
 import (
+	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -55,7 +58,7 @@ type nvmeTrack struct {
 
 // nvmeExtras records what needs the previous read (write amplification) and appends the events of
 // the drive's optional logs: one per new error entry, one per newly saved telemetry.
-func (s *smartScraper) nvmeExtras(r *recorder, tr *diskTrack, res *device.Result, resource pcommon.Resource) {
+func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrack, res *device.Result, resource pcommon.Resource) {
 	n := res.Snapshot.NVMe
 	recordLogStatus(r, n)
 	if tr.nvme == nil {
@@ -72,16 +75,7 @@ func (s *smartScraper) nvmeExtras(r *recorder, tr *diskTrack, res *device.Result
 	}
 	label := diskLabel(res)
 	if n.Errors != nil || hasLog(n, device.LogErrorInformation) {
-		if !t.errSeen {
-			_, t.errHigh = nvme.NewErrors(n.Errors, 0)
-			t.errSeen = true
-		} else {
-			var fresh []nvme.ErrorEntry
-			fresh, t.errHigh = nvme.NewErrors(n.Errors, t.errHigh)
-			for _, e := range fresh {
-				s.appendNVMeError(resource, res, label, e)
-			}
-		}
+		s.errorEvents(ctx, t, res, resource, label, n.Errors)
 	}
 	if a := n.Amazon; a != nil {
 		if th, ok := nvme.ThrottlingBetween(t.amazon, a, res.Time.Sub(t.amazonAt)); ok {
@@ -109,6 +103,68 @@ func (s *smartScraper) nvmeExtras(r *recorder, tr *diskTrack, res *device.Result
 		}
 		if !tel.Available {
 			t.telemetryGen = -1
+		}
+	}
+}
+
+// errorEvents sends the error-log entries above the drive's high-water mark. The mark comes from the
+// storage extension on the first read when one is configured (the entries made while no collector ran
+// are sent then), else the first read sets it and sends nothing. A log whose newest entry is below the
+// mark was reset (the drive's counter started over): the mark follows it, sending nothing.
+func (s *smartScraper) errorEvents(ctx context.Context, t *nvmeTrack, res *device.Result, resource pcommon.Resource, label string, entries []nvme.ErrorEntry) {
+	key := "nvme_error_log/" + res.Disk.ID
+	if !t.errSeen {
+		t.errSeen = true
+		if stored, ok := s.loadMark(ctx, key); ok {
+			t.errHigh = stored
+		} else {
+			_, t.errHigh = nvme.NewErrors(entries, 0)
+			s.storeMark(ctx, key, t.errHigh)
+			return
+		}
+	}
+	before := t.errHigh
+	if _, newest := nvme.NewErrors(entries, 0); newest < t.errHigh {
+		t.errHigh = newest
+	}
+	var fresh []nvme.ErrorEntry
+	fresh, t.errHigh = nvme.NewErrors(entries, t.errHigh)
+	for _, e := range fresh {
+		s.appendNVMeError(resource, res, label, e)
+	}
+	if t.errHigh != before {
+		s.storeMark(ctx, key, t.errHigh)
+	}
+}
+
+func (s *smartScraper) loadMark(ctx context.Context, key string) (uint64, bool) {
+	if s.marks == nil {
+		return 0, false
+	}
+	b, err := s.marks.Get(ctx, key)
+	if err != nil {
+		s.storageProblem(err)
+	}
+	if err != nil || len(b) != 8 {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(b), true
+}
+
+func (s *smartScraper) storeMark(ctx context.Context, key string, v uint64) {
+	if s.marks == nil {
+		return
+	}
+	s.storageProblem(s.marks.Set(ctx, key, binary.LittleEndian.AppendUint64(nil, v)))
+}
+
+// storageProblem logs a storage error when it differs from the last one (a successful write clears
+// it): the mark then lives in memory only, which costs at most a restart's worth of entries.
+func (s *smartScraper) storageProblem(err error) {
+	if msg := errString(err); msg != s.marksErr {
+		s.marksErr = msg
+		if err != nil {
+			s.logger.Warn("NVMe error-log high-water mark not kept in storage", zap.Error(err))
 		}
 	}
 }

@@ -1,13 +1,18 @@
 package smartscraper
 
 import (
+	"context"
 	"encoding/binary"
+	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -294,4 +299,122 @@ func TestCloudThrottledEvent(t *testing.T) {
 	require.True(t, ok)
 	assert.Positive(t, share)
 	assert.Contains(t, recs[0].Body().Str(), "throttled by the volume's IOPS limit")
+}
+
+// memStorage is a storage extension keeping its values in a map, shared by the scrapers of a test
+// as a file_storage directory is by a collector and its restart.
+type memStorage struct {
+	component.StartFunc
+	component.ShutdownFunc
+	mu      sync.Mutex
+	values  map[string][]byte
+	failSet error
+}
+
+func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return memClient{m}, nil
+}
+
+type memClient struct{ m *memStorage }
+
+func (c memClient) Get(_ context.Context, key string) ([]byte, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.values[key], nil
+}
+
+func (c memClient) Set(_ context.Context, key string, v []byte) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.failSet != nil {
+		return c.m.failSet
+	}
+	c.m.values[key] = v
+	return nil
+}
+
+func (c memClient) Delete(_ context.Context, key string) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	delete(c.m.values, key)
+	return nil
+}
+
+func (memClient) Batch(context.Context, ...*storage.Operation) error { return errors.New("not used") }
+func (memClient) Close(context.Context) error                        { return nil }
+
+type storageHost struct {
+	exts map[component.ID]component.Component
+}
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
+
+var storageID = component.MustNewID("file_storage")
+
+func startWithStorage(t *testing.T, h *smartHarness, st *memStorage) {
+	t.Helper()
+	h.s.storage = &storageID
+	require.NoError(t, h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: st}}))
+}
+
+// With a storage extension, the high-water mark survives a restart: the entries made while no
+// collector ran are sent once by the next one, and none twice.
+func TestNVMeErrorMarkPersisted(t *testing.T) {
+	m := fleet(t)
+	st := &memStorage{values: map[string][]byte{}}
+	first := newHarnessOn(t, m, nil)
+	startWithStorage(t, first, st)
+	first.scrape(t)
+	require.Empty(t, nvmeErrorRecords(first), "first sight ever: history")
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
+	first.scrape(t)
+	require.Len(t, nvmeErrorRecords(first), 1)
+
+	// Down while the drive logs 7 and 8; the restarted collector sends exactly those.
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 8, 7, 6, 5, 4))
+	restarted := newHarnessOn(t, m, nil)
+	startWithStorage(t, restarted, st)
+	restarted.scrape(t)
+	restarted.scrape(t)
+	var counts []int64
+	for _, r := range nvmeErrorRecords(restarted) {
+		c, _ := r.Attributes().Get("nvme.error.count")
+		counts = append(counts, c.Int())
+	}
+	assert.Equal(t, []int64{7, 8}, counts)
+
+	// A drive whose counter started over: the mark follows it, nothing is sent, and new entries are.
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 2, 1))
+	restarted.scrape(t)
+	assert.Len(t, nvmeErrorRecords(restarted), 2)
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 3, 2, 1))
+	restarted.scrape(t)
+	assert.Len(t, nvmeErrorRecords(restarted), 3)
+	require.NoError(t, restarted.s.shutdown(t.Context()))
+}
+
+// A storage that fails is logged once and the mark is kept in memory: no scrape fails, no entry twice.
+func TestNVMeErrorMarkStorageFails(t *testing.T) {
+	m := fleet(t)
+	st := &memStorage{values: map[string][]byte{}, failSet: errors.New("disk full")}
+	h := newHarnessOn(t, m, nil)
+	startWithStorage(t, h, st)
+	h.scrape(t)
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
+	h.scrape(t)
+	h.scrape(t)
+	assert.Len(t, nvmeErrorRecords(h), 1)
+	assert.Len(t, h.obs.FilterMessage("NVMe error-log high-water mark not kept in storage").All(), 1)
+}
+
+func TestStorageMisconfigured(t *testing.T) {
+	h := newHarnessOn(t, fleet(t), nil)
+	h.s.storage = &storageID
+	err := h.s.start(t.Context(), storageHost{map[component.ID]component.Component{}})
+	require.ErrorContains(t, err, "smart.storage: no extension file_storage is configured")
+	err = h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: &struct {
+		component.StartFunc
+		component.ShutdownFunc
+	}{}}})
+	require.ErrorContains(t, err, "is not a storage extension")
 }
