@@ -110,10 +110,15 @@ var ataCommands = []CommandInfo{
 }
 
 var nvmeCommands = []CommandInfo{
-	// Log pages whose reading changes nothing; telemetry (07h/08h) and the
-	// persistent event log (0Dh) create snapshots or contexts and are out.
+	// Log pages whose reading changes nothing. Host-initiated telemetry
+	// (07h) creates a snapshot and the persistent event log (0Dh) a context:
+	// both are out. Controller-initiated telemetry (08h) is read with RAE
+	// set, so the controller's "telemetry available" notice stays for the
+	// operator's own tools. The vendor logs (OCP C0h/C3h, Amazon D0h) are
+	// sent only to controllers that advertise them (nvme.PlanLogs).
 	{Protocol: "NVMe admin", Name: "Get Log Page", Opcode: nvme.AdminGetLogPage, Dir: DirFromDevice,
-		Targets: []uint8{nvme.LogError, nvme.LogSMART, nvme.LogFirmwareSlot, nvme.LogCommandsEffects, nvme.LogDeviceSelfTest}},
+		Targets: []uint8{nvme.LogSupportedLogs, nvme.LogError, nvme.LogSMART, nvme.LogFirmwareSlot, nvme.LogCommandsEffects,
+			nvme.LogDeviceSelfTest, nvme.LogTelemetryController, nvme.LogOCPSMART, nvme.LogOCPLatency, nvme.LogAmazon}},
 	{Protocol: "NVMe admin", Name: "Identify", Opcode: nvme.AdminIdentify, Dir: DirFromDevice,
 		Targets: []uint8{nvme.CNSNamespace, nvme.CNSController, nvme.CNSActiveNamespaceList, nvme.CNSNamespaceDescriptors}},
 }
@@ -158,6 +163,9 @@ func (c NVMeAdmin) check() error {
 		// snapshot, establish an event-log context); none is needed here.
 		if lsp := c.CDW10 >> 8 & 0x7F; lsp != 0 {
 			return refuse("NVMe Get Log Page with log specific field %#x", lsp)
+		}
+		if lid == nvme.LogTelemetryController && c.CDW10&nvme.GetLogRAE == 0 {
+			return refuse("NVMe Get Log Page %#02x without Retain Asynchronous Event", lid)
 		}
 		// NUMDL is dwords - 1; the controller must not write past the
 		// buffer the kernel maps.

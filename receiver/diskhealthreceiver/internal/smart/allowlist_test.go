@@ -69,6 +69,12 @@ func TestAllowedCommandsPass(t *testing.T) {
 		"NVMe error log":               NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 15<<16 | 0x01, DataLen: 64},
 		"NVMe Identify Controller":     NVMeAdmin{Opcode: 0x06, CDW10: 0x01, DataLen: 4096},
 		"NVMe Identify Namespace":      NVMeAdmin{Opcode: 0x06, NSID: 1, CDW10: 0x00, DataLen: 4096},
+		"NVMe supported log pages":     NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 255 << 16, DataLen: 1024},
+		"NVMe error log, 256 entries":  NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 4095<<16 | 1<<15 | 0x01, DataLen: 16384},
+		"NVMe telemetry 08h header":    NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<15 | 0x08, DataLen: 512},
+		"NVMe OCP C0h":                 NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0xC0, DataLen: 512},
+		"NVMe OCP C3h":                 NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0xC3, DataLen: 512},
+		"NVMe Amazon D0h":              NVMeAdmin{Opcode: 0x02, NSID: 1, CDW10: 1023<<16 | 0xD0, DataLen: 4096},
 	} {
 		assert.NoError(t, Allowed(c), name)
 	}
@@ -239,6 +245,11 @@ func TestAllowedCommandsMisusedAreRefused(t *testing.T) {
 		"LOG SENSE short CDB":                     SCSI{CDB: []byte{0x4D, 0, 0x4D, 0, 0, 0}, Dir: DirFromDevice},
 		"NVMe telemetry host-initiated log":       NVMeAdmin{Opcode: 0x02, CDW10: 0x07, DataLen: 512},
 		"NVMe persistent event log":               NVMeAdmin{Opcode: 0x02, CDW10: 0x0D, DataLen: 512},
+		"NVMe telemetry 08h consuming the event":  NVMeAdmin{Opcode: 0x02, CDW10: 127<<16 | 0x08, DataLen: 512},
+		"NVMe telemetry 08h with create bit":      NVMeAdmin{Opcode: 0x02, CDW10: 127<<16 | 1<<15 | 1<<8 | 0x08, DataLen: 512},
+		"NVMe OCP error recovery log C1h":         NVMeAdmin{Opcode: 0x02, CDW10: 127<<16 | 0xC1, DataLen: 512},
+		"NVMe vendor log D1h":                     NVMeAdmin{Opcode: 0x02, CDW10: 1023<<16 | 0xD1, DataLen: 4096},
+		"NVMe Amazon D0h into a short buffer":     NVMeAdmin{Opcode: 0x02, CDW10: 1023<<16 | 0xD0, DataLen: 512},
 		"NVMe SMART log with LSP":                 NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<8 | 0x02, DataLen: 512},
 		"NVMe SMART log into a short buffer":      NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x02, DataLen: 256},
 		"NVMe Identify CNS 10h":                   NVMeAdmin{Opcode: 0x06, CDW10: 0x10, DataLen: 4096},

@@ -60,14 +60,10 @@ func (b *Events) Append(resource pcommon.Resource, at, observed time.Time, label
 	return lr
 }
 
-// severityText is the text of the severities events use.
-var severityText = map[plog.SeverityNumber]string{
-	plog.SeverityNumberInfo: "INFO", plog.SeverityNumberWarn: "WARN", plog.SeverityNumberError: "ERROR",
-}
-
 // Record adds one record named name (the event.name attribute) with severity sev (INFO, WARN or ERROR)
-// and body, for a source whose events are not a disk's health. at is when the values were read,
-// observed when the record is made. The record is returned for the source to add its attributes.
+// and body, for what a source reports that is no disk's verdict (a mount's client state, an entry of a
+// drive's own error log). at is when the values were read, observed when the record is made. The
+// record is returned for the source to add its attributes.
 func (b *Events) Record(resource pcommon.Resource, at, observed time.Time, name string, sev plog.SeverityNumber, body string) plog.LogRecord {
 	rl := b.logs.ResourceLogs().AppendEmpty()
 	rl.SetSchemaUrl(conventions.SchemaURL)
@@ -79,11 +75,21 @@ func (b *Events) Record(resource pcommon.Resource, at, observed time.Time, name 
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
 	lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(observed))
 	lr.SetSeverityNumber(sev)
-	lr.SetSeverityText(severityText[sev])
+	lr.SetSeverityText(severityText(sev))
 	lr.Body().SetStr(body)
 	lr.Attributes().PutStr("event.name", name)
 	b.bodies = append(b.bodies, body)
 	return lr
+}
+
+func severityText(sev plog.SeverityNumber) string {
+	switch sev {
+	case plog.SeverityNumberInfo:
+		return "INFO"
+	case plog.SeverityNumberError:
+		return "ERROR"
+	}
+	return "WARN"
 }
 
 // Len is the number of buffered events.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
@@ -39,6 +41,10 @@ type Config struct {
 	// Timeout bounds each disk's read; a disk whose read hangs is reported as timed out and not read
 	// again until the hung command returns.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Storage names a storage extension (file_storage) that keeps each NVMe drive's error-log
+	// high-water mark across restarts, so the entries made while no collector ran are sent once when it
+	// starts again. Nil: kept in memory; a restart then sends none of the entries it finds.
+	Storage *component.ID `mapstructure:"storage"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`

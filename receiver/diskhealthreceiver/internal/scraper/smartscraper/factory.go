@@ -25,6 +25,7 @@ func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
 				return nil, err
 			}
 			s := newScraper(set, c, dc, events, time.Now)
-			return scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
+			s.storage, s.id = c.Storage, set.ID
+			return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 		}, metadata.MetricsStability))
 }

@@ -13,7 +13,7 @@ func healthInput(s *device.Snapshot) (health.Snapshot, bool) {
 		h.ATA = &health.ATA{Status: a.Status, Attributes: a.Attributes, SelfTests: a.SelfTests, Stats: a.Stats}
 	}
 	if n := s.NVMe; n != nil && n.Log != nil {
-		h.NVMe = &health.NVMe{Log: *n.Log}
+		h.NVMe = &health.NVMe{Log: *n.Log, OCP: n.OCP}
 		if n.Controller != nil {
 			h.NVMe.WarningTemp, h.NVMe.CriticalTemp = n.Controller.WarningTemp, n.Controller.CriticalTemp
 		}

@@ -227,6 +227,110 @@ func recordNVMe(r *recorder, n *device.NVMeData, temp *tempRecorder) {
 	r.mb.RecordHwPhysicalDiskIoDataPoint(r.ts, u128(l.BytesWritten()), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
 	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.MediaErrors), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeMedia)
 	r.mb.RecordHwErrorsDataPoint(r.ts, u128(l.ErrorLogEntries), r.id, r.name, physicalDisk, metadata.AttributeErrorTypeErrorLogEntry)
+	if o := n.OCP; o != nil {
+		recordOCP(r, o)
+	}
+	if a := n.Amazon; a != nil {
+		recordAmazon(r, a)
+	}
+	if t := n.Telemetry; t != nil {
+		r.mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(r.ts, boolInt(t.Available), r.id, r.name, physicalDisk)
+	}
+}
+
+func recordOCP(r *recorder, o *nvme.OCPSMARTLog) {
+	r.mb.RecordHwPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaRead), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionRead)
+	r.mb.RecordHwPhysicalDiskMediaIoDataPoint(r.ts, u128(o.PhysicalMediaWritten), r.id, r.name, physicalDisk, metadata.AttributeDiskIoDirectionWrite)
+	r.mb.RecordHwPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadUserNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskBlockAreaUser)
+	r.mb.RecordHwPhysicalDiskBadBlocksDataPoint(r.ts, clampInt(o.BadSystemNANDBlocks.Raw), r.id, r.name, physicalDisk, metadata.AttributeHwPhysicalDiskBlockAreaSystem)
+	if o.HasCapacitor() {
+		r.mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(r.ts, float64(o.CapacitorHealth)/100, r.id, r.name, physicalDisk)
+	}
+	r.mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(r.ts, int64(o.ThermalThrottleEvents), r.id, r.name, physicalDisk)
+	errs := []struct {
+		v  uint64
+		et metadata.AttributeHwPhysicalDiskOcpErrorType
+	}{
+		{o.XORRecoveries, metadata.AttributeHwPhysicalDiskOcpErrorTypeXorRecovery},
+		{o.UncorrectableReads, metadata.AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead},
+		{o.SoftECCErrors, metadata.AttributeHwPhysicalDiskOcpErrorTypeSoftEcc},
+		{uint64(o.EndToEndDetected), metadata.AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected},
+		{uint64(o.EndToEndCorrected), metadata.AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected},
+		{o.PCIeCorrectableErrors, metadata.AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable},
+	}
+	if o.Version >= nvme.OCPSMARTVersionDie {
+		errs = append(errs, []struct {
+			v  uint64
+			et metadata.AttributeHwPhysicalDiskOcpErrorType
+		}{
+			{uint64(o.CommandTimeouts), metadata.AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout},
+			{o.SysAreaProgramFails.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail},
+			{o.SysAreaUncorrReads.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead},
+			{o.SysAreaEraseFails.Raw, metadata.AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail},
+		}...)
+		r.mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(r.ts, int64(o.MediaDiesOffline), r.id, r.name, physicalDisk)
+	}
+	for _, e := range errs {
+		r.mb.RecordHwPhysicalDiskOcpErrorsDataPoint(r.ts, clampInt(e.v), r.id, r.name, physicalDisk, e.et)
+	}
+}
+
+func recordAmazon(r *recorder, a *nvme.AmazonStats) {
+	for _, d := range []struct {
+		dir        metadata.AttributeDiskIoDirection
+		ops, bytes uint64
+		time       time.Duration
+	}{
+		{metadata.AttributeDiskIoDirectionRead, a.ReadOps, a.ReadBytes, a.ReadTime},
+		{metadata.AttributeDiskIoDirectionWrite, a.WriteOps, a.WriteBytes, a.WriteTime},
+	} {
+		r.mb.RecordHwPhysicalDiskCloudOperationsDataPoint(r.ts, clampInt(d.ops), r.id, r.name, physicalDisk, d.dir)
+		r.mb.RecordHwPhysicalDiskCloudIoDataPoint(r.ts, clampInt(d.bytes), r.id, r.name, physicalDisk, d.dir)
+		r.mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(r.ts, d.time.Seconds(), r.id, r.name, physicalDisk, d.dir)
+	}
+	limits := []struct {
+		v time.Duration
+		l metadata.AttributeHwPhysicalDiskCloudLimit
+	}{
+		{a.InstanceIOPSExceeded, metadata.AttributeHwPhysicalDiskCloudLimitInstanceIops},
+		{a.InstanceThroughputExceeded, metadata.AttributeHwPhysicalDiskCloudLimitInstanceThroughput},
+	}
+	// An instance store has no volume limits: their fields are not kept.
+	if a.Kind == nvme.AmazonEBS {
+		limits = append(limits, []struct {
+			v time.Duration
+			l metadata.AttributeHwPhysicalDiskCloudLimit
+		}{
+			{a.VolumeIOPSExceeded, metadata.AttributeHwPhysicalDiskCloudLimitVolumeIops},
+			{a.VolumeThroughputExceeded, metadata.AttributeHwPhysicalDiskCloudLimitVolumeThroughput},
+		}...)
+	}
+	for _, l := range limits {
+		r.mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(r.ts, l.v.Seconds(), r.id, r.name, physicalDisk, l.l)
+	}
+	r.mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(r.ts, clampInt(a.QueueLength), r.id, r.name, physicalDisk)
+}
+
+// nvmeLogAttr maps device.LogRead names onto nvme.log values.
+var nvmeLogAttr = map[string]metadata.AttributeNvmeLog{
+	device.LogErrorInformation: metadata.AttributeNvmeLogErrorInformation,
+	device.LogTelemetry:        metadata.AttributeNvmeLogTelemetryController,
+	device.LogOCPSMART:         metadata.AttributeNvmeLogOcpSmart,
+	device.LogOCPLatency:       metadata.AttributeNvmeLogOcpLatency,
+	device.LogAmazon:           metadata.AttributeNvmeLogAmazon,
+}
+
+// recordLogStatus records the outcome of each optional log read this time.
+func recordLogStatus(r *recorder, n *device.NVMeData) {
+	for _, o := range n.Optional {
+		log, ok := nvmeLogAttr[o.Log]
+		if !ok {
+			continue
+		}
+		for _, st := range device.Statuses {
+			r.mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(r.ts, boolInt(st == o.Status), r.id, r.name, physicalDisk, log, readStatusAttr(st))
+		}
+	}
 }
 
 // remaining is the endurance left for a percentage-used value, 0-1.

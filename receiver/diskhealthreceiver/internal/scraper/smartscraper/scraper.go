@@ -2,9 +2,13 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -33,6 +37,17 @@ type smartScraper struct {
 	discoveryErr string
 
 	now func() time.Time
+	// storage, when set, names the extension that keeps the error-log high-water marks (marks) across
+	// restarts; id is this scraper's, the owner of the marks.
+	storage *component.ID
+	id      component.ID
+	marks   storage.Client
+	// marksErr is the last storage problem logged, so a lasting one is logged once.
+	marksErr string
+
+	// started is the start time of the cumulative points built by hand (the cloud histograms).
+	started time.Time
+	version string
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -48,12 +63,41 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 		signs:  cfg.Signs,
 		disks:  map[string]*diskTrack{},
 		now:    now,
+
+		started: now(),
+		version: set.BuildInfo.Version,
 	}
+}
+
+// start opens the storage client of the configured extension.
+func (s *smartScraper) start(ctx context.Context, host component.Host) error {
+	if s.storage == nil {
+		return nil
+	}
+	ext, ok := host.GetExtensions()[*s.storage]
+	if !ok {
+		return fmt.Errorf("%s.storage: no extension %s is configured", section, s.storage)
+	}
+	se, ok := ext.(storage.Extension)
+	if !ok {
+		return fmt.Errorf("%s.storage: extension %s is not a storage extension", section, s.storage)
+	}
+	client, err := se.GetClient(ctx, component.KindReceiver, s.id, "nvme_error_log")
+	if err != nil {
+		return fmt.Errorf("%s.storage: %w", section, err)
+	}
+	s.marks = client
+	return nil
 }
 
 // shutdown waits for reads still in flight (a hung ioctl) until the collector's shutdown deadline.
 func (s *smartScraper) shutdown(ctx context.Context) error {
-	return s.reader.Close(ctx)
+	err := s.reader.Close(ctx)
+	if s.marks != nil {
+		err = errors.Join(err, s.marks.Close(ctx))
+		s.marks = nil
+	}
+	return err
 }
 
 func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
@@ -65,6 +109,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 	seen := make(map[string]bool, len(results))
+	hists := pmetric.NewMetrics()
 	for i := range results {
 		res := &results[i]
 		key := res.Disk.Key()
@@ -87,7 +132,14 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 				tr.last, tr.lastOK, tr.staleSent = res, res.Time, false
 				s.appendEvents(res, res1, v)
 			}
-			recordValues(&recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}, snap, verdict)
+			rec := &recorder{mb: s.mb, ts: ts, id: res.Disk.ID, name: res.Disk.Name}
+			recordValues(rec, snap, verdict)
+			if snap.NVMe != nil && res.Status == device.StatusOK {
+				s.nvmeExtras(ctx, rec, tr, res, res1)
+				if a := snap.NVMe.Amazon; a != nil {
+					appendCloudHistograms(hists, res1, s.started, res.Time, res.Disk.ID, res.Disk.Name, s.version, a)
+				}
+			}
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
 			// flagged "no recorded value", which backends take as the end of the series.
@@ -113,6 +165,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	stale := s.stale.Emit()
 	markStale(stale)
 	stale.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+	hists.ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 
 	return md, s.events.Send(ctx, s.logger, s.sink)
 }

@@ -40,7 +40,12 @@ type smartHarness struct {
 
 func newSMARTHarness(t *testing.T, nvmeFixture string, mod func(*device.Config)) *smartHarness {
 	t.Helper()
-	m := devicetest.QEMU(t, nvmeFixture)
+	return newHarnessOn(t, devicetest.QEMU(t, nvmeFixture), mod)
+}
+
+// newHarnessOn is a SMART scraper reading the simulated machine m.
+func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config)) *smartHarness {
+	t.Helper()
 	set := scrapertest.NewNopSettings(metadata.Type)
 	core, obs := observer.New(zapcore.DebugLevel)
 	set.Logger = zap.New(core)
@@ -306,7 +311,10 @@ func newTestScraper(set scraper.Settings, sink consumer.Logs, dc device.Config) 
 func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
-	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name"} {
+	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
+		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "nvme.status.dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
+		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation",
+		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }

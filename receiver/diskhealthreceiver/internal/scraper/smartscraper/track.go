@@ -19,6 +19,8 @@ type diskTrack struct {
 	staleSent bool
 	status    device.Status
 	seen      bool
+	// nvme is kept for NVMe drives only.
+	nvme *nvmeTrack
 }
 
 // logStatus logs a disk's read outcome when it changes, so a disk without permission says so once, not

@@ -140,9 +140,20 @@ func (c *Conn) NVMeIdentify(cns uint8, nsid uint32) ([]byte, error) {
 
 // NVMeGetLog reads size bytes of a log page.
 func (c *Conn) NVMeGetLog(lid uint8, nsid uint32, size int) ([]byte, error) {
+	return c.nvmeGetLog(lid, nsid, size, 0)
+}
+
+// NVMeGetLogRetain reads size bytes of a log page with Retain Asynchronous
+// Event set: a pending event of that log (an error, telemetry saved) stays
+// pending for the host's own tools.
+func (c *Conn) NVMeGetLogRetain(lid uint8, nsid uint32, size int) ([]byte, error) {
+	return c.nvmeGetLog(lid, nsid, size, nvme.GetLogRAE)
+}
+
+func (c *Conn) nvmeGetLog(lid uint8, nsid uint32, size int, flags uint32) ([]byte, error) {
 	b := make([]byte, size)
 	numdl := uint32(size/4 - 1)
-	cmd := smart.NVMeAdmin{Opcode: nvme.AdminGetLogPage, NSID: nsid, CDW10: numdl<<16 | uint32(lid), DataLen: uint32(size)}
+	cmd := smart.NVMeAdmin{Opcode: nvme.AdminGetLogPage, NSID: nsid, CDW10: numdl<<16 | flags | uint32(lid), DataLen: uint32(size)}
 	return b, c.nvmeAdmin(fmt.Sprintf("NVMe Get Log Page %02Xh", lid), cmd, b)
 }
 

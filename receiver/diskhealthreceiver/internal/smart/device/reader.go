@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
 // Standby says which sleeping ATA disks are left alone, as smartctl's
@@ -98,6 +99,20 @@ type identityCache struct {
 	ata        *ata.Identity
 	noDevStats bool
 	nvme       *NVMeData
+	// nvmePlan is which optional logs the controller is asked for, decided
+	// once from Identify Controller and the Supported Log Pages log.
+	nvmePlan *nvme.Plan
+	// nvmeErrEntries is how many error entries a read asks for: the plan's
+	// count until the controller refuses it, then the size that worked; -1
+	// once every size was refused (each refusal is an error the drive
+	// counts, so it is not asked again).
+	nvmeErrEntries int
+	// nvmeErrRefused is why, once nvmeErrEntries is -1, repeated as the
+	// log's outcome on every read.
+	nvmeErrRefused error
+	// nvmeNotOCP: C0h came back without the OCP GUID; neither OCP log is
+	// asked for again, and this is the C0h outcome of every read.
+	nvmeNotOCP error
 	scsi       *SCSIData
 	scsiPages  []uint8
 	scsiProbed bool

@@ -101,7 +101,8 @@ func TestIdentityCached(t *testing.T) {
 	assert.Equal(t, []string{devicetest.ATACheckPowerMode, devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
 		devicetest.ATALog(ata.LogSummaryError), devicetest.ATALog(ata.LogSelfTest)}, m.Disk("sda").Sent(),
 		"no IDENTIFY, and no second try at the device statistics the drive does not have")
-	assert.Equal(t, []string{devicetest.NVMeLog(nvme.LogSMART)}, m.Disk("nvme0").Sent())
+	assert.Equal(t, []string{devicetest.NVMeLog(nvme.LogSMART), devicetest.NVMeLog(nvme.LogError)}, m.Disk("nvme0").Sent(),
+		"NVMe 1.4, no telemetry bit, not Amazon: the mandatory logs only, no list and no vendor log")
 	assert.Equal(t, []string{devicetest.SCSILog(0x0D), devicetest.SCSILog(0x2F)}, m.Disk("sdc").Sent())
 }
 

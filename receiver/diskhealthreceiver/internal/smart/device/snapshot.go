@@ -93,6 +93,33 @@ type NVMeData struct {
 	Controller *nvme.Controller
 	Namespaces []*nvme.Namespace // parallel to Disk.Namespaces, nil where unreadable
 	Log        *nvme.SMARTLog
+
+	// The optional logs the controller's plan (nvme.PlanLogs) asked for;
+	// nil when not planned or not readable, with the outcome in Optional.
+	Errors    []nvme.ErrorEntry // newest first
+	Telemetry *nvme.TelemetryHeader
+	OCP       *nvme.OCPSMARTLog
+	Latency   *nvme.OCPLatencyLog
+	Amazon    *nvme.AmazonStats
+	// Optional is the outcome of each optional log read this time, in
+	// reading order. A failed one costs only its own values.
+	Optional []LogRead
+}
+
+// Optional NVMe logs, as LogRead names them.
+const (
+	LogErrorInformation = "error_information"
+	LogTelemetry        = "telemetry_controller"
+	LogOCPSMART         = "ocp_smart"
+	LogOCPLatency       = "ocp_latency"
+	LogAmazon           = "amazon"
+)
+
+// LogRead is the outcome of one optional log read.
+type LogRead struct {
+	Log    string
+	Status Status
+	Err    error
 }
 
 // SCSIData is what a SCSI disk gave.

@@ -83,6 +83,9 @@ type NVMe struct {
 	// Controller (0 = not reported).
 	WarningTemp  nvme.Kelvin
 	CriticalTemp nvme.Kelvin
+	// OCP is the OCP SMART / Health Information Extended log, nil when the
+	// drive has none or it was not read.
+	OCP *nvme.OCPSMARTLog
 }
 
 // SCSI is the SAS/SCSI part of a snapshot. Nil fields were not read.

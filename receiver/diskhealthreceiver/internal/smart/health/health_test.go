@@ -225,6 +225,17 @@ func TestEachRuleFires(t *testing.T) {
 			first: Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 0}}},
 			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.FilesystemErrors, Subject: "ext4 errors on sda1 (/data)", Value: 1}}},
 		}, []RuleID{RuleFilesystemErrorsRising}, Degraded, "ext4 errors on sda1 (/data) rose from 0 to 1"},
+		{"ocp bad blocks rising", step{
+			first: Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{BadUserNANDBlocks: nvme.NormalizedCount{Raw: 4}, CapacitorHealth: 0xFFFF}}},
+			then:  Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{BadUserNANDBlocks: nvme.NormalizedCount{Raw: 6}, CapacitorHealth: 0xFFFF}}},
+		}, []RuleID{RuleOCPBadBlocksRising}, Degraded, "bad user NAND blocks rose from 4 to 6"},
+		{"ocp end-to-end rising", step{
+			first: Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{EndToEndDetected: 1, CapacitorHealth: 100}}},
+			then:  Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{EndToEndDetected: 3, CapacitorHealth: 100}}},
+		}, []RuleID{RuleOCPEndToEndRising}, Degraded, "end-to-end detected errors rose from 1 to 3"},
+		{"ocp capacitor low", single(Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{CapacitorHealth: 49}}}), []RuleID{RuleOCPCapacitorLow}, Degraded, "capacitor health is 49%, below 50%"},
+		{"ocp dies offline", single(Snapshot{NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{MediaDiesOffline: 1, TotalMediaDies: 64, DieFailureTolerance: 2, CapacitorHealth: 0xFFFF}}}),
+			[]RuleID{RuleOCPDiesOffline}, Degraded, "1 of 64 NAND dies are offline (the drive tolerates 2)"},
 		{"scsi warning", single(Snapshot{SCSI: &SCSI{IE: &scsi.InformationalExceptions{ASC: 0x0B, ASCQ: 0x01}}}), []RuleID{RuleSCSIInformationalExcept}, Degraded, "0B/01"},
 	}
 	fired := map[RuleID]bool{}
@@ -268,6 +279,9 @@ func TestNoFalseAlarms(t *testing.T) {
 		"nvme spare 0/0": {NVMe: &NVMe{Log: nvme.SMARTLog{Temperature: 323}, WarningTemp: 343, CriticalTemp: 373}},
 		// 0 K is "no temperature", and WCTEMP 0 is "no limit".
 		"nvme no temperature": {NVMe: &NVMe{Log: nvme.SMARTLog{PercentageUsed: 99}}},
+		// An OCP drive without a capacitor reports FFFFh; one with 50% is at the limit, not below.
+		"ocp no capacitor":    {NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{CapacitorHealth: 0xFFFF}}},
+		"ocp capacitor at 50": {NVMe: &NVMe{OCP: &nvme.OCPSMARTLog{CapacitorHealth: 50, BadUserNANDBlocks: nvme.NormalizedCount{Raw: 30}}}},
 		// Error-log entries count rejected admin commands: not a health rule.
 		"nvme error log entries": {NVMe: &NVMe{Log: nvme.SMARTLog{ErrorLogEntries: nvme.Uint128{Lo: 8}}}},
 		// Thresholds 0 and FEh never fail.

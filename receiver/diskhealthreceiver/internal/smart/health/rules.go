@@ -58,7 +58,16 @@ const (
 	RuleSCSIInformationalExcept RuleID = "scsi_informational_exception"
 	RuleKernelIOErrorsRising    RuleID = "kernel_io_errors_rising"
 	RuleFilesystemErrorsRising  RuleID = "filesystem_errors_rising"
+	RuleOCPBadBlocksRising      RuleID = "ocp_bad_blocks_rising"
+	RuleOCPEndToEndRising       RuleID = "ocp_end_to_end_errors_rising"
+	RuleOCPCapacitorLow         RuleID = "ocp_capacitor_health_low"
+	RuleOCPDiesOffline          RuleID = "ocp_media_dies_offline"
 )
+
+// capacitorLow is the capacitor health (percent) below which the power-loss
+// protection is in doubt. The OCP specification leaves the threshold to the
+// vendor; half the original charge is the receiver's choice.
+const capacitorLow = 50
 
 // backblazeFive are the meanings of the ATA attributes Backblaze found most
 // predictive of failure (5, 187, 188, 197, 198 on the drives they run): any
@@ -229,6 +238,36 @@ var rules = []rule{
 				e.rising(a.Label(), "ata/"+a.Label(), count(a.Raw.Value), ": interface CRC errors, usually a cable, backplane or connector fault")
 			}
 		}},
+	{RuleInfo{RuleOCPBadBlocksRising, Degraded, "NVMe (OCP)",
+		"Bad user or system NAND blocks (OCP C0h raw counts) are higher than when monitoring of the drive began: the drive is retiring blocks."},
+		func(e *evaluator, s *Snapshot) {
+			if o := ocp(s); o != nil {
+				e.rising("bad user NAND blocks", "ocp/bad_user_blocks", nvme.Uint128{Lo: o.BadUserNANDBlocks.Raw}, "")
+				e.rising("bad system NAND blocks", "ocp/bad_system_blocks", nvme.Uint128{Lo: o.BadSystemNANDBlocks.Raw}, "")
+			}
+		}},
+	{RuleInfo{RuleOCPEndToEndRising, Degraded, "NVMe (OCP)",
+		"End-to-end detected errors (OCP C0h: data corrupted inside the drive's data path, caught by its protection information) are higher than when monitoring began."},
+		func(e *evaluator, s *Snapshot) {
+			if o := ocp(s); o != nil {
+				e.rising("end-to-end detected errors", "ocp/e2e_detected", nvme.Uint128{Lo: uint64(o.EndToEndDetected)}, "")
+			}
+		}},
+	{RuleInfo{RuleOCPCapacitorLow, Degraded, "NVMe (OCP)",
+		"The power-loss protection capacitor's health (OCP C0h) is below 50%: data in flight may be lost on a power cut. A drive without a capacitor (FFFFh) does not fire."},
+		func(e *evaluator, s *Snapshot) {
+			if o := ocp(s); o != nil && o.HasCapacitor() && o.CapacitorHealth < capacitorLow {
+				e.fire(Reason{Subject: "capacitor health", Text: fmt.Sprintf("power-loss protection capacitor health is %d%%, below %d%%", o.CapacitorHealth, capacitorLow)})
+			}
+		}},
+	{RuleInfo{RuleOCPDiesOffline, Degraded, "NVMe (OCP)",
+		"NAND dies are offline (OCP C0h version 5 and later); the text says how many more the drive tolerates."},
+		func(e *evaluator, s *Snapshot) {
+			if o := ocp(s); o != nil && o.MediaDiesOffline > 0 {
+				e.fireLevel(Reason{Subject: "media dies", Text: fmt.Sprintf("%d of %d NAND dies are offline (the drive tolerates %d)", o.MediaDiesOffline, o.TotalMediaDies, o.DieFailureTolerance)},
+					nvme.Uint128{Lo: uint64(o.MediaDiesOffline)})
+			}
+		}},
 	{RuleInfo{RuleSelfTestFailed, Degraded, "ATA, SCSI",
 		"The self-test log holds a failed test that no later extended test has superseded by passing."},
 		func(e *evaluator, s *Snapshot) {
@@ -294,6 +333,14 @@ func nvmeBit(bit nvme.CriticalWarning, text string) func(*evaluator, *Snapshot) 
 			e.fire(Reason{Subject: "critical warning " + bit.String(), Text: text})
 		}
 	}
+}
+
+// ocp is the snapshot's OCP log, nil when there is none.
+func ocp(s *Snapshot) *nvme.OCPSMARTLog {
+	if s.NVMe == nil {
+		return nil
+	}
+	return s.NVMe.OCP
 }
 
 // boardRising applies the rising rule to the board's counters of one kind.

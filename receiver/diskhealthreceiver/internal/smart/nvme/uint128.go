@@ -72,3 +72,10 @@ func (u Uint128) String() string {
 	v.Lsh(v, 64)
 	return v.Or(v, new(big.Int).SetUint64(u.Lo)).String()
 }
+
+// Sub returns u-v; the caller makes sure v ≤ u.
+func (u Uint128) Sub(v Uint128) Uint128 {
+	lo, borrow := bits.Sub64(u.Lo, v.Lo, 0)
+	hi, _ := bits.Sub64(u.Hi, v.Hi, borrow)
+	return Uint128{Lo: lo, Hi: hi}
+}

@@ -5,6 +5,7 @@
 package devicetest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -70,6 +71,10 @@ type Disk struct {
 	// Reject answers these commands as not implemented (ILLEGAL REQUEST),
 	// as some USB bridges do for CHECK POWER MODE.
 	Reject []string
+	// RefuseLen answers NVMe reads of these keys with these byte counts
+	// with an NVMe error (PRP Offset Invalid), as controllers that refuse
+	// some log sizes they claim to keep do.
+	RefuseLen map[string][]int
 	// DenyOpen refuses the open itself (node permissions).
 	DenyOpen bool
 	// Hang, when set, blocks every command until it is closed.
@@ -207,6 +212,12 @@ func (t *transport) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, _ time.Duration)
 	}
 	if t.begin(key) {
 		return syscall.EACCES
+	}
+	t.d.mu.Lock()
+	refuse := slices.Contains(t.d.RefuseLen[key], int(cmd.DataLen))
+	t.d.mu.Unlock()
+	if refuse {
+		return &device.NVMeStatusError{Status: 0x0013} // PRP Offset Invalid
 	}
 	b, ok := t.page(key)
 	if !ok {
@@ -373,6 +384,9 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 			NVMeIDCtrl:             nread("identify_ctrl"),
 			NVMeIDNS(1):            nread("identify_ns1"),
 			NVMeLog(nvme.LogSMART): nread("log02_smart_log"),
+			// QEMU keeps no error entries: its one-entry log (ELPE 0) reads
+			// as zeros.
+			NVMeLog(nvme.LogError): make([]byte, nvme.ErrorEntrySize),
 		},
 	})
 	scsiIdent := blockdev.Identity{Name: "sdc", Class: blockdev.ClassDisk, Model: "scsi_debug", Serial: "20000", Firmware: "0191", WWN: "naa.3333333000004e20", Rotational: 0}
@@ -388,4 +402,127 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 		},
 	})
 	return m
+}
+
+// The GUIDs as the OCP specification's pages carry them, written out here
+// rather than taken from the decoder.
+var (
+	ocpC0GUID = []byte{0xC5, 0xAF, 0x10, 0x28, 0xEA, 0xBF, 0xF2, 0xA4, 0x9C, 0x4F, 0x6F, 0x7C, 0xC9, 0x14, 0xD5, 0xAF}
+	ocpC3GUID = []byte{0x92, 0x7A, 0xC0, 0x8C, 0xD0, 0x84, 0x6C, 0x9C, 0x70, 0x43, 0xE6, 0xD4, 0x58, 0x5E, 0xD4, 0x85}
+)
+
+// NVMeController is QEMU's Identify Controller with the fields that decide the
+// plan replaced.
+func NVMeController(t testing.TB, vid uint16, model string, version uint32, lpa, elpe uint8) []byte {
+	t.Helper()
+	b := slices.Clone(fixture.Read(t, "qemu", "k6.12", "nvme0.identify_ctrl.bin"))
+	binary.LittleEndian.PutUint16(b[0:], vid)
+	n := copy(b[24:64], model)
+	for i := 24 + n; i < 64; i++ {
+		b[i] = ' '
+	}
+	binary.LittleEndian.PutUint32(b[80:], version)
+	b[261], b[262] = lpa, elpe
+	return b
+}
+
+// SupportedLogs is a Supported Log Pages log listing lids.
+func SupportedLogs(lids ...uint8) []byte {
+	b := make([]byte, nvme.SupportedLogsSize)
+	for _, l := range lids {
+		b[4*int(l)] = 1
+	}
+	return b
+}
+
+// OCPSMART is an OCP C0h page of the given version with the media bytes written, a
+// capacitor health of 93% and small distinct error counts.
+func OCPSMART(version uint16, mediaWritten uint64) []byte {
+	b := make([]byte, nvme.OCPLogSize)
+	binary.LittleEndian.PutUint64(b[0:], mediaWritten)
+	binary.LittleEndian.PutUint16(b[128:], 93) // capacitor health
+	// A distinct small value per counter, so a swapped attribute shows.
+	binary.LittleEndian.PutUint64(b[16:], 11*512000) // media read
+	for off, v := range map[int]uint32{32: 12, 40: 2, 48: 3, 56: 4, 64: 5, 72: 6, 76: 7, 104: 9} {
+		binary.LittleEndian.PutUint32(b[off:], v)
+	}
+	b[96] = 8 // thermal throttling events
+	binary.LittleEndian.PutUint16(b[494:], version)
+	copy(b[496:], ocpC0GUID)
+	return b
+}
+
+// OCPLatency is an OCP C3h page, monitor enabled, 77 reads in bucket 0.
+func OCPLatency() []byte {
+	b := make([]byte, nvme.OCPLogSize)
+	b[0] = 1
+	binary.LittleEndian.PutUint32(b[32+12:], 77) // bucket 0 reads
+	binary.LittleEndian.PutUint16(b[494:], 1)
+	copy(b[496:], ocpC3GUID)
+	return b
+}
+
+// ErrorLog is an Error Information log of capacity entries, the first ones with the given
+// error counts (newest first), each an invalid-field error.
+func ErrorLog(capacity int, counts ...uint64) []byte {
+	b := make([]byte, capacity*nvme.ErrorEntrySize)
+	for i, n := range counts {
+		binary.LittleEndian.PutUint64(b[64*i:], n)
+		binary.LittleEndian.PutUint16(b[64*i+12:], 0x0002<<1) // invalid field
+		binary.LittleEndian.PutUint64(b[64*i+16:], 4096+n)
+	}
+	return b
+}
+
+// NVMeMachine is one NVMe controller, nvme0, with the given Identify Controller
+// and pages, plus QEMU's namespace and SMART log.
+func NVMeMachine(t testing.TB, ctrl []byte, pages map[string][]byte) *Machine {
+	t.Helper()
+	m := &Machine{}
+	m.Add(NVMeDisk(t, "nvme0", ctrl, pages))
+	return m
+}
+
+// NVMeDisk is an NVMe controller named name with the given Identify
+// Controller and pages, plus QEMU's namespace and SMART log.
+func NVMeDisk(t testing.TB, name string, ctrl []byte, pages map[string][]byte) *Disk {
+	t.Helper()
+	nread := func(kind string) []byte { return fixture.Read(t, "qemu", "k6.12", "nvme0."+kind+".bin") }
+	all := map[string][]byte{
+		NVMeIDCtrl:             ctrl,
+		NVMeIDNS(1):            nread("identify_ns1"),
+		NVMeLog(nvme.LogSMART): nread("log02_smart_log"),
+	}
+	for k, v := range pages {
+		all[k] = v
+	}
+	ident := blockdev.Identity{Name: name + "n1", Class: blockdev.ClassDisk, Model: "test", Serial: "s-" + name}
+	return &Disk{
+		Info: device.Disk{Name: name, Protocol: device.ProtocolNVMe, Node: "/dev/" + name, Identity: ident, ID: blockdev.DiskID(&ident),
+			Namespaces: []device.Namespace{{Name: name + "n1", NSID: 1}}},
+		Pages: all,
+	}
+}
+
+// AmazonEBSPage is the D0h page of an EBS volume with the values of s
+// (durations in whole microseconds, as the page keeps them).
+func AmazonEBSPage(s nvme.AmazonStats) []byte {
+	b := make([]byte, nvme.AmazonLogSize)
+	binary.LittleEndian.PutUint32(b, nvme.AmazonMagicEBS)
+	us := func(d time.Duration) uint64 { return uint64(d / time.Microsecond) }
+	for i, v := range []uint64{s.ReadOps, s.WriteOps, s.ReadBytes, s.WriteBytes, us(s.ReadTime), us(s.WriteTime),
+		us(s.VolumeIOPSExceeded), us(s.VolumeThroughputExceeded), us(s.InstanceIOPSExceeded), us(s.InstanceThroughputExceeded), s.QueueLength} {
+		binary.LittleEndian.PutUint64(b[8+8*i:], v)
+	}
+	for h, bins := range [][]nvme.LatencyBin{s.ReadLatency, s.WriteLatency} {
+		base := 512 + 1544*h
+		binary.LittleEndian.PutUint64(b[base:], uint64(len(bins)))
+		for i, bin := range bins {
+			e := b[base+8+24*i:]
+			binary.LittleEndian.PutUint64(e, bin.Lower)
+			binary.LittleEndian.PutUint64(e[8:], bin.Upper)
+			binary.LittleEndian.PutUint32(e[16:], uint32(bin.Count))
+		}
+	}
+	return b
 }

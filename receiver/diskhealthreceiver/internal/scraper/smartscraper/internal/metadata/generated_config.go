@@ -60,6 +60,361 @@ func (ms *HwErrorsMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskBadBlocksMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.bad_blocks metric.
+type HwPhysicalDiskBadBlocksMetricAttributeKey string
+
+const (
+	HwPhysicalDiskBadBlocksMetricAttributeKeyHwID                    HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.id"
+	HwPhysicalDiskBadBlocksMetricAttributeKeyHwName                  HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.name"
+	HwPhysicalDiskBadBlocksMetricAttributeKeyHwType                  HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.type"
+	HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea HwPhysicalDiskBadBlocksMetricAttributeKey = "hw.physical_disk.block_area"
+)
+
+// HwPhysicalDiskBadBlocksMetricConfig provides config for the hw.physical_disk.bad_blocks metric.
+type HwPhysicalDiskBadBlocksMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskBadBlocksMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskBadBlocksMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskBadBlocksMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.bad_blocks doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.block_area]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCapacitorHealthMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.capacitor.health metric.
+type HwPhysicalDiskCapacitorHealthMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID   HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType HwPhysicalDiskCapacitorHealthMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskCapacitorHealthMetricConfig provides config for the hw.physical_disk.capacitor.health metric.
+type HwPhysicalDiskCapacitorHealthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCapacitorHealthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCapacitorHealthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCapacitorHealthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.capacitor.health doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCloudIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.io metric.
+type HwPhysicalDiskCloudIoMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudIoMetricAttributeKeyHwID            HwPhysicalDiskCloudIoMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudIoMetricAttributeKeyHwName          HwPhysicalDiskCloudIoMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudIoMetricAttributeKeyHwType          HwPhysicalDiskCloudIoMetricAttributeKey = "hw.type"
+	HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudIoMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskCloudIoMetricConfig provides config for the hw.physical_disk.cloud.io metric.
+type HwPhysicalDiskCloudIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.limit_exceeded.time metric.
+type HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID                     HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName                   HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType                   HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.type"
+	HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey = "hw.physical_disk.cloud.limit"
+)
+
+// HwPhysicalDiskCloudLimitExceededTimeMetricConfig provides config for the hw.physical_disk.cloud.limit_exceeded.time metric.
+type HwPhysicalDiskCloudLimitExceededTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudLimitExceededTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudLimitExceededTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.limit_exceeded.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCloudOperationTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.operation.time metric.
+type HwPhysicalDiskCloudOperationTimeMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID            HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName          HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType          HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "hw.type"
+	HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudOperationTimeMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskCloudOperationTimeMetricConfig provides config for the hw.physical_disk.cloud.operation.time metric.
+type HwPhysicalDiskCloudOperationTimeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudOperationTimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudOperationTimeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.operation.time doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCloudOperationsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.operations metric.
+type HwPhysicalDiskCloudOperationsMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID            HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName          HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType          HwPhysicalDiskCloudOperationsMetricAttributeKey = "hw.type"
+	HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection HwPhysicalDiskCloudOperationsMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskCloudOperationsMetricConfig provides config for the hw.physical_disk.cloud.operations metric.
+type HwPhysicalDiskCloudOperationsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                            `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudOperationsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudOperationsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudOperationsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.operations doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskCloudQueueLengthMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.queue_length metric.
+type HwPhysicalDiskCloudQueueLengthMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID   HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType HwPhysicalDiskCloudQueueLengthMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskCloudQueueLengthMetricConfig provides config for the hw.physical_disk.cloud.queue_length metric.
+type HwPhysicalDiskCloudQueueLengthMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudQueueLengthMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudQueueLengthMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.queue_length doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskEnduranceUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.endurance_utilization metric.
 type HwPhysicalDiskEnduranceUtilizationMetricAttributeKey string
 
@@ -162,6 +517,107 @@ func (ms *HwPhysicalDiskIoMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskMediaDiesOfflineMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.media.dies_offline metric.
+type HwPhysicalDiskMediaDiesOfflineMetricAttributeKey string
+
+const (
+	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID   HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.id"
+	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.name"
+	HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType HwPhysicalDiskMediaDiesOfflineMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskMediaDiesOfflineMetricConfig provides config for the hw.physical_disk.media.dies_offline metric.
+type HwPhysicalDiskMediaDiesOfflineMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskMediaDiesOfflineMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskMediaDiesOfflineMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.media.dies_offline doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskMediaIoMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.media.io metric.
+type HwPhysicalDiskMediaIoMetricAttributeKey string
+
+const (
+	HwPhysicalDiskMediaIoMetricAttributeKeyHwID            HwPhysicalDiskMediaIoMetricAttributeKey = "hw.id"
+	HwPhysicalDiskMediaIoMetricAttributeKeyHwName          HwPhysicalDiskMediaIoMetricAttributeKey = "hw.name"
+	HwPhysicalDiskMediaIoMetricAttributeKeyHwType          HwPhysicalDiskMediaIoMetricAttributeKey = "hw.type"
+	HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection HwPhysicalDiskMediaIoMetricAttributeKey = "disk.io.direction"
+)
+
+// HwPhysicalDiskMediaIoMetricConfig provides config for the hw.physical_disk.media.io metric.
+type HwPhysicalDiskMediaIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskMediaIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskMediaIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskMediaIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.media.io doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.critical_warning metric.
 type HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey string
 
@@ -201,6 +657,107 @@ func (ms *HwPhysicalDiskNvmeCriticalWarningMetricConfig) Validate() error {
 		case HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning:
 		default:
 			return fmt.Errorf("metric hw.physical_disk.nvme.critical_warning doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.nvme.telemetry.available metric.
+type HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey string
+
+const (
+	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID   HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.id"
+	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.name"
+	HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskNvmeTelemetryAvailableMetricConfig provides config for the hw.physical_disk.nvme.telemetry.available metric.
+type HwPhysicalDiskNvmeTelemetryAvailableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.nvme.telemetry.available doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskOcpErrorsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.ocp.errors metric.
+type HwPhysicalDiskOcpErrorsMetricAttributeKey string
+
+const (
+	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID                       HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.id"
+	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName                     HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.name"
+	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType                     HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.type"
+	HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType HwPhysicalDiskOcpErrorsMetricAttributeKey = "hw.physical_disk.ocp_error.type"
+)
+
+// HwPhysicalDiskOcpErrorsMetricConfig provides config for the hw.physical_disk.ocp.errors metric.
+type HwPhysicalDiskOcpErrorsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskOcpErrorsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskOcpErrorsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskOcpErrorsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.ocp.errors doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.ocp_error.type]", val)
 		}
 	}
 
@@ -403,6 +960,58 @@ func (ms *HwPhysicalDiskSmartMetricConfig) Validate() error {
 		case HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID:
 		default:
 			return fmt.Errorf("metric hw.physical_disk.smart doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskSmartLogReadStatusMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.smart.log.read.status metric.
+type HwPhysicalDiskSmartLogReadStatusMetricAttributeKey string
+
+const (
+	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID            HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.id"
+	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName          HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.name"
+	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType          HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "hw.type"
+	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog         HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "nvme.log"
+	HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus HwPhysicalDiskSmartLogReadStatusMetricAttributeKey = "smart.read.status"
+)
+
+// HwPhysicalDiskSmartLogReadStatusMetricConfig provides config for the hw.physical_disk.smart.log.read.status metric.
+type HwPhysicalDiskSmartLogReadStatusMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskSmartLogReadStatusMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskSmartLogReadStatusMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.smart.log.read.status doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]", val)
 		}
 	}
 
@@ -772,6 +1381,56 @@ func (ms *HwPhysicalDiskSpareThresholdMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskThrottlingEventsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.throttling.events metric.
+type HwPhysicalDiskThrottlingEventsMetricAttributeKey string
+
+const (
+	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID   HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.id"
+	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.name"
+	HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType HwPhysicalDiskThrottlingEventsMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskThrottlingEventsMetricConfig provides config for the hw.physical_disk.throttling.events metric.
+type HwPhysicalDiskThrottlingEventsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskThrottlingEventsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskThrottlingEventsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskThrottlingEventsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.throttling.events doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskUnsafeShutdownsMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.unsafe_shutdowns metric.
 type HwPhysicalDiskUnsafeShutdownsMetricAttributeKey string
 
@@ -810,6 +1469,56 @@ func (ms *HwPhysicalDiskUnsafeShutdownsMetricConfig) Validate() error {
 		case HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType:
 		default:
 			return fmt.Errorf("metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// HwPhysicalDiskWriteAmplificationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.write_amplification metric.
+type HwPhysicalDiskWriteAmplificationMetricAttributeKey string
+
+const (
+	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID   HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.id"
+	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.name"
+	HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType HwPhysicalDiskWriteAmplificationMetricAttributeKey = "hw.type"
+)
+
+// HwPhysicalDiskWriteAmplificationMetricConfig provides config for the hw.physical_disk.write_amplification metric.
+type HwPhysicalDiskWriteAmplificationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskWriteAmplificationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskWriteAmplificationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskWriteAmplificationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.write_amplification doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type]", val)
 		}
 	}
 
@@ -976,25 +1685,39 @@ func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 
 // MetricsConfig provides config for smart metrics.
 type MetricsConfig struct {
-	HwErrors                           HwErrorsMetricConfig                           `mapstructure:"hw.errors"`
-	HwPhysicalDiskEnduranceUtilization HwPhysicalDiskEnduranceUtilizationMetricConfig `mapstructure:"hw.physical_disk.endurance_utilization"`
-	HwPhysicalDiskIo                   HwPhysicalDiskIoMetricConfig                   `mapstructure:"hw.physical_disk.io"`
-	HwPhysicalDiskNvmeCriticalWarning  HwPhysicalDiskNvmeCriticalWarningMetricConfig  `mapstructure:"hw.physical_disk.nvme.critical_warning"`
-	HwPhysicalDiskPowerCycles          HwPhysicalDiskPowerCyclesMetricConfig          `mapstructure:"hw.physical_disk.power_cycles"`
-	HwPhysicalDiskPowerOnTime          HwPhysicalDiskPowerOnTimeMetricConfig          `mapstructure:"hw.physical_disk.power_on_time"`
-	HwPhysicalDiskSize                 HwPhysicalDiskSizeMetricConfig                 `mapstructure:"hw.physical_disk.size"`
-	HwPhysicalDiskSmart                HwPhysicalDiskSmartMetricConfig                `mapstructure:"hw.physical_disk.smart"`
-	HwPhysicalDiskSmartNormalized      HwPhysicalDiskSmartNormalizedMetricConfig      `mapstructure:"hw.physical_disk.smart.normalized"`
-	HwPhysicalDiskSmartReadStatus      HwPhysicalDiskSmartReadStatusMetricConfig      `mapstructure:"hw.physical_disk.smart.read.status"`
-	HwPhysicalDiskSmartReadTime        HwPhysicalDiskSmartReadTimeMetricConfig        `mapstructure:"hw.physical_disk.smart.read.time"`
-	HwPhysicalDiskSmartThreshold       HwPhysicalDiskSmartThresholdMetricConfig       `mapstructure:"hw.physical_disk.smart.threshold"`
-	HwPhysicalDiskSmartWorst           HwPhysicalDiskSmartWorstMetricConfig           `mapstructure:"hw.physical_disk.smart.worst"`
-	HwPhysicalDiskSpareAvailable       HwPhysicalDiskSpareAvailableMetricConfig       `mapstructure:"hw.physical_disk.spare.available"`
-	HwPhysicalDiskSpareThreshold       HwPhysicalDiskSpareThresholdMetricConfig       `mapstructure:"hw.physical_disk.spare.threshold"`
-	HwPhysicalDiskUnsafeShutdowns      HwPhysicalDiskUnsafeShutdownsMetricConfig      `mapstructure:"hw.physical_disk.unsafe_shutdowns"`
-	HwStatus                           HwStatusMetricConfig                           `mapstructure:"hw.status"`
-	HwTemperature                      HwTemperatureMetricConfig                      `mapstructure:"hw.temperature"`
-	HwTemperatureLimit                 HwTemperatureLimitMetricConfig                 `mapstructure:"hw.temperature.limit"`
+	HwErrors                             HwErrorsMetricConfig                             `mapstructure:"hw.errors"`
+	HwPhysicalDiskBadBlocks              HwPhysicalDiskBadBlocksMetricConfig              `mapstructure:"hw.physical_disk.bad_blocks"`
+	HwPhysicalDiskCapacitorHealth        HwPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"hw.physical_disk.capacitor.health"`
+	HwPhysicalDiskCloudIo                HwPhysicalDiskCloudIoMetricConfig                `mapstructure:"hw.physical_disk.cloud.io"`
+	HwPhysicalDiskCloudLimitExceededTime HwPhysicalDiskCloudLimitExceededTimeMetricConfig `mapstructure:"hw.physical_disk.cloud.limit_exceeded.time"`
+	HwPhysicalDiskCloudOperationTime     HwPhysicalDiskCloudOperationTimeMetricConfig     `mapstructure:"hw.physical_disk.cloud.operation.time"`
+	HwPhysicalDiskCloudOperations        HwPhysicalDiskCloudOperationsMetricConfig        `mapstructure:"hw.physical_disk.cloud.operations"`
+	HwPhysicalDiskCloudQueueLength       HwPhysicalDiskCloudQueueLengthMetricConfig       `mapstructure:"hw.physical_disk.cloud.queue_length"`
+	HwPhysicalDiskEnduranceUtilization   HwPhysicalDiskEnduranceUtilizationMetricConfig   `mapstructure:"hw.physical_disk.endurance_utilization"`
+	HwPhysicalDiskIo                     HwPhysicalDiskIoMetricConfig                     `mapstructure:"hw.physical_disk.io"`
+	HwPhysicalDiskMediaDiesOffline       HwPhysicalDiskMediaDiesOfflineMetricConfig       `mapstructure:"hw.physical_disk.media.dies_offline"`
+	HwPhysicalDiskMediaIo                HwPhysicalDiskMediaIoMetricConfig                `mapstructure:"hw.physical_disk.media.io"`
+	HwPhysicalDiskNvmeCriticalWarning    HwPhysicalDiskNvmeCriticalWarningMetricConfig    `mapstructure:"hw.physical_disk.nvme.critical_warning"`
+	HwPhysicalDiskNvmeTelemetryAvailable HwPhysicalDiskNvmeTelemetryAvailableMetricConfig `mapstructure:"hw.physical_disk.nvme.telemetry.available"`
+	HwPhysicalDiskOcpErrors              HwPhysicalDiskOcpErrorsMetricConfig              `mapstructure:"hw.physical_disk.ocp.errors"`
+	HwPhysicalDiskPowerCycles            HwPhysicalDiskPowerCyclesMetricConfig            `mapstructure:"hw.physical_disk.power_cycles"`
+	HwPhysicalDiskPowerOnTime            HwPhysicalDiskPowerOnTimeMetricConfig            `mapstructure:"hw.physical_disk.power_on_time"`
+	HwPhysicalDiskSize                   HwPhysicalDiskSizeMetricConfig                   `mapstructure:"hw.physical_disk.size"`
+	HwPhysicalDiskSmart                  HwPhysicalDiskSmartMetricConfig                  `mapstructure:"hw.physical_disk.smart"`
+	HwPhysicalDiskSmartLogReadStatus     HwPhysicalDiskSmartLogReadStatusMetricConfig     `mapstructure:"hw.physical_disk.smart.log.read.status"`
+	HwPhysicalDiskSmartNormalized        HwPhysicalDiskSmartNormalizedMetricConfig        `mapstructure:"hw.physical_disk.smart.normalized"`
+	HwPhysicalDiskSmartReadStatus        HwPhysicalDiskSmartReadStatusMetricConfig        `mapstructure:"hw.physical_disk.smart.read.status"`
+	HwPhysicalDiskSmartReadTime          HwPhysicalDiskSmartReadTimeMetricConfig          `mapstructure:"hw.physical_disk.smart.read.time"`
+	HwPhysicalDiskSmartThreshold         HwPhysicalDiskSmartThresholdMetricConfig         `mapstructure:"hw.physical_disk.smart.threshold"`
+	HwPhysicalDiskSmartWorst             HwPhysicalDiskSmartWorstMetricConfig             `mapstructure:"hw.physical_disk.smart.worst"`
+	HwPhysicalDiskSpareAvailable         HwPhysicalDiskSpareAvailableMetricConfig         `mapstructure:"hw.physical_disk.spare.available"`
+	HwPhysicalDiskSpareThreshold         HwPhysicalDiskSpareThresholdMetricConfig         `mapstructure:"hw.physical_disk.spare.threshold"`
+	HwPhysicalDiskThrottlingEvents       HwPhysicalDiskThrottlingEventsMetricConfig       `mapstructure:"hw.physical_disk.throttling.events"`
+	HwPhysicalDiskUnsafeShutdowns        HwPhysicalDiskUnsafeShutdownsMetricConfig        `mapstructure:"hw.physical_disk.unsafe_shutdowns"`
+	HwPhysicalDiskWriteAmplification     HwPhysicalDiskWriteAmplificationMetricConfig     `mapstructure:"hw.physical_disk.write_amplification"`
+	HwStatus                             HwStatusMetricConfig                             `mapstructure:"hw.status"`
+	HwTemperature                        HwTemperatureMetricConfig                        `mapstructure:"hw.temperature"`
+	HwTemperatureLimit                   HwTemperatureLimitMetricConfig                   `mapstructure:"hw.temperature.limit"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1003,6 +1726,41 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
+		},
+		HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
+		},
+		HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+		},
+		HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
+		},
+		HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
 		},
 		HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 			Enabled:             true,
@@ -1014,10 +1772,30 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 		},
+		HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+		},
+		HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+		},
 		HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+		},
+		HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+		},
+		HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
 		},
 		HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
 			Enabled:             true,
@@ -1038,6 +1816,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+		},
+		HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
 		},
 		HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 			Enabled:             true,
@@ -1074,10 +1857,20 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 		},
+		HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+		},
 		HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+		},
+		HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
 		},
 		HwStatus: HwStatusMetricConfig{
 			Enabled:             true,

@@ -31,6 +31,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
+					HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
+					},
+					HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
+					},
+					HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
+					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -41,10 +76,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 					},
+					HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+					},
 					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
 					},
 					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
 						Enabled:             true,
@@ -65,6 +120,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
 					},
 					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 						Enabled:             true,
@@ -101,10 +161,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 					},
+					HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+					},
 					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             true,
@@ -145,6 +215,41 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwErrorsMetricAttributeKey{HwErrorsMetricAttributeKeyHwID, HwErrorsMetricAttributeKeyHwName, HwErrorsMetricAttributeKeyHwType, HwErrorsMetricAttributeKeyErrorType},
 					},
+					HwPhysicalDiskBadBlocks: HwPhysicalDiskBadBlocksMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskBadBlocksMetricAttributeKey{HwPhysicalDiskBadBlocksMetricAttributeKeyHwID, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea},
+					},
+					HwPhysicalDiskCapacitorHealth: HwPhysicalDiskCapacitorHealthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCapacitorHealthMetricAttributeKey{HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskCloudIo: HwPhysicalDiskCloudIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit},
+					},
+					HwPhysicalDiskCloudOperationTime: HwPhysicalDiskCloudOperationTimeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudOperations: HwPhysicalDiskCloudOperationsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskCloudOperationsMetricAttributeKey{HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection},
+					},
+					HwPhysicalDiskCloudQueueLength: HwPhysicalDiskCloudQueueLengthMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType},
+					},
 					HwPhysicalDiskEnduranceUtilization: HwPhysicalDiskEnduranceUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -155,10 +260,30 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskIoMetricAttributeKey{HwPhysicalDiskIoMetricAttributeKeyHwID, HwPhysicalDiskIoMetricAttributeKeyHwName, HwPhysicalDiskIoMetricAttributeKeyHwType, HwPhysicalDiskIoMetricAttributeKeyDiskIoDirection},
 					},
+					HwPhysicalDiskMediaDiesOffline: HwPhysicalDiskMediaDiesOfflineMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskMediaIo: HwPhysicalDiskMediaIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskMediaIoMetricAttributeKey{HwPhysicalDiskMediaIoMetricAttributeKeyHwID, HwPhysicalDiskMediaIoMetricAttributeKeyHwName, HwPhysicalDiskMediaIoMetricAttributeKeyHwType, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection},
+					},
 					HwPhysicalDiskNvmeCriticalWarning: HwPhysicalDiskNvmeCriticalWarningMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskNvmeCriticalWarningMetricAttributeKey{HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwID, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwName, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyHwType, HwPhysicalDiskNvmeCriticalWarningMetricAttributeKeyNvmeCriticalWarning},
+					},
+					HwPhysicalDiskNvmeTelemetryAvailable: HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskOcpErrors: HwPhysicalDiskOcpErrorsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskOcpErrorsMetricAttributeKey{HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType},
 					},
 					HwPhysicalDiskPowerCycles: HwPhysicalDiskPowerCyclesMetricConfig{
 						Enabled:             false,
@@ -179,6 +304,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskSmartMetricAttributeKey{HwPhysicalDiskSmartMetricAttributeKeyHwID, HwPhysicalDiskSmartMetricAttributeKeyHwName, HwPhysicalDiskSmartMetricAttributeKeyHwType, HwPhysicalDiskSmartMetricAttributeKeyHwPhysicalDiskSmartAttribute, HwPhysicalDiskSmartMetricAttributeKeySmartAttributeID},
+					},
+					HwPhysicalDiskSmartLogReadStatus: HwPhysicalDiskSmartLogReadStatusMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus},
 					},
 					HwPhysicalDiskSmartNormalized: HwPhysicalDiskSmartNormalizedMetricConfig{
 						Enabled:             false,
@@ -215,10 +345,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []HwPhysicalDiskSpareThresholdMetricAttributeKey{HwPhysicalDiskSpareThresholdMetricAttributeKeyHwID, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwName, HwPhysicalDiskSpareThresholdMetricAttributeKeyHwType},
 					},
+					HwPhysicalDiskThrottlingEvents: HwPhysicalDiskThrottlingEventsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskThrottlingEventsMetricAttributeKey{HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType},
+					},
 					HwPhysicalDiskUnsafeShutdowns: HwPhysicalDiskUnsafeShutdownsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskUnsafeShutdownsMetricAttributeKey{HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwID, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwName, HwPhysicalDiskUnsafeShutdownsMetricAttributeKeyHwType},
+					},
+					HwPhysicalDiskWriteAmplification: HwPhysicalDiskWriteAmplificationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskWriteAmplificationMetricAttributeKey{HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType},
 					},
 					HwStatus: HwStatusMetricConfig{
 						Enabled:             false,
@@ -254,7 +394,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -267,6 +407,90 @@ func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, error.type]")
 
 	cfg = DefaultMetricsConfig().HwErrors
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskBadBlocksMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskBadBlocks
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskBadBlocksMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.bad_blocks doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.block_area]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskBadBlocks
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCapacitorHealthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCapacitorHealth
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCapacitorHealthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.capacitor.health doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCapacitorHealth
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudLimitExceededTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudLimitExceededTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.limit_exceeded.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudLimitExceededTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudOperationTimeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudOperationTime
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudOperationTimeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.operation.time doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudOperationTime
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudOperationsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudOperations
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudOperationsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.operations doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudOperations
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudQueueLengthMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudQueueLength
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudQueueLengthMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.queue_length doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudQueueLength
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -295,6 +519,30 @@ func TestHwPhysicalDiskIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwPhysicalDiskMediaDiesOfflineMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskMediaDiesOffline
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskMediaDiesOfflineMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.media.dies_offline doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskMediaDiesOffline
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskMediaIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskMediaIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskMediaIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.media.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskMediaIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
 	require.NoError(t, cfg.Validate())
@@ -303,6 +551,30 @@ func TestHwPhysicalDiskNvmeCriticalWarningMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.critical_warning doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.critical_warning]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeCriticalWarning
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskNvmeTelemetryAvailableMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskNvmeTelemetryAvailable
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.nvme.telemetry.available doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskNvmeTelemetryAvailable
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskOcpErrorsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskOcpErrors
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskOcpErrorsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.ocp.errors doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.ocp_error.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskOcpErrors
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -351,6 +623,18 @@ func TestHwPhysicalDiskSmartMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.smart_attribute, smart.attribute.id]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskSmart
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskSmartLogReadStatusMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskSmartLogReadStatus
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskSmartLogReadStatusMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.smart.log.read.status doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, nvme.log, smart.read.status]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskSmartLogReadStatus
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -439,6 +723,18 @@ func TestHwPhysicalDiskSpareThresholdMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestHwPhysicalDiskThrottlingEventsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskThrottlingEvents
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskThrottlingEventsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.throttling.events doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskThrottlingEvents
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwPhysicalDiskUnsafeShutdownsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
 	require.NoError(t, cfg.Validate())
@@ -447,6 +743,18 @@ func TestHwPhysicalDiskUnsafeShutdownsMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.unsafe_shutdowns doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskUnsafeShutdowns
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskWriteAmplificationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskWriteAmplification
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskWriteAmplificationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.write_amplification doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskWriteAmplification
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

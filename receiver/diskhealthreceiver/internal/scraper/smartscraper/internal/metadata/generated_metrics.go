@@ -122,6 +122,124 @@ var MapAttributeHwLimitType = map[string]AttributeHwLimitType{
 	"high.critical": AttributeHwLimitTypeHighCritical,
 }
 
+// AttributeHwPhysicalDiskBlockArea specifies the value hw.physical_disk.block_area attribute.
+type AttributeHwPhysicalDiskBlockArea int
+
+const (
+	_ AttributeHwPhysicalDiskBlockArea = iota
+	AttributeHwPhysicalDiskBlockAreaUser
+	AttributeHwPhysicalDiskBlockAreaSystem
+)
+
+// String returns the string representation of the AttributeHwPhysicalDiskBlockArea.
+func (av AttributeHwPhysicalDiskBlockArea) String() string {
+	switch av {
+	case AttributeHwPhysicalDiskBlockAreaUser:
+		return "user"
+	case AttributeHwPhysicalDiskBlockAreaSystem:
+		return "system"
+	}
+	return ""
+}
+
+// MapAttributeHwPhysicalDiskBlockArea is a helper map of string to AttributeHwPhysicalDiskBlockArea attribute value.
+var MapAttributeHwPhysicalDiskBlockArea = map[string]AttributeHwPhysicalDiskBlockArea{
+	"user":   AttributeHwPhysicalDiskBlockAreaUser,
+	"system": AttributeHwPhysicalDiskBlockAreaSystem,
+}
+
+// AttributeHwPhysicalDiskCloudLimit specifies the value hw.physical_disk.cloud.limit attribute.
+type AttributeHwPhysicalDiskCloudLimit int
+
+const (
+	_ AttributeHwPhysicalDiskCloudLimit = iota
+	AttributeHwPhysicalDiskCloudLimitVolumeIops
+	AttributeHwPhysicalDiskCloudLimitVolumeThroughput
+	AttributeHwPhysicalDiskCloudLimitInstanceIops
+	AttributeHwPhysicalDiskCloudLimitInstanceThroughput
+)
+
+// String returns the string representation of the AttributeHwPhysicalDiskCloudLimit.
+func (av AttributeHwPhysicalDiskCloudLimit) String() string {
+	switch av {
+	case AttributeHwPhysicalDiskCloudLimitVolumeIops:
+		return "volume_iops"
+	case AttributeHwPhysicalDiskCloudLimitVolumeThroughput:
+		return "volume_throughput"
+	case AttributeHwPhysicalDiskCloudLimitInstanceIops:
+		return "instance_iops"
+	case AttributeHwPhysicalDiskCloudLimitInstanceThroughput:
+		return "instance_throughput"
+	}
+	return ""
+}
+
+// MapAttributeHwPhysicalDiskCloudLimit is a helper map of string to AttributeHwPhysicalDiskCloudLimit attribute value.
+var MapAttributeHwPhysicalDiskCloudLimit = map[string]AttributeHwPhysicalDiskCloudLimit{
+	"volume_iops":         AttributeHwPhysicalDiskCloudLimitVolumeIops,
+	"volume_throughput":   AttributeHwPhysicalDiskCloudLimitVolumeThroughput,
+	"instance_iops":       AttributeHwPhysicalDiskCloudLimitInstanceIops,
+	"instance_throughput": AttributeHwPhysicalDiskCloudLimitInstanceThroughput,
+}
+
+// AttributeHwPhysicalDiskOcpErrorType specifies the value hw.physical_disk.ocp_error.type attribute.
+type AttributeHwPhysicalDiskOcpErrorType int
+
+const (
+	_ AttributeHwPhysicalDiskOcpErrorType = iota
+	AttributeHwPhysicalDiskOcpErrorTypeXorRecovery
+	AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead
+	AttributeHwPhysicalDiskOcpErrorTypeSoftEcc
+	AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected
+	AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected
+	AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable
+	AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout
+	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail
+	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead
+	AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail
+)
+
+// String returns the string representation of the AttributeHwPhysicalDiskOcpErrorType.
+func (av AttributeHwPhysicalDiskOcpErrorType) String() string {
+	switch av {
+	case AttributeHwPhysicalDiskOcpErrorTypeXorRecovery:
+		return "xor_recovery"
+	case AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead:
+		return "uncorrectable_read"
+	case AttributeHwPhysicalDiskOcpErrorTypeSoftEcc:
+		return "soft_ecc"
+	case AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected:
+		return "end_to_end_detected"
+	case AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected:
+		return "end_to_end_corrected"
+	case AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable:
+		return "pcie_correctable"
+	case AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout:
+		return "command_timeout"
+	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail:
+		return "system_area_program_fail"
+	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead:
+		return "system_area_uncorrectable_read"
+	case AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail:
+		return "system_area_erase_fail"
+	}
+	return ""
+}
+
+// MapAttributeHwPhysicalDiskOcpErrorType is a helper map of string to AttributeHwPhysicalDiskOcpErrorType attribute value.
+var MapAttributeHwPhysicalDiskOcpErrorType = map[string]AttributeHwPhysicalDiskOcpErrorType{
+	"xor_recovery":                   AttributeHwPhysicalDiskOcpErrorTypeXorRecovery,
+	"uncorrectable_read":             AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead,
+	"soft_ecc":                       AttributeHwPhysicalDiskOcpErrorTypeSoftEcc,
+	"end_to_end_detected":            AttributeHwPhysicalDiskOcpErrorTypeEndToEndDetected,
+	"end_to_end_corrected":           AttributeHwPhysicalDiskOcpErrorTypeEndToEndCorrected,
+	"pcie_correctable":               AttributeHwPhysicalDiskOcpErrorTypePcieCorrectable,
+	"command_timeout":                AttributeHwPhysicalDiskOcpErrorTypeCommandTimeout,
+	"system_area_program_fail":       AttributeHwPhysicalDiskOcpErrorTypeSystemAreaProgramFail,
+	"system_area_uncorrectable_read": AttributeHwPhysicalDiskOcpErrorTypeSystemAreaUncorrectableRead,
+	"system_area_erase_fail":         AttributeHwPhysicalDiskOcpErrorTypeSystemAreaEraseFail,
+}
+
 // AttributeHwPhysicalDiskState specifies the value hw.physical_disk.state attribute.
 type AttributeHwPhysicalDiskState int
 
@@ -242,6 +360,44 @@ var MapAttributeNvmeCriticalWarning = map[string]AttributeNvmeCriticalWarning{
 	"pmr_unreliable":         AttributeNvmeCriticalWarningPmrUnreliable,
 }
 
+// AttributeNvmeLog specifies the value nvme.log attribute.
+type AttributeNvmeLog int
+
+const (
+	_ AttributeNvmeLog = iota
+	AttributeNvmeLogErrorInformation
+	AttributeNvmeLogTelemetryController
+	AttributeNvmeLogOcpSmart
+	AttributeNvmeLogOcpLatency
+	AttributeNvmeLogAmazon
+)
+
+// String returns the string representation of the AttributeNvmeLog.
+func (av AttributeNvmeLog) String() string {
+	switch av {
+	case AttributeNvmeLogErrorInformation:
+		return "error_information"
+	case AttributeNvmeLogTelemetryController:
+		return "telemetry_controller"
+	case AttributeNvmeLogOcpSmart:
+		return "ocp_smart"
+	case AttributeNvmeLogOcpLatency:
+		return "ocp_latency"
+	case AttributeNvmeLogAmazon:
+		return "amazon"
+	}
+	return ""
+}
+
+// MapAttributeNvmeLog is a helper map of string to AttributeNvmeLog attribute value.
+var MapAttributeNvmeLog = map[string]AttributeNvmeLog{
+	"error_information":    AttributeNvmeLogErrorInformation,
+	"telemetry_controller": AttributeNvmeLogTelemetryController,
+	"ocp_smart":            AttributeNvmeLogOcpSmart,
+	"ocp_latency":          AttributeNvmeLogOcpLatency,
+	"amazon":               AttributeNvmeLogAmazon,
+}
+
 // AttributeSmartReadStatus specifies the value smart.read.status attribute.
 type AttributeSmartReadStatus int
 
@@ -289,6 +445,34 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.errors",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type"},
 	},
+	HwPhysicalDiskBadBlocks: metricInfo{
+		Name:       "hw.physical_disk.bad_blocks",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.block_area"},
+	},
+	HwPhysicalDiskCapacitorHealth: metricInfo{
+		Name:       "hw.physical_disk.capacitor.health",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	HwPhysicalDiskCloudIo: metricInfo{
+		Name:       "hw.physical_disk.cloud.io",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	HwPhysicalDiskCloudLimitExceededTime: metricInfo{
+		Name:       "hw.physical_disk.cloud.limit_exceeded.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.cloud.limit"},
+	},
+	HwPhysicalDiskCloudOperationTime: metricInfo{
+		Name:       "hw.physical_disk.cloud.operation.time",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	HwPhysicalDiskCloudOperations: metricInfo{
+		Name:       "hw.physical_disk.cloud.operations",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
+	HwPhysicalDiskCloudQueueLength: metricInfo{
+		Name:       "hw.physical_disk.cloud.queue_length",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
 	HwPhysicalDiskEnduranceUtilization: metricInfo{
 		Name:       "hw.physical_disk.endurance_utilization",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.state"},
@@ -297,9 +481,25 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.physical_disk.io",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
 	},
+	HwPhysicalDiskMediaDiesOffline: metricInfo{
+		Name:       "hw.physical_disk.media.dies_offline",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	HwPhysicalDiskMediaIo: metricInfo{
+		Name:       "hw.physical_disk.media.io",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
+	},
 	HwPhysicalDiskNvmeCriticalWarning: metricInfo{
 		Name:       "hw.physical_disk.nvme.critical_warning",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.critical_warning"},
+	},
+	HwPhysicalDiskNvmeTelemetryAvailable: metricInfo{
+		Name:       "hw.physical_disk.nvme.telemetry.available",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	HwPhysicalDiskOcpErrors: metricInfo{
+		Name:       "hw.physical_disk.ocp.errors",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.ocp_error.type"},
 	},
 	HwPhysicalDiskPowerCycles: metricInfo{
 		Name:       "hw.physical_disk.power_cycles",
@@ -316,6 +516,10 @@ var MetricsInfo = metricsInfo{
 	HwPhysicalDiskSmart: metricInfo{
 		Name:       "hw.physical_disk.smart",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.smart_attribute", "smart.attribute.id"},
+	},
+	HwPhysicalDiskSmartLogReadStatus: metricInfo{
+		Name:       "hw.physical_disk.smart.log.read.status",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "nvme.log", "smart.read.status"},
 	},
 	HwPhysicalDiskSmartNormalized: metricInfo{
 		Name:       "hw.physical_disk.smart.normalized",
@@ -345,8 +549,16 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.physical_disk.spare.threshold",
 		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
+	HwPhysicalDiskThrottlingEvents: metricInfo{
+		Name:       "hw.physical_disk.throttling.events",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
 	HwPhysicalDiskUnsafeShutdowns: metricInfo{
 		Name:       "hw.physical_disk.unsafe_shutdowns",
+		Attributes: []string{"hw.id", "hw.name", "hw.type"},
+	},
+	HwPhysicalDiskWriteAmplification: metricInfo{
+		Name:       "hw.physical_disk.write_amplification",
 		Attributes: []string{"hw.id", "hw.name", "hw.type"},
 	},
 	HwStatus: metricInfo{
@@ -364,25 +576,39 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	HwErrors                           metricInfo
-	HwPhysicalDiskEnduranceUtilization metricInfo
-	HwPhysicalDiskIo                   metricInfo
-	HwPhysicalDiskNvmeCriticalWarning  metricInfo
-	HwPhysicalDiskPowerCycles          metricInfo
-	HwPhysicalDiskPowerOnTime          metricInfo
-	HwPhysicalDiskSize                 metricInfo
-	HwPhysicalDiskSmart                metricInfo
-	HwPhysicalDiskSmartNormalized      metricInfo
-	HwPhysicalDiskSmartReadStatus      metricInfo
-	HwPhysicalDiskSmartReadTime        metricInfo
-	HwPhysicalDiskSmartThreshold       metricInfo
-	HwPhysicalDiskSmartWorst           metricInfo
-	HwPhysicalDiskSpareAvailable       metricInfo
-	HwPhysicalDiskSpareThreshold       metricInfo
-	HwPhysicalDiskUnsafeShutdowns      metricInfo
-	HwStatus                           metricInfo
-	HwTemperature                      metricInfo
-	HwTemperatureLimit                 metricInfo
+	HwErrors                             metricInfo
+	HwPhysicalDiskBadBlocks              metricInfo
+	HwPhysicalDiskCapacitorHealth        metricInfo
+	HwPhysicalDiskCloudIo                metricInfo
+	HwPhysicalDiskCloudLimitExceededTime metricInfo
+	HwPhysicalDiskCloudOperationTime     metricInfo
+	HwPhysicalDiskCloudOperations        metricInfo
+	HwPhysicalDiskCloudQueueLength       metricInfo
+	HwPhysicalDiskEnduranceUtilization   metricInfo
+	HwPhysicalDiskIo                     metricInfo
+	HwPhysicalDiskMediaDiesOffline       metricInfo
+	HwPhysicalDiskMediaIo                metricInfo
+	HwPhysicalDiskNvmeCriticalWarning    metricInfo
+	HwPhysicalDiskNvmeTelemetryAvailable metricInfo
+	HwPhysicalDiskOcpErrors              metricInfo
+	HwPhysicalDiskPowerCycles            metricInfo
+	HwPhysicalDiskPowerOnTime            metricInfo
+	HwPhysicalDiskSize                   metricInfo
+	HwPhysicalDiskSmart                  metricInfo
+	HwPhysicalDiskSmartLogReadStatus     metricInfo
+	HwPhysicalDiskSmartNormalized        metricInfo
+	HwPhysicalDiskSmartReadStatus        metricInfo
+	HwPhysicalDiskSmartReadTime          metricInfo
+	HwPhysicalDiskSmartThreshold         metricInfo
+	HwPhysicalDiskSmartWorst             metricInfo
+	HwPhysicalDiskSpareAvailable         metricInfo
+	HwPhysicalDiskSpareThreshold         metricInfo
+	HwPhysicalDiskThrottlingEvents       metricInfo
+	HwPhysicalDiskUnsafeShutdowns        metricInfo
+	HwPhysicalDiskWriteAmplification     metricInfo
+	HwStatus                             metricInfo
+	HwTemperature                        metricInfo
+	HwTemperatureLimit                   metricInfo
 }
 
 type metricInfo struct {
@@ -482,6 +708,694 @@ func (m *metricHwErrors) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwErrors(cfg HwErrorsMetricConfig) metricHwErrors {
 	m := metricHwErrors{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskBadBlocks struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        HwPhysicalDiskBadBlocksMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.bad_blocks metric with initial data.
+func (m *metricHwPhysicalDiskBadBlocks) init() {
+	m.data.SetName("hw.physical_disk.bad_blocks")
+	m.data.SetDescription("Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{block}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskBadBlocks) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskBlockAreaAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskBadBlocksMetricAttributeKeyHwPhysicalDiskBlockArea) {
+		dp.Attributes().PutStr("hw.physical_disk.block_area", hwPhysicalDiskBlockAreaAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskBadBlocks) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskBadBlocks) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskBadBlocks(cfg HwPhysicalDiskBadBlocksMetricConfig) metricHwPhysicalDiskBadBlocks {
+	m := metricHwPhysicalDiskBadBlocks{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCapacitorHealth struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        HwPhysicalDiskCapacitorHealthMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []float64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.capacitor.health metric with initial data.
+func (m *metricHwPhysicalDiskCapacitorHealth) init() {
+	m.data.SetName("hw.physical_disk.capacitor.health")
+	m.data.SetDescription("Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCapacitorHealth) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCapacitorHealthMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCapacitorHealth) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCapacitorHealth) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCapacitorHealth(cfg HwPhysicalDiskCapacitorHealthMetricConfig) metricHwPhysicalDiskCapacitorHealth {
+	m := metricHwPhysicalDiskCapacitorHealth{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudIo struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        HwPhysicalDiskCloudIoMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.io metric with initial data.
+func (m *metricHwPhysicalDiskCloudIo) init() {
+	m.data.SetName("hw.physical_disk.cloud.io")
+	m.data.SetDescription("Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudIo(cfg HwPhysicalDiskCloudIoMetricConfig) metricHwPhysicalDiskCloudIo {
+	m := metricHwPhysicalDiskCloudIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudLimitExceededTime struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        HwPhysicalDiskCloudLimitExceededTimeMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.limit_exceeded.time metric with initial data.
+func (m *metricHwPhysicalDiskCloudLimitExceededTime) init() {
+	m.data.SetName("hw.physical_disk.cloud.limit_exceeded.time")
+	m.data.SetDescription("Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudLimitExceededTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskCloudLimitAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKeyHwPhysicalDiskCloudLimit) {
+		dp.Attributes().PutStr("hw.physical_disk.cloud.limit", hwPhysicalDiskCloudLimitAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudLimitExceededTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudLimitExceededTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudLimitExceededTime(cfg HwPhysicalDiskCloudLimitExceededTimeMetricConfig) metricHwPhysicalDiskCloudLimitExceededTime {
+	m := metricHwPhysicalDiskCloudLimitExceededTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudOperationTime struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        HwPhysicalDiskCloudOperationTimeMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.operation.time metric with initial data.
+func (m *metricHwPhysicalDiskCloudOperationTime) init() {
+	m.data.SetName("hw.physical_disk.cloud.operation.time")
+	m.data.SetDescription("Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudOperationTime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationTimeMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudOperationTime) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudOperationTime) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetDoubleValue(m.data.Sum().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudOperationTime(cfg HwPhysicalDiskCloudOperationTimeMetricConfig) metricHwPhysicalDiskCloudOperationTime {
+	m := metricHwPhysicalDiskCloudOperationTime{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudOperations struct {
+	data          pmetric.Metric                            // data buffer for generated metric.
+	config        HwPhysicalDiskCloudOperationsMetricConfig // metric config provided by user.
+	capacity      int                                       // max observed number of data points added to the metric.
+	aggDataPoints []int64                                   // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.operations metric with initial data.
+func (m *metricHwPhysicalDiskCloudOperations) init() {
+	m.data.SetName("hw.physical_disk.cloud.operations")
+	m.data.SetDescription("Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudOperations) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudOperationsMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudOperations) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudOperations) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudOperations(cfg HwPhysicalDiskCloudOperationsMetricConfig) metricHwPhysicalDiskCloudOperations {
+	m := metricHwPhysicalDiskCloudOperations{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudQueueLength struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        HwPhysicalDiskCloudQueueLengthMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.queue_length metric with initial data.
+func (m *metricHwPhysicalDiskCloudQueueLength) init() {
+	m.data.SetName("hw.physical_disk.cloud.queue_length")
+	m.data.SetDescription("Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("{operation}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudQueueLength) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudQueueLengthMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudQueueLength) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudQueueLength) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudQueueLength(cfg HwPhysicalDiskCloudQueueLengthMetricConfig) metricHwPhysicalDiskCloudQueueLength {
+	m := metricHwPhysicalDiskCloudQueueLength{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -688,6 +1602,201 @@ func newMetricHwPhysicalDiskIo(cfg HwPhysicalDiskIoMetricConfig) metricHwPhysica
 	return m
 }
 
+type metricHwPhysicalDiskMediaDiesOffline struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        HwPhysicalDiskMediaDiesOfflineMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.media.dies_offline metric with initial data.
+func (m *metricHwPhysicalDiskMediaDiesOffline) init() {
+	m.data.SetName("hw.physical_disk.media.dies_offline")
+	m.data.SetDescription("NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{die}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskMediaDiesOffline) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaDiesOfflineMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskMediaDiesOffline) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskMediaDiesOffline) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskMediaDiesOffline(cfg HwPhysicalDiskMediaDiesOfflineMetricConfig) metricHwPhysicalDiskMediaDiesOffline {
+	m := metricHwPhysicalDiskMediaDiesOffline{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskMediaIo struct {
+	data          pmetric.Metric                    // data buffer for generated metric.
+	config        HwPhysicalDiskMediaIoMetricConfig // metric config provided by user.
+	capacity      int                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.media.io metric with initial data.
+func (m *metricHwPhysicalDiskMediaIo) init() {
+	m.data.SetName("hw.physical_disk.media.io")
+	m.data.SetDescription("Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskMediaIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskIoDirectionAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskMediaIoMetricAttributeKeyDiskIoDirection) {
+		dp.Attributes().PutStr("disk.io.direction", diskIoDirectionAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskMediaIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskMediaIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskMediaIo(cfg HwPhysicalDiskMediaIoMetricConfig) metricHwPhysicalDiskMediaIo {
+	m := metricHwPhysicalDiskMediaIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwPhysicalDiskNvmeCriticalWarning struct {
 	data          pmetric.Metric                                // data buffer for generated metric.
 	config        HwPhysicalDiskNvmeCriticalWarningMetricConfig // metric config provided by user.
@@ -778,6 +1887,201 @@ func (m *metricHwPhysicalDiskNvmeCriticalWarning) emit(metrics pmetric.MetricSli
 
 func newMetricHwPhysicalDiskNvmeCriticalWarning(cfg HwPhysicalDiskNvmeCriticalWarningMetricConfig) metricHwPhysicalDiskNvmeCriticalWarning {
 	m := metricHwPhysicalDiskNvmeCriticalWarning{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskNvmeTelemetryAvailable struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        HwPhysicalDiskNvmeTelemetryAvailableMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.nvme.telemetry.available metric with initial data.
+func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) init() {
+	m.data.SetName("hw.physical_disk.nvme.telemetry.available")
+	m.data.SetDescription("1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskNvmeTelemetryAvailableMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskNvmeTelemetryAvailable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskNvmeTelemetryAvailable(cfg HwPhysicalDiskNvmeTelemetryAvailableMetricConfig) metricHwPhysicalDiskNvmeTelemetryAvailable {
+	m := metricHwPhysicalDiskNvmeTelemetryAvailable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskOcpErrors struct {
+	data          pmetric.Metric                      // data buffer for generated metric.
+	config        HwPhysicalDiskOcpErrorsMetricConfig // metric config provided by user.
+	capacity      int                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.ocp.errors metric with initial data.
+func (m *metricHwPhysicalDiskOcpErrors) init() {
+	m.data.SetName("hw.physical_disk.ocp.errors")
+	m.data.SetDescription("Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{error}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskOcpErrors) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskOcpErrorTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskOcpErrorsMetricAttributeKeyHwPhysicalDiskOcpErrorType) {
+		dp.Attributes().PutStr("hw.physical_disk.ocp_error.type", hwPhysicalDiskOcpErrorTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskOcpErrors) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskOcpErrors) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskOcpErrors(cfg HwPhysicalDiskOcpErrorsMetricConfig) metricHwPhysicalDiskOcpErrors {
+	m := metricHwPhysicalDiskOcpErrors{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1170,6 +2474,109 @@ func (m *metricHwPhysicalDiskSmart) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwPhysicalDiskSmart(cfg HwPhysicalDiskSmartMetricConfig) metricHwPhysicalDiskSmart {
 	m := metricHwPhysicalDiskSmart{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskSmartLogReadStatus struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        HwPhysicalDiskSmartLogReadStatusMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.smart.log.read.status metric with initial data.
+func (m *metricHwPhysicalDiskSmartLogReadStatus) init() {
+	m.data.SetName("hw.physical_disk.smart.log.read.status")
+	m.data.SetDescription("Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskSmartLogReadStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, nvmeLogAttributeValue string, smartReadStatusAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeyNvmeLog) {
+		dp.Attributes().PutStr("nvme.log", nvmeLogAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskSmartLogReadStatusMetricAttributeKeySmartReadStatus) {
+		dp.Attributes().PutStr("smart.read.status", smartReadStatusAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskSmartLogReadStatus) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskSmartLogReadStatus) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskSmartLogReadStatus(cfg HwPhysicalDiskSmartLogReadStatusMetricConfig) metricHwPhysicalDiskSmartLogReadStatus {
+	m := metricHwPhysicalDiskSmartLogReadStatus{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1866,6 +3273,101 @@ func newMetricHwPhysicalDiskSpareThreshold(cfg HwPhysicalDiskSpareThresholdMetri
 	return m
 }
 
+type metricHwPhysicalDiskThrottlingEvents struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        HwPhysicalDiskThrottlingEventsMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.throttling.events metric with initial data.
+func (m *metricHwPhysicalDiskThrottlingEvents) init() {
+	m.data.SetName("hw.physical_disk.throttling.events")
+	m.data.SetDescription("Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("{event}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskThrottlingEvents) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskThrottlingEventsMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskThrottlingEvents) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskThrottlingEvents) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskThrottlingEvents(cfg HwPhysicalDiskThrottlingEventsMetricConfig) metricHwPhysicalDiskThrottlingEvents {
+	m := metricHwPhysicalDiskThrottlingEvents{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricHwPhysicalDiskUnsafeShutdowns struct {
 	data          pmetric.Metric                            // data buffer for generated metric.
 	config        HwPhysicalDiskUnsafeShutdownsMetricConfig // metric config provided by user.
@@ -1955,6 +3457,101 @@ func (m *metricHwPhysicalDiskUnsafeShutdowns) emit(metrics pmetric.MetricSlice) 
 
 func newMetricHwPhysicalDiskUnsafeShutdowns(cfg HwPhysicalDiskUnsafeShutdownsMetricConfig) metricHwPhysicalDiskUnsafeShutdowns {
 	m := metricHwPhysicalDiskUnsafeShutdowns{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskWriteAmplification struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        HwPhysicalDiskWriteAmplificationMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.write_amplification metric with initial data.
+func (m *metricHwPhysicalDiskWriteAmplification) init() {
+	m.data.SetName("hw.physical_disk.write_amplification")
+	m.data.SetDescription("Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskWriteAmplification) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskWriteAmplificationMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskWriteAmplification) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskWriteAmplification) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskWriteAmplification(cfg HwPhysicalDiskWriteAmplificationMetricConfig) metricHwPhysicalDiskWriteAmplification {
+	m := metricHwPhysicalDiskWriteAmplification{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2259,32 +3856,46 @@ func newMetricHwTemperatureLimit(cfg HwTemperatureLimitMetricConfig) metricHwTem
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                   MetricsBuilderConfig // config of the metrics builder.
-	startTime                                pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                          int                  // maximum observed number of metrics per resource.
-	metricsBuffer                            pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter           map[string]filter.Filter
-	resourceAttributeExcludeFilter           map[string]filter.Filter
-	metricHwErrors                           metricHwErrors
-	metricHwPhysicalDiskEnduranceUtilization metricHwPhysicalDiskEnduranceUtilization
-	metricHwPhysicalDiskIo                   metricHwPhysicalDiskIo
-	metricHwPhysicalDiskNvmeCriticalWarning  metricHwPhysicalDiskNvmeCriticalWarning
-	metricHwPhysicalDiskPowerCycles          metricHwPhysicalDiskPowerCycles
-	metricHwPhysicalDiskPowerOnTime          metricHwPhysicalDiskPowerOnTime
-	metricHwPhysicalDiskSize                 metricHwPhysicalDiskSize
-	metricHwPhysicalDiskSmart                metricHwPhysicalDiskSmart
-	metricHwPhysicalDiskSmartNormalized      metricHwPhysicalDiskSmartNormalized
-	metricHwPhysicalDiskSmartReadStatus      metricHwPhysicalDiskSmartReadStatus
-	metricHwPhysicalDiskSmartReadTime        metricHwPhysicalDiskSmartReadTime
-	metricHwPhysicalDiskSmartThreshold       metricHwPhysicalDiskSmartThreshold
-	metricHwPhysicalDiskSmartWorst           metricHwPhysicalDiskSmartWorst
-	metricHwPhysicalDiskSpareAvailable       metricHwPhysicalDiskSpareAvailable
-	metricHwPhysicalDiskSpareThreshold       metricHwPhysicalDiskSpareThreshold
-	metricHwPhysicalDiskUnsafeShutdowns      metricHwPhysicalDiskUnsafeShutdowns
-	metricHwStatus                           metricHwStatus
-	metricHwTemperature                      metricHwTemperature
-	metricHwTemperatureLimit                 metricHwTemperatureLimit
+	config                                     MetricsBuilderConfig // config of the metrics builder.
+	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                            int                  // maximum observed number of metrics per resource.
+	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                  component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter             map[string]filter.Filter
+	resourceAttributeExcludeFilter             map[string]filter.Filter
+	metricHwErrors                             metricHwErrors
+	metricHwPhysicalDiskBadBlocks              metricHwPhysicalDiskBadBlocks
+	metricHwPhysicalDiskCapacitorHealth        metricHwPhysicalDiskCapacitorHealth
+	metricHwPhysicalDiskCloudIo                metricHwPhysicalDiskCloudIo
+	metricHwPhysicalDiskCloudLimitExceededTime metricHwPhysicalDiskCloudLimitExceededTime
+	metricHwPhysicalDiskCloudOperationTime     metricHwPhysicalDiskCloudOperationTime
+	metricHwPhysicalDiskCloudOperations        metricHwPhysicalDiskCloudOperations
+	metricHwPhysicalDiskCloudQueueLength       metricHwPhysicalDiskCloudQueueLength
+	metricHwPhysicalDiskEnduranceUtilization   metricHwPhysicalDiskEnduranceUtilization
+	metricHwPhysicalDiskIo                     metricHwPhysicalDiskIo
+	metricHwPhysicalDiskMediaDiesOffline       metricHwPhysicalDiskMediaDiesOffline
+	metricHwPhysicalDiskMediaIo                metricHwPhysicalDiskMediaIo
+	metricHwPhysicalDiskNvmeCriticalWarning    metricHwPhysicalDiskNvmeCriticalWarning
+	metricHwPhysicalDiskNvmeTelemetryAvailable metricHwPhysicalDiskNvmeTelemetryAvailable
+	metricHwPhysicalDiskOcpErrors              metricHwPhysicalDiskOcpErrors
+	metricHwPhysicalDiskPowerCycles            metricHwPhysicalDiskPowerCycles
+	metricHwPhysicalDiskPowerOnTime            metricHwPhysicalDiskPowerOnTime
+	metricHwPhysicalDiskSize                   metricHwPhysicalDiskSize
+	metricHwPhysicalDiskSmart                  metricHwPhysicalDiskSmart
+	metricHwPhysicalDiskSmartLogReadStatus     metricHwPhysicalDiskSmartLogReadStatus
+	metricHwPhysicalDiskSmartNormalized        metricHwPhysicalDiskSmartNormalized
+	metricHwPhysicalDiskSmartReadStatus        metricHwPhysicalDiskSmartReadStatus
+	metricHwPhysicalDiskSmartReadTime          metricHwPhysicalDiskSmartReadTime
+	metricHwPhysicalDiskSmartThreshold         metricHwPhysicalDiskSmartThreshold
+	metricHwPhysicalDiskSmartWorst             metricHwPhysicalDiskSmartWorst
+	metricHwPhysicalDiskSpareAvailable         metricHwPhysicalDiskSpareAvailable
+	metricHwPhysicalDiskSpareThreshold         metricHwPhysicalDiskSpareThreshold
+	metricHwPhysicalDiskThrottlingEvents       metricHwPhysicalDiskThrottlingEvents
+	metricHwPhysicalDiskUnsafeShutdowns        metricHwPhysicalDiskUnsafeShutdowns
+	metricHwPhysicalDiskWriteAmplification     metricHwPhysicalDiskWriteAmplification
+	metricHwStatus                             metricHwStatus
+	metricHwTemperature                        metricHwTemperature
+	metricHwTemperatureLimit                   metricHwTemperatureLimit
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2306,31 +3917,45 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                   mbc,
-		startTime:                                pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                            pmetric.NewMetrics(),
-		buildInfo:                                settings.BuildInfo,
-		metricHwErrors:                           newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwPhysicalDiskEnduranceUtilization: newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
-		metricHwPhysicalDiskIo:                   newMetricHwPhysicalDiskIo(mbc.Metrics.HwPhysicalDiskIo),
-		metricHwPhysicalDiskNvmeCriticalWarning:  newMetricHwPhysicalDiskNvmeCriticalWarning(mbc.Metrics.HwPhysicalDiskNvmeCriticalWarning),
-		metricHwPhysicalDiskPowerCycles:          newMetricHwPhysicalDiskPowerCycles(mbc.Metrics.HwPhysicalDiskPowerCycles),
-		metricHwPhysicalDiskPowerOnTime:          newMetricHwPhysicalDiskPowerOnTime(mbc.Metrics.HwPhysicalDiskPowerOnTime),
-		metricHwPhysicalDiskSize:                 newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
-		metricHwPhysicalDiskSmart:                newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
-		metricHwPhysicalDiskSmartNormalized:      newMetricHwPhysicalDiskSmartNormalized(mbc.Metrics.HwPhysicalDiskSmartNormalized),
-		metricHwPhysicalDiskSmartReadStatus:      newMetricHwPhysicalDiskSmartReadStatus(mbc.Metrics.HwPhysicalDiskSmartReadStatus),
-		metricHwPhysicalDiskSmartReadTime:        newMetricHwPhysicalDiskSmartReadTime(mbc.Metrics.HwPhysicalDiskSmartReadTime),
-		metricHwPhysicalDiskSmartThreshold:       newMetricHwPhysicalDiskSmartThreshold(mbc.Metrics.HwPhysicalDiskSmartThreshold),
-		metricHwPhysicalDiskSmartWorst:           newMetricHwPhysicalDiskSmartWorst(mbc.Metrics.HwPhysicalDiskSmartWorst),
-		metricHwPhysicalDiskSpareAvailable:       newMetricHwPhysicalDiskSpareAvailable(mbc.Metrics.HwPhysicalDiskSpareAvailable),
-		metricHwPhysicalDiskSpareThreshold:       newMetricHwPhysicalDiskSpareThreshold(mbc.Metrics.HwPhysicalDiskSpareThreshold),
-		metricHwPhysicalDiskUnsafeShutdowns:      newMetricHwPhysicalDiskUnsafeShutdowns(mbc.Metrics.HwPhysicalDiskUnsafeShutdowns),
-		metricHwStatus:                           newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricHwTemperature:                      newMetricHwTemperature(mbc.Metrics.HwTemperature),
-		metricHwTemperatureLimit:                 newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
-		resourceAttributeIncludeFilter:           make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:           make(map[string]filter.Filter),
+		config:                              mbc,
+		startTime:                           pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                       pmetric.NewMetrics(),
+		buildInfo:                           settings.BuildInfo,
+		metricHwErrors:                      newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwPhysicalDiskBadBlocks:       newMetricHwPhysicalDiskBadBlocks(mbc.Metrics.HwPhysicalDiskBadBlocks),
+		metricHwPhysicalDiskCapacitorHealth: newMetricHwPhysicalDiskCapacitorHealth(mbc.Metrics.HwPhysicalDiskCapacitorHealth),
+		metricHwPhysicalDiskCloudIo:         newMetricHwPhysicalDiskCloudIo(mbc.Metrics.HwPhysicalDiskCloudIo),
+		metricHwPhysicalDiskCloudLimitExceededTime: newMetricHwPhysicalDiskCloudLimitExceededTime(mbc.Metrics.HwPhysicalDiskCloudLimitExceededTime),
+		metricHwPhysicalDiskCloudOperationTime:     newMetricHwPhysicalDiskCloudOperationTime(mbc.Metrics.HwPhysicalDiskCloudOperationTime),
+		metricHwPhysicalDiskCloudOperations:        newMetricHwPhysicalDiskCloudOperations(mbc.Metrics.HwPhysicalDiskCloudOperations),
+		metricHwPhysicalDiskCloudQueueLength:       newMetricHwPhysicalDiskCloudQueueLength(mbc.Metrics.HwPhysicalDiskCloudQueueLength),
+		metricHwPhysicalDiskEnduranceUtilization:   newMetricHwPhysicalDiskEnduranceUtilization(mbc.Metrics.HwPhysicalDiskEnduranceUtilization),
+		metricHwPhysicalDiskIo:                     newMetricHwPhysicalDiskIo(mbc.Metrics.HwPhysicalDiskIo),
+		metricHwPhysicalDiskMediaDiesOffline:       newMetricHwPhysicalDiskMediaDiesOffline(mbc.Metrics.HwPhysicalDiskMediaDiesOffline),
+		metricHwPhysicalDiskMediaIo:                newMetricHwPhysicalDiskMediaIo(mbc.Metrics.HwPhysicalDiskMediaIo),
+		metricHwPhysicalDiskNvmeCriticalWarning:    newMetricHwPhysicalDiskNvmeCriticalWarning(mbc.Metrics.HwPhysicalDiskNvmeCriticalWarning),
+		metricHwPhysicalDiskNvmeTelemetryAvailable: newMetricHwPhysicalDiskNvmeTelemetryAvailable(mbc.Metrics.HwPhysicalDiskNvmeTelemetryAvailable),
+		metricHwPhysicalDiskOcpErrors:              newMetricHwPhysicalDiskOcpErrors(mbc.Metrics.HwPhysicalDiskOcpErrors),
+		metricHwPhysicalDiskPowerCycles:            newMetricHwPhysicalDiskPowerCycles(mbc.Metrics.HwPhysicalDiskPowerCycles),
+		metricHwPhysicalDiskPowerOnTime:            newMetricHwPhysicalDiskPowerOnTime(mbc.Metrics.HwPhysicalDiskPowerOnTime),
+		metricHwPhysicalDiskSize:                   newMetricHwPhysicalDiskSize(mbc.Metrics.HwPhysicalDiskSize),
+		metricHwPhysicalDiskSmart:                  newMetricHwPhysicalDiskSmart(mbc.Metrics.HwPhysicalDiskSmart),
+		metricHwPhysicalDiskSmartLogReadStatus:     newMetricHwPhysicalDiskSmartLogReadStatus(mbc.Metrics.HwPhysicalDiskSmartLogReadStatus),
+		metricHwPhysicalDiskSmartNormalized:        newMetricHwPhysicalDiskSmartNormalized(mbc.Metrics.HwPhysicalDiskSmartNormalized),
+		metricHwPhysicalDiskSmartReadStatus:        newMetricHwPhysicalDiskSmartReadStatus(mbc.Metrics.HwPhysicalDiskSmartReadStatus),
+		metricHwPhysicalDiskSmartReadTime:          newMetricHwPhysicalDiskSmartReadTime(mbc.Metrics.HwPhysicalDiskSmartReadTime),
+		metricHwPhysicalDiskSmartThreshold:         newMetricHwPhysicalDiskSmartThreshold(mbc.Metrics.HwPhysicalDiskSmartThreshold),
+		metricHwPhysicalDiskSmartWorst:             newMetricHwPhysicalDiskSmartWorst(mbc.Metrics.HwPhysicalDiskSmartWorst),
+		metricHwPhysicalDiskSpareAvailable:         newMetricHwPhysicalDiskSpareAvailable(mbc.Metrics.HwPhysicalDiskSpareAvailable),
+		metricHwPhysicalDiskSpareThreshold:         newMetricHwPhysicalDiskSpareThreshold(mbc.Metrics.HwPhysicalDiskSpareThreshold),
+		metricHwPhysicalDiskThrottlingEvents:       newMetricHwPhysicalDiskThrottlingEvents(mbc.Metrics.HwPhysicalDiskThrottlingEvents),
+		metricHwPhysicalDiskUnsafeShutdowns:        newMetricHwPhysicalDiskUnsafeShutdowns(mbc.Metrics.HwPhysicalDiskUnsafeShutdowns),
+		metricHwPhysicalDiskWriteAmplification:     newMetricHwPhysicalDiskWriteAmplification(mbc.Metrics.HwPhysicalDiskWriteAmplification),
+		metricHwStatus:                             newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricHwTemperature:                        newMetricHwTemperature(mbc.Metrics.HwTemperature),
+		metricHwTemperatureLimit:                   newMetricHwTemperatureLimit(mbc.Metrics.HwTemperatureLimit),
+		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskProtocol.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.protocol"] = filter.CreateFilter(mbc.ResourceAttributes.DiskProtocol.MetricsInclude)
@@ -2463,13 +4088,25 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
 	mb.metricHwErrors.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskBadBlocks.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCapacitorHealth.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudIo.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudLimitExceededTime.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudOperationTime.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudOperations.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudQueueLength.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskEnduranceUtilization.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskIo.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskMediaDiesOffline.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskMediaIo.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskNvmeCriticalWarning.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskNvmeTelemetryAvailable.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskOcpErrors.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskPowerCycles.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskPowerOnTime.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSize.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSmart.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskSmartLogReadStatus.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSmartNormalized.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSmartReadStatus.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSmartReadTime.emit(ils.Metrics())
@@ -2477,7 +4114,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwPhysicalDiskSmartWorst.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSpareAvailable.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskSpareThreshold.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskThrottlingEvents.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskUnsafeShutdowns.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskWriteAmplification.emit(ils.Metrics())
 	mb.metricHwStatus.emit(ils.Metrics())
 	mb.metricHwTemperature.emit(ils.Metrics())
 	mb.metricHwTemperatureLimit.emit(ils.Metrics())
@@ -2517,6 +4156,41 @@ func (mb *MetricsBuilder) RecordHwErrorsDataPoint(ts pcommon.Timestamp, val int6
 	mb.metricHwErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), errorTypeAttributeValue.String())
 }
 
+// RecordHwPhysicalDiskBadBlocksDataPoint adds a data point to hw.physical_disk.bad_blocks metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskBadBlocksDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskBlockAreaAttributeValue AttributeHwPhysicalDiskBlockArea) {
+	mb.metricHwPhysicalDiskBadBlocks.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskBlockAreaAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCapacitorHealthDataPoint adds a data point to hw.physical_disk.capacitor.health metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCapacitorHealthDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskCapacitorHealth.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudIoDataPoint adds a data point to hw.physical_disk.cloud.io metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskCloudIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint adds a data point to hw.physical_disk.cloud.limit_exceeded.time metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskCloudLimitAttributeValue AttributeHwPhysicalDiskCloudLimit) {
+	mb.metricHwPhysicalDiskCloudLimitExceededTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskCloudLimitAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudOperationTimeDataPoint adds a data point to hw.physical_disk.cloud.operation.time metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskCloudOperationTime.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudOperationsDataPoint adds a data point to hw.physical_disk.cloud.operations metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudOperationsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskCloudOperations.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudQueueLengthDataPoint adds a data point to hw.physical_disk.cloud.queue_length metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskCloudQueueLength.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
 // RecordHwPhysicalDiskEnduranceUtilizationDataPoint adds a data point to hw.physical_disk.endurance_utilization metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskStateAttributeValue AttributeHwPhysicalDiskState) {
 	mb.metricHwPhysicalDiskEnduranceUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskStateAttributeValue.String())
@@ -2527,9 +4201,29 @@ func (mb *MetricsBuilder) RecordHwPhysicalDiskIoDataPoint(ts pcommon.Timestamp, 
 	mb.metricHwPhysicalDiskIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
 }
 
+// RecordHwPhysicalDiskMediaDiesOfflineDataPoint adds a data point to hw.physical_disk.media.dies_offline metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskMediaDiesOffline.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskMediaIoDataPoint adds a data point to hw.physical_disk.media.io metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskMediaIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
+	mb.metricHwPhysicalDiskMediaIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
 // RecordHwPhysicalDiskNvmeCriticalWarningDataPoint adds a data point to hw.physical_disk.nvme.critical_warning metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeCriticalWarningAttributeValue AttributeNvmeCriticalWarning) {
 	mb.metricHwPhysicalDiskNvmeCriticalWarning.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeCriticalWarningAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint adds a data point to hw.physical_disk.nvme.telemetry.available metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskNvmeTelemetryAvailable.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskOcpErrorsDataPoint adds a data point to hw.physical_disk.ocp.errors metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskOcpErrorsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskOcpErrorTypeAttributeValue AttributeHwPhysicalDiskOcpErrorType) {
+	mb.metricHwPhysicalDiskOcpErrors.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskOcpErrorTypeAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskPowerCyclesDataPoint adds a data point to hw.physical_disk.power_cycles metric.
@@ -2550,6 +4244,11 @@ func (mb *MetricsBuilder) RecordHwPhysicalDiskSizeDataPoint(ts pcommon.Timestamp
 // RecordHwPhysicalDiskSmartDataPoint adds a data point to hw.physical_disk.smart metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskSmartAttributeAttributeValue string, smartAttributeIDAttributeValue int64) {
 	mb.metricHwPhysicalDiskSmart.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskSmartAttributeAttributeValue, smartAttributeIDAttributeValue)
+}
+
+// RecordHwPhysicalDiskSmartLogReadStatusDataPoint adds a data point to hw.physical_disk.smart.log.read.status metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, nvmeLogAttributeValue AttributeNvmeLog, smartReadStatusAttributeValue AttributeSmartReadStatus) {
+	mb.metricHwPhysicalDiskSmartLogReadStatus.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), nvmeLogAttributeValue.String(), smartReadStatusAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskSmartNormalizedDataPoint adds a data point to hw.physical_disk.smart.normalized metric.
@@ -2587,9 +4286,19 @@ func (mb *MetricsBuilder) RecordHwPhysicalDiskSpareThresholdDataPoint(ts pcommon
 	mb.metricHwPhysicalDiskSpareThreshold.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
+// RecordHwPhysicalDiskThrottlingEventsDataPoint adds a data point to hw.physical_disk.throttling.events metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskThrottlingEventsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskThrottlingEvents.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
 // RecordHwPhysicalDiskUnsafeShutdownsDataPoint adds a data point to hw.physical_disk.unsafe_shutdowns metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
 	mb.metricHwPhysicalDiskUnsafeShutdowns.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskWriteAmplificationDataPoint adds a data point to hw.physical_disk.write_amplification metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskWriteAmplificationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType) {
+	mb.metricHwPhysicalDiskWriteAmplification.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String())
 }
 
 // RecordHwStatusDataPoint adds a data point to hw.status metric.

@@ -68,13 +68,25 @@ func TestMetricsBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
+			aggMap["hw.physical_disk.bad_blocks"] = mb.metricHwPhysicalDiskBadBlocks.config.AggregationStrategy
+			aggMap["hw.physical_disk.capacitor.health"] = mb.metricHwPhysicalDiskCapacitorHealth.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.io"] = mb.metricHwPhysicalDiskCloudIo.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.limit_exceeded.time"] = mb.metricHwPhysicalDiskCloudLimitExceededTime.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.operation.time"] = mb.metricHwPhysicalDiskCloudOperationTime.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.operations"] = mb.metricHwPhysicalDiskCloudOperations.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.queue_length"] = mb.metricHwPhysicalDiskCloudQueueLength.config.AggregationStrategy
 			aggMap["hw.physical_disk.endurance_utilization"] = mb.metricHwPhysicalDiskEnduranceUtilization.config.AggregationStrategy
 			aggMap["hw.physical_disk.io"] = mb.metricHwPhysicalDiskIo.config.AggregationStrategy
+			aggMap["hw.physical_disk.media.dies_offline"] = mb.metricHwPhysicalDiskMediaDiesOffline.config.AggregationStrategy
+			aggMap["hw.physical_disk.media.io"] = mb.metricHwPhysicalDiskMediaIo.config.AggregationStrategy
 			aggMap["hw.physical_disk.nvme.critical_warning"] = mb.metricHwPhysicalDiskNvmeCriticalWarning.config.AggregationStrategy
+			aggMap["hw.physical_disk.nvme.telemetry.available"] = mb.metricHwPhysicalDiskNvmeTelemetryAvailable.config.AggregationStrategy
+			aggMap["hw.physical_disk.ocp.errors"] = mb.metricHwPhysicalDiskOcpErrors.config.AggregationStrategy
 			aggMap["hw.physical_disk.power_cycles"] = mb.metricHwPhysicalDiskPowerCycles.config.AggregationStrategy
 			aggMap["hw.physical_disk.power_on_time"] = mb.metricHwPhysicalDiskPowerOnTime.config.AggregationStrategy
 			aggMap["hw.physical_disk.size"] = mb.metricHwPhysicalDiskSize.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart"] = mb.metricHwPhysicalDiskSmart.config.AggregationStrategy
+			aggMap["hw.physical_disk.smart.log.read.status"] = mb.metricHwPhysicalDiskSmartLogReadStatus.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.normalized"] = mb.metricHwPhysicalDiskSmartNormalized.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.read.status"] = mb.metricHwPhysicalDiskSmartReadStatus.config.AggregationStrategy
 			aggMap["hw.physical_disk.smart.read.time"] = mb.metricHwPhysicalDiskSmartReadTime.config.AggregationStrategy
@@ -82,7 +94,9 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.physical_disk.smart.worst"] = mb.metricHwPhysicalDiskSmartWorst.config.AggregationStrategy
 			aggMap["hw.physical_disk.spare.available"] = mb.metricHwPhysicalDiskSpareAvailable.config.AggregationStrategy
 			aggMap["hw.physical_disk.spare.threshold"] = mb.metricHwPhysicalDiskSpareThreshold.config.AggregationStrategy
+			aggMap["hw.physical_disk.throttling.events"] = mb.metricHwPhysicalDiskThrottlingEvents.config.AggregationStrategy
 			aggMap["hw.physical_disk.unsafe_shutdowns"] = mb.metricHwPhysicalDiskUnsafeShutdowns.config.AggregationStrategy
+			aggMap["hw.physical_disk.write_amplification"] = mb.metricHwPhysicalDiskWriteAmplification.config.AggregationStrategy
 			aggMap["hw.status"] = mb.metricHwStatus.config.AggregationStrategy
 			aggMap["hw.temperature"] = mb.metricHwTemperature.config.AggregationStrategy
 			aggMap["hw.temperature.limit"] = mb.metricHwTemperatureLimit.config.AggregationStrategy
@@ -102,6 +116,48 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwPhysicalDiskBadBlocksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskBlockAreaUser)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskBadBlocksDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskBlockAreaSystem)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCapacitorHealthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeIops)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeThroughput)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudOperationTimeDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudOperationsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudOperationsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudQueueLengthDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskEnduranceUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskStateRemaining)
@@ -114,9 +170,33 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskMediaDiesOfflineDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskMediaIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskMediaIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningSpareBelowThreshold)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskNvmeCriticalWarningDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeCriticalWarningTemperature)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskNvmeTelemetryAvailableDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskOcpErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskOcpErrorTypeXorRecovery)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskOcpErrorsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskOcpErrorTypeUncorrectableRead)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -141,6 +221,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwPhysicalDiskSmartDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val", 18)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskSmartDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, "hw.physical_disk.smart_attribute-val-2", 19)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeNvmeLogErrorInformation, AttributeSmartReadStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskSmartLogReadStatusDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeNvmeLogTelemetryController, AttributeSmartReadStatusStandbySkipped)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -186,9 +272,21 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskThrottlingEventsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskUnsafeShutdownsDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskWriteAmplificationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -224,13 +322,25 @@ func TestMetricsBuilder(t *testing.T) {
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskBadBlocks.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCapacitorHealth.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudLimitExceededTime.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperationTime.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperations.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudQueueLength.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskEnduranceUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskMediaDiesOffline.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskMediaIo.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskNvmeCriticalWarning.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskNvmeTelemetryAvailable.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskOcpErrors.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskPowerCycles.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskPowerOnTime.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSize.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmart.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskSmartLogReadStatus.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartNormalized.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadStatus.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartReadTime.aggDataPoints)
@@ -238,7 +348,9 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwPhysicalDiskSmartWorst.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSpareAvailable.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskSpareThreshold.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskThrottlingEvents.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskUnsafeShutdowns.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskWriteAmplification.aggDataPoints)
 				assert.Empty(t, mb.metricHwStatus.aggDataPoints)
 				assert.Empty(t, mb.metricHwTemperature.aggDataPoints)
 				assert.Empty(t, mb.metricHwTemperatureLimit.aggDataPoints)
@@ -326,6 +438,397 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("error.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.bad_blocks":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: hw.physical_disk.bad_blocks")
+						validatedMetrics["hw.physical_disk.bad_blocks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{block}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskBlockAreaAttrVal, ok := dp.Attributes().Get("hw.physical_disk.block_area")
+						assert.True(t, ok)
+						assert.Equal(t, "user", hwPhysicalDiskBlockAreaAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.bad_blocks"], "Found a duplicate in the metrics slice: hw.physical_disk.bad_blocks")
+						validatedMetrics["hw.physical_disk.bad_blocks"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bad NAND blocks the drive counts, by hw.physical_disk.block_area (OCP C0h raw counts). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{block}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.bad_blocks"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.block_area")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.capacitor.health":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: hw.physical_disk.capacitor.health")
+						validatedMetrics["hw.physical_disk.capacitor.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.capacitor.health"], "Found a duplicate in the metrics slice: hw.physical_disk.capacitor.health")
+						validatedMetrics["hw.physical_disk.capacitor.health"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Health of the power-loss protection capacitor, 0–1 (OCP C0h; absent on a drive without one). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.capacitor.health"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.io")
+						validatedMetrics["hw.physical_disk.cloud.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.io"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.io")
+						validatedMetrics["hw.physical_disk.cloud.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes read and written as the cloud volume counts them (Amazon D0h, since the volume was attached). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.limit_exceeded.time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit_exceeded.time")
+						validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("hw.physical_disk.cloud.limit")
+						assert.True(t, ok)
+						assert.Equal(t, "volume_iops", hwPhysicalDiskCloudLimitAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit_exceeded.time")
+						validatedMetrics["hw.physical_disk.cloud.limit_exceeded.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Time the application asked for more than a limit allowed, by hw.physical_disk.cloud.limit (Amazon D0h); its rate is the share of time spent throttled. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.limit_exceeded.time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.cloud.limit")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.operation.time":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operation.time")
+						validatedMetrics["hw.physical_disk.cloud.operation.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operation.time"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operation.time")
+						validatedMetrics["hw.physical_disk.cloud.operation.time"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Total time of read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.operation.time"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.operations":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operations")
+						validatedMetrics["hw.physical_disk.cloud.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.operations"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.operations")
+						validatedMetrics["hw.physical_disk.cloud.operations"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Read and write operations as the cloud volume counts them (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.operations"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.queue_length":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.queue_length")
+						validatedMetrics["hw.physical_disk.cloud.queue_length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.queue_length"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.queue_length")
+						validatedMetrics["hw.physical_disk.cloud.queue_length"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Operations waiting in the cloud volume's queue when the log was read (Amazon D0h). SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{operation}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.queue_length"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.endurance_utilization":
@@ -442,6 +945,115 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("disk.io.direction")
 						assert.False(t, ok)
 					}
+				case "hw.physical_disk.media.dies_offline":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: hw.physical_disk.media.dies_offline")
+						validatedMetrics["hw.physical_disk.media.dies_offline"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{die}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.media.dies_offline"], "Found a duplicate in the metrics slice: hw.physical_disk.media.dies_offline")
+						validatedMetrics["hw.physical_disk.media.dies_offline"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "NAND dies taken offline, next to the total dies and how many the drive tolerates losing (OCP C0h version 5). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{die}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.media.dies_offline"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.media.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.media.io"], "Found a duplicate in the metrics slice: hw.physical_disk.media.io")
+						validatedMetrics["hw.physical_disk.media.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						diskIoDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", diskIoDirectionAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.media.io"], "Found a duplicate in the metrics slice: hw.physical_disk.media.io")
+						validatedMetrics["hw.physical_disk.media.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes the drive read from and wrote to its media, host and internal traffic together (OCP C0h physical media units); against hw.physical_disk.io it gives the write amplification. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.media.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.nvme.critical_warning":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.physical_disk.nvme.critical_warning"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.critical_warning")
@@ -495,6 +1107,115 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("nvme.critical_warning")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.nvme.telemetry.available":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.telemetry.available")
+						validatedMetrics["hw.physical_disk.nvme.telemetry.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.nvme.telemetry.available"], "Found a duplicate in the metrics slice: hw.physical_disk.nvme.telemetry.available")
+						validatedMetrics["hw.physical_disk.nvme.telemetry.available"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 when the drive saved controller-initiated telemetry for its vendor (NVMe log 08h header, to be pulled with nvme-cli), else 0. SMART, drives with the telemetry log. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.nvme.telemetry.available"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.ocp.errors":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: hw.physical_disk.ocp.errors")
+						validatedMetrics["hw.physical_disk.ocp.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskOcpErrorTypeAttrVal, ok := dp.Attributes().Get("hw.physical_disk.ocp_error.type")
+						assert.True(t, ok)
+						assert.Equal(t, "xor_recovery", hwPhysicalDiskOcpErrorTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.ocp.errors"], "Found a duplicate in the metrics slice: hw.physical_disk.ocp.errors")
+						validatedMetrics["hw.physical_disk.ocp.errors"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Errors the drive counts over its life, by hw.physical_disk.ocp_error.type (OCP C0h). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{error}", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.ocp.errors"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.ocp_error.type")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.power_cycles":
@@ -717,6 +1438,70 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.physical_disk.smart_attribute")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("smart.attribute.id")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.smart.log.read.status":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.log.read.status")
+						validatedMetrics["hw.physical_disk.smart.log.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						nvmeLogAttrVal, ok := dp.Attributes().Get("nvme.log")
+						assert.True(t, ok)
+						assert.Equal(t, "error_information", nvmeLogAttrVal.Str())
+						smartReadStatusAttrVal, ok := dp.Attributes().Get("smart.read.status")
+						assert.True(t, ok)
+						assert.Equal(t, "ok", smartReadStatusAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.smart.log.read.status"], "Found a duplicate in the metrics slice: hw.physical_disk.smart.log.read.status")
+						validatedMetrics["hw.physical_disk.smart.log.read.status"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Outcome of the last read of each optional NVMe log the drive advertises, 1 for the current one (a state set over smart.read.status per nvme.log). A failed optional log costs only its own values: the disk's hw.physical_disk.smart.read.status stays ok. SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.smart.log.read.status"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("nvme.log")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("smart.read.status")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.smart.normalized":
@@ -1108,6 +1893,56 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 					}
+				case "hw.physical_disk.throttling.events":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: hw.physical_disk.throttling.events")
+						validatedMetrics["hw.physical_disk.throttling.events"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.throttling.events"], "Found a duplicate in the metrics slice: hw.physical_disk.throttling.events")
+						validatedMetrics["hw.physical_disk.throttling.events"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Thermal throttling events the drive counts (OCP C0h; an 8-bit count). SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{event}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["hw.physical_disk.throttling.events"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
 				case "hw.physical_disk.unsafe_shutdowns":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.physical_disk.unsafe_shutdowns"], "Found a duplicate in the metrics slice: hw.physical_disk.unsafe_shutdowns")
@@ -1154,6 +1989,56 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.Equal(t, int64(1), dp.IntValue())
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.write_amplification":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: hw.physical_disk.write_amplification")
+						validatedMetrics["hw.physical_disk.write_amplification"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.write_amplification"], "Found a duplicate in the metrics slice: hw.physical_disk.write_amplification")
+						validatedMetrics["hw.physical_disk.write_amplification"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write amplification over the last interval between two reads: bytes written to the media (OCP C0h) per byte the host wrote (SMART data units written). Absent on the first read and when the host wrote nothing. SMART, OCP drives. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.write_amplification"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("hw.id")
 						assert.False(t, ok)

@@ -1,0 +1,420 @@
+package smartscraper
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+)
+
+// fleet is three NVMe drives of a datacenter fleet: nvme0 an OCP 2.0 drive on NVMe 2.0 that lists its
+// logs (C0h, C3h, telemetry), nvme1 an EBS volume, nvme2 an NVMe 1.4 drive that refuses every read of
+// its error log.
+func fleet(t *testing.T) *devicetest.Machine {
+	m := &devicetest.Machine{}
+	m.Add(devicetest.NVMeDisk(t, "nvme0", devicetest.NVMeController(t, 0x1E0F, "OCP DC SSD", 0x00020000, 0, 15), map[string][]byte{
+		devicetest.NVMeLog(nvme.LogSupportedLogs):       devicetest.SupportedLogs(0x00, 0x01, 0x02, 0x08, 0xC0, 0xC3),
+		devicetest.NVMeLog(nvme.LogError):               devicetest.ErrorLog(16, 5, 4),
+		devicetest.NVMeLog(nvme.LogTelemetryController): telemetryHeader(false, 0),
+		devicetest.NVMeLog(nvme.LogOCPSMART):            devicetest.OCPSMART(nvme.OCPSMARTVersion20, 40*512000),
+		devicetest.NVMeLog(nvme.LogOCPLatency):          devicetest.OCPLatency(),
+	}))
+	m.Add(devicetest.NVMeDisk(t, "nvme1", devicetest.NVMeController(t, nvme.VendorAmazon, nvme.AmazonModelEBS, 0x00010000, 0, 255), map[string][]byte{
+		devicetest.NVMeLog(nvme.LogError): devicetest.ErrorLog(256),
+		devicetest.NVMeLog(nvme.LogAmazon): devicetest.AmazonEBSPage(nvme.AmazonStats{ReadOps: 1000, WriteOps: 2000, ReadBytes: 4096000,
+			WriteBytes: 8192000, ReadTime: 1500 * time.Millisecond, WriteTime: 2500 * time.Millisecond,
+			VolumeIOPSExceeded: 250 * time.Millisecond, VolumeThroughputExceeded: time.Second, InstanceIOPSExceeded: 3 * time.Millisecond,
+			InstanceThroughputExceeded: 0, QueueLength: 7,
+			ReadLatency:  []nvme.LatencyBin{{Lower: 0, Upper: 256, Count: 10}, {Lower: 256, Upper: 512, Count: 900}, {Lower: 512, Upper: 1024, Count: 90}},
+			WriteLatency: []nvme.LatencyBin{{Lower: 512, Upper: 1024, Count: 1999}, {Lower: 1024, Upper: 2048, Count: 1}}}),
+	}))
+	d := m.Add(devicetest.NVMeDisk(t, "nvme2", devicetest.NVMeController(t, 0x144D, "Some SSD", 0x00010400, 0x07, 15), map[string][]byte{
+		devicetest.NVMeLog(nvme.LogError): devicetest.ErrorLog(16, 3),
+	}))
+	d.RefuseLen = map[string][]int{devicetest.NVMeLog(nvme.LogError): {16 * nvme.ErrorEntrySize, nvme.ErrorEntrySize}}
+	return m
+}
+
+func telemetryHeader(available bool, gen uint8) []byte {
+	b := make([]byte, nvme.TelemetryHeaderSize)
+	b[0], b[383] = nvme.LogTelemetryController, gen
+	if available {
+		b[382] = 1
+	}
+	return b
+}
+
+func setPage(d *devicetest.Disk, key string, b []byte) {
+	d.Lock()
+	d.Pages[key] = b
+	d.Unlock()
+}
+
+// The fleet's metrics: OCP, Amazon and the log read status, pinned by a golden file; the drive whose
+// error log cannot be read is ok with the reason on its log status.
+func TestSMARTScraperNVMeFleetGolden(t *testing.T) {
+	h := newHarnessOn(t, fleet(t), nil)
+	md := h.scrape(t)
+	compareGolden(t, "smart-nvme-fleet", md)
+	for _, disk := range []string{"nvme0", "nvme1", "nvme2"} {
+		assert.Equal(t, int64(1), statusSet(md, disk, "hw.physical_disk.smart.read.status", "smart.read.status")["ok"], disk)
+		assert.Contains(t, pointsByDisk(md, "hw.temperature"), disk, "every other metric of %s is there", disk)
+	}
+	logStatus := func(disk, log string) map[string]int64 {
+		out := map[string]int64{}
+		for _, dp := range pointsByDisk(md, "hw.physical_disk.smart.log.read.status")[disk] {
+			if l, _ := dp.Attributes().Get("nvme.log"); l.Str() == log {
+				s, _ := dp.Attributes().Get("smart.read.status")
+				out[s.Str()] = dp.IntValue()
+			}
+		}
+		return out
+	}
+	assert.Equal(t, int64(1), logStatus("nvme2", "error_information")["unsupported"])
+	assert.Equal(t, int64(1), logStatus("nvme0", "ocp_latency")["ok"])
+	assert.Equal(t, int64(1), logStatus("nvme1", "amazon")["ok"])
+	assert.Empty(t, logStatus("nvme2", "ocp_smart"), "no status for a log never asked")
+	assert.Zero(t, h.logs.LogRecordCount(), "first sight: the error log's entries are history")
+}
+
+func nvmeErrorRecords(h *smartHarness) []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, ld := range h.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
+			for j := range lrs.Len() {
+				if n, _ := lrs.At(j).Attributes().Get("event.name"); n.Str() == EventNVMeError {
+					out = append(out, lrs.At(j))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Each new error-log entry is one log record, once; the entries found at the first read are not
+// news. A restarted collector (a new scraper) starts from the log as it finds it, so it sends none of
+// the entries the previous one sent.
+func TestNVMeErrorEntriesOnce(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	h.scrape(t)
+	require.Empty(t, nvmeErrorRecords(h))
+
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 8, 7, 6, 5, 4))
+	h.scrape(t)
+	recs := nvmeErrorRecords(h)
+	require.Len(t, recs, 3)
+	var counts []int64
+	for _, r := range recs {
+		c, _ := r.Attributes().Get("nvme.error.count")
+		counts = append(counts, c.Int())
+	}
+	assert.Equal(t, []int64{6, 7, 8}, counts, "oldest first")
+	assert.Equal(t, map[string]any{"event.name": EventNVMeError, "nvme.error.count": int64(6), "nvme.status": "0/02h",
+		"nvme.status.dnr": false, "nvme.phase": false, "nvme.sqid": int64(0), "nvme.cid": int64(0), "nvme.nsid": int64(0),
+		"nvme.lba": int64(4096 + 6), "nvme.parameter_error_location": int64(0)}, recs[0].Attributes().AsRaw())
+	assert.Equal(t, "nvme0 (OCP DC SSD, serial smarttest): NVMe error 6: status 0/02h on queue 0, command 0", recs[0].Body().Str())
+	assert.Equal(t, "WARN", recs[0].SeverityText())
+
+	for range 2 {
+		h.scrape(t)
+	}
+	assert.Len(t, nvmeErrorRecords(h), 3, "nothing twice")
+
+	restarted := newHarnessOn(t, m, nil)
+	restarted.scrape(t)
+	assert.Empty(t, nvmeErrorRecords(restarted), "a restart resends nothing")
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 9, 8, 7))
+	restarted.scrape(t)
+	assert.Len(t, nvmeErrorRecords(restarted), 1, "and sends what is new")
+}
+
+// Write amplification over one interval, exact: 25 data units of media writes for 10 host data units.
+func TestWriteAmplificationPerInterval(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	md := h.scrape(t)
+	assert.NotContains(t, pointsByDisk(md, "hw.physical_disk.write_amplification"), "nvme0", "no interval yet")
+
+	d := m.Disk("nvme0")
+	smartLog := slices.Clone(d.Pages[devicetest.NVMeLog(nvme.LogSMART)])
+	units := binary.LittleEndian.Uint64(smartLog[48:])
+	binary.LittleEndian.PutUint64(smartLog[48:], units+10)
+	setPage(d, devicetest.NVMeLog(nvme.LogSMART), smartLog)
+	setPage(d, devicetest.NVMeLog(nvme.LogOCPSMART), devicetest.OCPSMART(nvme.OCPSMARTVersion20, (40+25)*512000))
+	md = h.scrape(t)
+	waf := pointsByDisk(md, "hw.physical_disk.write_amplification")["nvme0"]
+	require.Len(t, waf, 1)
+	assert.Equal(t, 2.5, waf[0].DoubleValue())
+
+	md = h.scrape(t)
+	assert.NotContains(t, pointsByDisk(md, "hw.physical_disk.write_amplification"), "nvme0", "the host wrote nothing since")
+}
+
+// Saved telemetry is announced once per generation.
+func TestTelemetryAvailableEvent(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	h.scrape(t)
+	d := m.Disk("nvme0")
+	setPage(d, devicetest.NVMeLog(nvme.LogTelemetryController), telemetryHeader(true, 3))
+	md := h.scrape(t)
+	assert.Equal(t, int64(1), pointsByDisk(md, "hw.physical_disk.nvme.telemetry.available")["nvme0"][0].IntValue())
+	h.scrape(t)
+	setPage(d, devicetest.NVMeLog(nvme.LogTelemetryController), telemetryHeader(true, 4))
+	h.scrape(t)
+	var gens []int64
+	for _, ld := range h.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			lr := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0)
+			if n, _ := lr.Attributes().Get("event.name"); n.Str() == EventNVMeTelemetry {
+				g, _ := lr.Attributes().Get("nvme.telemetry.generation")
+				gens = append(gens, g.Int())
+				assert.Contains(t, lr.Body().Str(), "nvme telemetry-log")
+			}
+		}
+	}
+	assert.Equal(t, []int64{3, 4}, gens)
+}
+
+// Every device.LogRead name has its nvme.log value.
+func TestEveryOptionalLogHasItsAttribute(t *testing.T) {
+	for _, l := range []string{device.LogErrorInformation, device.LogTelemetry, device.LogOCPSMART, device.LogOCPLatency, device.LogAmazon} {
+		assert.Contains(t, nvmeLogAttr, l)
+	}
+}
+
+// The OCP verdict rules reach hw.status and the events: a bad-block count that rises degrades the
+// drive, with one new-sign event.
+func TestOCPBadBlocksDegrade(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	md := h.scrape(t)
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.status", "hw.state")["ok"])
+	page := devicetest.OCPSMART(nvme.OCPSMARTVersion20, 40*512000)
+	binary.LittleEndian.PutUint32(page[32:], 15) // 12 -> 15 bad user blocks
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogOCPSMART), page)
+	md = h.scrape(t)
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.status", "hw.state")["degraded"])
+	var rules []string
+	for _, ld := range h.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			a := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0).Attributes()
+			if r, ok := a.Get("disk_health.rule"); ok {
+				rules = append(rules, r.Str())
+			}
+		}
+	}
+	assert.Equal(t, []string{"ocp_bad_blocks_rising"}, rules)
+}
+
+// The volume's own latency bins become an explicit-bucket histogram per direction, buckets unchanged.
+func TestCloudLatencyHistogram(t *testing.T) {
+	h := newHarnessOn(t, fleet(t), nil)
+	md := h.scrape(t)
+	var found int
+	for i := range md.ResourceMetrics().Len() {
+		rm := md.ResourceMetrics().At(i)
+		ms := rm.ScopeMetrics().At(0).Metrics()
+		for j := range ms.Len() {
+			m := ms.At(j)
+			if m.Name() != cloudDurationName {
+				continue
+			}
+			found++
+			name, _ := rm.Resource().Attributes().Get("hw.name")
+			assert.Equal(t, "nvme1", name.Str())
+			dps := m.Histogram().DataPoints()
+			require.Equal(t, 2, dps.Len())
+			read, write := dps.At(0), dps.At(1)
+			dir, _ := read.Attributes().Get("disk.io.direction")
+			assert.Equal(t, "read", dir.Str())
+			assert.Equal(t, []float64{256e-6, 512e-6}, read.ExplicitBounds().AsRaw())
+			assert.Equal(t, []uint64{10, 900, 90}, read.BucketCounts().AsRaw())
+			assert.Equal(t, uint64(1000), read.Count())
+			assert.False(t, read.HasSum())
+			assert.Equal(t, []float64{1024e-6}, write.ExplicitBounds().AsRaw())
+			assert.Equal(t, []uint64{1999, 1}, write.BucketCounts().AsRaw())
+			id, _ := write.Attributes().Get("hw.id")
+			assert.Equal(t, h.m.Disk("nvme1").Info.ID, id.Str())
+		}
+	}
+	assert.Equal(t, 1, found, "one histogram, for the EBS volume only")
+}
+
+// A volume that starts being throttled is announced once per episode, per limit, with its share.
+func TestCloudThrottledEvent(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	h.scrape(t)
+	d := m.Disk("nvme1")
+	page := func(volIOPS time.Duration) []byte {
+		return devicetest.AmazonEBSPage(nvme.AmazonStats{VolumeIOPSExceeded: volIOPS, VolumeThroughputExceeded: time.Second})
+	}
+	throttled := func() []plog.LogRecord {
+		var out []plog.LogRecord
+		for _, ld := range h.logs.AllLogs() {
+			for i := range ld.ResourceLogs().Len() {
+				lr := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0)
+				if n, _ := lr.Attributes().Get("event.name"); n.Str() == EventCloudThrottled {
+					out = append(out, lr)
+				}
+			}
+		}
+		return out
+	}
+	for _, step := range []struct {
+		volIOPS time.Duration
+		want    int
+	}{
+		{250 * time.Millisecond, 0}, // the instance counter went back from the fleet's: no share this time
+		{2 * time.Second, 1},        // throttled: announced
+		{3 * time.Second, 1},        // still throttled: the same episode
+		{3 * time.Second, 1},        // quiet
+		{4 * time.Second, 2},        // a new episode
+	} {
+		setPage(d, devicetest.NVMeLog(nvme.LogAmazon), page(step.volIOPS))
+		h.scrape(t)
+		assert.Len(t, throttled(), step.want, "at %v", step.volIOPS)
+	}
+	recs := throttled()
+	require.NotEmpty(t, recs)
+	a := recs[0].Attributes().AsRaw()
+	assert.Equal(t, "volume_iops", a["hw.physical_disk.cloud.limit"])
+	share, ok := a["disk_health.throttled_share"].(float64)
+	require.True(t, ok)
+	assert.Positive(t, share)
+	assert.Contains(t, recs[0].Body().Str(), "throttled by the volume's IOPS limit")
+}
+
+// memStorage is a storage extension keeping its values in a map, shared by the scrapers of a test
+// as a file_storage directory is by a collector and its restart.
+type memStorage struct {
+	component.StartFunc
+	component.ShutdownFunc
+	mu      sync.Mutex
+	values  map[string][]byte
+	failSet error
+}
+
+func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
+	return memClient{m}, nil
+}
+
+type memClient struct{ m *memStorage }
+
+func (c memClient) Get(_ context.Context, key string) ([]byte, error) {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	return c.m.values[key], nil
+}
+
+func (c memClient) Set(_ context.Context, key string, v []byte) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	if c.m.failSet != nil {
+		return c.m.failSet
+	}
+	c.m.values[key] = v
+	return nil
+}
+
+func (c memClient) Delete(_ context.Context, key string) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	delete(c.m.values, key)
+	return nil
+}
+
+func (memClient) Batch(context.Context, ...*storage.Operation) error { return errors.New("not used") }
+func (memClient) Close(context.Context) error                        { return nil }
+
+type storageHost struct {
+	exts map[component.ID]component.Component
+}
+
+func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
+
+var storageID = component.MustNewID("file_storage")
+
+func startWithStorage(t *testing.T, h *smartHarness, st *memStorage) {
+	t.Helper()
+	h.s.storage = &storageID
+	require.NoError(t, h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: st}}))
+}
+
+// With a storage extension, the high-water mark survives a restart: the entries made while no
+// collector ran are sent once by the next one, and none twice.
+func TestNVMeErrorMarkPersisted(t *testing.T) {
+	m := fleet(t)
+	st := &memStorage{values: map[string][]byte{}}
+	first := newHarnessOn(t, m, nil)
+	startWithStorage(t, first, st)
+	first.scrape(t)
+	require.Empty(t, nvmeErrorRecords(first), "first sight ever: history")
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
+	first.scrape(t)
+	require.Len(t, nvmeErrorRecords(first), 1)
+
+	// Down while the drive logs 7 and 8; the restarted collector sends exactly those.
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 8, 7, 6, 5, 4))
+	restarted := newHarnessOn(t, m, nil)
+	startWithStorage(t, restarted, st)
+	restarted.scrape(t)
+	restarted.scrape(t)
+	var counts []int64
+	for _, r := range nvmeErrorRecords(restarted) {
+		c, _ := r.Attributes().Get("nvme.error.count")
+		counts = append(counts, c.Int())
+	}
+	assert.Equal(t, []int64{7, 8}, counts)
+
+	// A drive whose counter started over: the mark follows it, nothing is sent, and new entries are.
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 2, 1))
+	restarted.scrape(t)
+	assert.Len(t, nvmeErrorRecords(restarted), 2)
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 3, 2, 1))
+	restarted.scrape(t)
+	assert.Len(t, nvmeErrorRecords(restarted), 3)
+	require.NoError(t, restarted.s.shutdown(t.Context()))
+}
+
+// A storage that fails is logged once and the mark is kept in memory: no scrape fails, no entry twice.
+func TestNVMeErrorMarkStorageFails(t *testing.T) {
+	m := fleet(t)
+	st := &memStorage{values: map[string][]byte{}, failSet: errors.New("disk full")}
+	h := newHarnessOn(t, m, nil)
+	startWithStorage(t, h, st)
+	h.scrape(t)
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
+	h.scrape(t)
+	h.scrape(t)
+	assert.Len(t, nvmeErrorRecords(h), 1)
+	assert.Len(t, h.obs.FilterMessage("NVMe error-log high-water mark not kept in storage").All(), 1)
+}
+
+func TestStorageMisconfigured(t *testing.T) {
+	h := newHarnessOn(t, fleet(t), nil)
+	h.s.storage = &storageID
+	err := h.s.start(t.Context(), storageHost{map[component.ID]component.Component{}})
+	require.ErrorContains(t, err, "smart.storage: no extension file_storage is configured")
+	err = h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: &struct {
+		component.StartFunc
+		component.ShutdownFunc
+	}{}}})
+	require.ErrorContains(t, err, "is not a storage extension")
+}
