@@ -1,7 +1,9 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -107,8 +109,19 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
-	for i := range results {
-		s.record(ts, &results[i])
+	byDomain(results)
+	for i := 0; i < len(results); {
+		j := i + 1
+		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
+			j++
+		}
+		group := results[i:j]
+		s.e.Resource(s.mount(group[0].Mount).res)
+		for k := range group {
+			s.record(ts, &group[k])
+		}
+		s.recordDomain(ts, group)
+		i = j
 	}
 	s.mounts.Sweep()
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
@@ -144,8 +157,8 @@ type mountKey struct {
 }
 
 type mountCache struct {
-	mp  string
-	res pcommon.Resource
+	mp, domain string
+	res        pcommon.Resource
 }
 
 // mount returns m's valid-UTF-8 mount point and its resource, from the cache while m is unchanged.
@@ -156,19 +169,71 @@ func (s *fsScraper) mount(m *fsusage.Mount) mountCache {
 	}
 	s.rb.SetDiskMajorMinor(m.MajorMinor())
 	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
-	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), res: s.rb.Emit()}
+	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), domain: m.MajorMinor(), res: s.rb.Emit()}
 	s.mounts.Put(k, c)
 	return c
 }
 
-// record appends one mount's points, metrics in metadata.yaml's (name) order (which the emitter keeps
-// without reordering).
+// byDomain puts the results of one domain next to each other, domains in the order of their first
+// mount, mounts in table order within a domain: each domain is one resource, its own points once.
+func byDomain(results []fsusage.Result) {
+	first := make(map[[2]uint32]int, len(results))
+	for i := range results {
+		k := [2]uint32{results[i].Domain.Major, results[i].Domain.Minor}
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+	}
+	slices.SortStableFunc(results, func(a, b fsusage.Result) int {
+		return cmp.Compare(first[[2]uint32{a.Domain.Major, a.Domain.Minor}], first[[2]uint32{b.Domain.Major, b.Domain.Minor}])
+	})
+}
+
+// domainResult is the result that speaks for a domain: the mount of the filesystem's root when one
+// answered (a bind of a directory under an XFS project quota reports the quota, not the filesystem),
+// else the first that answered; nil when none did.
+func domainResult(group []fsusage.Result) *fsusage.Result {
+	var best *fsusage.Result
+	for i := range group {
+		r := &group[i]
+		if r.Status != fsusage.StatusOK || r.Usage.Limit == 0 {
+			continue
+		}
+		if r.Mount.Root == "/" {
+			return r
+		}
+		if best == nil {
+			best = r
+		}
+	}
+	return best
+}
+
+// recordDomain appends the domain's own points, once whatever the number of its mounts.
+func (s *fsScraper) recordDomain(ts pcommon.Timestamp, group []fsusage.Result) {
+	r := domainResult(group)
+	if r == nil {
+		return
+	}
+	e, m, u := s.e, r.Mount, &r.Usage
+	dev, dom, uuid, typ := m.Source, s.mount(m).domain, r.Domain.UUID, m.FSType
+	e.AppendSystemFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
+	e.AppendSystemFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
+	if r.Forecast.OK {
+		e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
+	}
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
+}
+
+// record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's
+// (name) order.
 func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
 	e := s.e
 	c := s.mount(m)
-	e.Resource(c.res)
-	dev, typ, mp := m.Source, m.FSType, c.mp
+	dev, dom, uuid, typ, mp := m.Source, c.domain, r.Domain.UUID, m.FSType, c.mp
 	u := &r.Usage
 	ok := r.Status == fsusage.StatusOK && u.Limit > 0
 	mode := metadata.AttributeSystemFilesystemModeRw
@@ -177,29 +242,29 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	}
 	used, free := metadata.AttributeSystemFilesystemStateUsed, metadata.AttributeSystemFilesystemStateFree
 	if ok && u.Inodes > 0 {
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, used)
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, free)
-		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, dom, uuid, mode, mp, typ, used)
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, dom, uuid, mode, mp, typ, free)
+		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, dom, uuid, mode, mp, typ)
 	}
 	if ok {
-		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
+		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
 	}
 	for _, st := range fsStatuses {
 		v := int64(0)
 		if st.status == r.Status {
 			v = 1
 		}
-		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, mp, typ, st.attr)
+		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st.attr)
 	}
 	if ok && r.Forecast.OK {
-		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, mp, typ)
+		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
 	}
 	if ok {
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, used)
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, free)
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, mode, mp, typ, used)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, mode, mp, typ, free)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
 		if ratio, hasRatio := u.Utilization(); hasRatio {
-			e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
+			e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, dom, uuid, mode, mp, typ)
 		}
 	}
 }

@@ -9,11 +9,218 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// SystemFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.limit metric.
+type SystemFilesystemDomainLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainLimitMetricAttributeKeySystemDevice           SystemFilesystemDomainLimitMetricAttributeKey = "system.device"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainLimitMetricConfig provides config for the system.filesystem.domain.limit metric.
+type SystemFilesystemDomainLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainMountsMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.mounts metric.
+type SystemFilesystemDomainMountsMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainMountsMetricAttributeKeySystemDevice           SystemFilesystemDomainMountsMetricAttributeKey = "system.device"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainMountsMetricConfig provides config for the system.filesystem.domain.mounts metric.
+type SystemFilesystemDomainMountsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainMountsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainMountsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainMountsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.mounts doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainTimeToFullMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.time_to_full metric.
+type SystemFilesystemDomainTimeToFullMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice           SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.device"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainTimeToFullMetricConfig provides config for the system.filesystem.domain.time_to_full metric.
+type SystemFilesystemDomainTimeToFullMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainTimeToFullMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.usage metric.
+type SystemFilesystemDomainUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainUsageMetricAttributeKeySystemDevice           SystemFilesystemDomainUsageMetricAttributeKey = "system.device"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState  SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.state"
+)
+
+// SystemFilesystemDomainUsageMetricConfig provides config for the system.filesystem.domain.usage metric.
+type SystemFilesystemDomainUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.usage metric.
 type SystemFilesystemInodesUsageMetricAttributeKey string
 
 const (
 	SystemFilesystemInodesUsageMetricAttributeKeySystemDevice               SystemFilesystemInodesUsageMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.type"
@@ -46,9 +253,9 @@ func (ms *SystemFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *SystemFilesystemInodesUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
+		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -66,6 +273,8 @@ type SystemFilesystemInodesUtilizationMetricAttributeKey string
 
 const (
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice               SystemFilesystemInodesUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.type"
@@ -97,9 +306,9 @@ func (ms *SystemFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confm
 func (ms *SystemFilesystemInodesUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -117,6 +326,8 @@ type SystemFilesystemLimitMetricAttributeKey string
 
 const (
 	SystemFilesystemLimitMetricAttributeKeySystemDevice               SystemFilesystemLimitMetricAttributeKey = "system.device"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain     SystemFilesystemLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemType       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.type"
@@ -148,9 +359,9 @@ func (ms *SystemFilesystemLimitMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -168,6 +379,8 @@ type SystemFilesystemStatusMetricAttributeKey string
 
 const (
 	SystemFilesystemStatusMetricAttributeKeySystemDevice               SystemFilesystemStatusMetricAttributeKey = "system.device"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain     SystemFilesystemStatusMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemStatusMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemType       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.type"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus     SystemFilesystemStatusMetricAttributeKey = "status"
@@ -199,9 +412,9 @@ func (ms *SystemFilesystemStatusMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *SystemFilesystemStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
+		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
 		default:
-			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]", val)
+			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]", val)
 		}
 	}
 
@@ -219,6 +432,8 @@ type SystemFilesystemTimeToFullMetricAttributeKey string
 
 const (
 	SystemFilesystemTimeToFullMetricAttributeKeySystemDevice               SystemFilesystemTimeToFullMetricAttributeKey = "system.device"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain     SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.type"
 )
@@ -249,9 +464,9 @@ func (ms *SystemFilesystemTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *SystemFilesystemTimeToFullMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -269,6 +484,8 @@ type SystemFilesystemUsageMetricAttributeKey string
 
 const (
 	SystemFilesystemUsageMetricAttributeKeySystemDevice               SystemFilesystemUsageMetricAttributeKey = "system.device"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.type"
@@ -301,9 +518,9 @@ func (ms *SystemFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
+		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -321,6 +538,8 @@ type SystemFilesystemUtilizationMetricAttributeKey string
 
 const (
 	SystemFilesystemUtilizationMetricAttributeKeySystemDevice               SystemFilesystemUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.type"
@@ -352,9 +571,9 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -369,6 +588,10 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
+	SystemFilesystemDomainLimit       SystemFilesystemDomainLimitMetricConfig       `mapstructure:"system.filesystem.domain.limit"`
+	SystemFilesystemDomainMounts      SystemFilesystemDomainMountsMetricConfig      `mapstructure:"system.filesystem.domain.mounts"`
+	SystemFilesystemDomainTimeToFull  SystemFilesystemDomainTimeToFullMetricConfig  `mapstructure:"system.filesystem.domain.time_to_full"`
+	SystemFilesystemDomainUsage       SystemFilesystemDomainUsageMetricConfig       `mapstructure:"system.filesystem.domain.usage"`
 	SystemFilesystemInodesUsage       SystemFilesystemInodesUsageMetricConfig       `mapstructure:"system.filesystem.inodes.usage"`
 	SystemFilesystemInodesUtilization SystemFilesystemInodesUtilizationMetricConfig `mapstructure:"system.filesystem.inodes.utilization"`
 	SystemFilesystemLimit             SystemFilesystemLimitMetricConfig             `mapstructure:"system.filesystem.limit"`
@@ -380,40 +603,60 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+		},
 		SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 		},
 		SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 		},
 		SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 		},
 		SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 	}
 }

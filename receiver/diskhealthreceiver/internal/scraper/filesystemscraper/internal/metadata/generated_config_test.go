@@ -26,40 +26,60 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+					},
 					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 					},
 					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -71,40 +91,60 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+					},
 					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 					},
 					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -116,17 +156,65 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestSystemFilesystemDomainLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainMountsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainMounts
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainMountsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.mounts doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainMounts
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainTimeToFullMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainTimeToFullMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemFilesystemInodesUsageMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemFilesystemInodesUsage
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemInodesUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemInodesUsage
 	cfg.AggregationStrategy = "invalid"
@@ -138,7 +226,7 @@ func TestSystemFilesystemInodesUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemInodesUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemInodesUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -150,7 +238,7 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemLimit
 	cfg.AggregationStrategy = "invalid"
@@ -162,7 +250,7 @@ func TestSystemFilesystemStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemStatus
 	cfg.AggregationStrategy = "invalid"
@@ -174,7 +262,7 @@ func TestSystemFilesystemTimeToFullMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemTimeToFullMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemTimeToFull
 	cfg.AggregationStrategy = "invalid"
@@ -186,7 +274,7 @@ func TestSystemFilesystemUsageMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUsage
 	cfg.AggregationStrategy = "invalid"
@@ -198,7 +286,7 @@ func TestSystemFilesystemUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUtilization
 	cfg.AggregationStrategy = "invalid"

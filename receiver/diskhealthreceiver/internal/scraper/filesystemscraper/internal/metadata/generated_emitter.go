@@ -27,46 +27,70 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
+			Name: "system.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainLimit.Enabled, Strategy: m.SystemFilesystemDomainLimit.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.mounts", Description: "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", Unit: "{mount}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainMounts.Enabled, Strategy: m.SystemFilesystemDomainMounts.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.time_to_full", Description: "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainTimeToFull.Enabled, Strategy: m.SystemFilesystemDomainTimeToFull.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.usage", Description: "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainUsage.Enabled, Strategy: m.SystemFilesystemDomainUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState)),
+		},
+		{
 			Name: "system.filesystem.inodes.usage", Description: "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", Unit: "{inode}",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemInodesUsage.Enabled, Strategy: m.SystemFilesystemInodesUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.SystemFilesystemInodesUsage.Enabled, Strategy: m.SystemFilesystemInodesUsage.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
 			Name: "system.filesystem.inodes.utilization", Description: "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemInodesUtilization.Enabled, Strategy: m.SystemFilesystemInodesUtilization.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemInodesUtilization.Enabled, Strategy: m.SystemFilesystemInodesUtilization.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.limit", Description: "Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemLimit.Enabled, Strategy: m.SystemFilesystemLimit.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemLimit.Enabled, Strategy: m.SystemFilesystemLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.status", Description: "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus)),
+			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus)),
 		},
 		{
 			Name: "system.filesystem.time_to_full", Description: "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemTimeToFull.Enabled, Strategy: m.SystemFilesystemTimeToFull.AggregationStrategy, Attrs: 3,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemTimeToFull.Enabled, Strategy: m.SystemFilesystemTimeToFull.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.usage", Description: "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemUsage.Enabled, Strategy: m.SystemFilesystemUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.SystemFilesystemUsage.Enabled, Strategy: m.SystemFilesystemUsage.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
 			Name: "system.filesystem.utilization", Description: "Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemUtilization.Enabled, Strategy: m.SystemFilesystemUtilization.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemUtilization.Enabled, Strategy: m.SystemFilesystemUtilization.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
 		},
 	}, []emit.ResourceFilter{
 		{Attr: "disk.major_minor", Include: mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude},
@@ -74,8 +98,8 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	return e
 }
 
-// AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+// AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(0)
 	if m == nil {
 		return
@@ -86,22 +110,19 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
-	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(1)
 	if m == nil {
 		return
@@ -112,19 +133,19 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	e.SetDouble(m, dp, val)
+	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(2)
 	if m == nil {
 		return
@@ -135,19 +156,19 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	e.SetInt(m, dp, val)
+	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
-func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+// AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
 	m := e.Metric(3)
 	if m == nil {
 		return
@@ -158,53 +179,10 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("status", systemFilesystemStatusAttributeValue.String())
-	}
-	e.SetInt(m, dp, val)
-}
-
-// AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
-func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(4)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
-	}
-	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
-	}
-	e.SetDouble(m, dp, val)
-}
-
-// AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(5)
-	if m == nil {
-		return
-	}
-	dp := e.Point(m, ts)
-	attrs := dp.Attributes()
-	if m.Keep&(1<<0) != 0 {
-		attrs.PutStr("system.device", systemDeviceAttributeValue)
-	}
-	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
-	}
-	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -215,8 +193,69 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	m := e.Metric(4)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<6) != 0 {
+		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(5)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(6)
 	if m == nil {
 		return
@@ -227,12 +266,134 @@ func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
+func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+	m := e.Metric(7)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("status", systemFilesystemStatusAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
+func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(8)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	m := e.Metric(9)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<6) != 0 {
+		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(10)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	e.SetDouble(m, dp, val)

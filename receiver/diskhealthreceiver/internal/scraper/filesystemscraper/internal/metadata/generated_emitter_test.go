@@ -24,6 +24,10 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
+		mbc.Metrics.SystemFilesystemDomainLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainMounts.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainTimeToFull.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
@@ -90,46 +94,70 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+				e.AppendSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 	}
 }

@@ -119,37 +119,57 @@ var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemSta
 }
 
 var MetricsInfo = metricsInfo{
+	SystemFilesystemDomainLimit: metricInfo{
+		Name:       "system.filesystem.domain.limit",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainMounts: metricInfo{
+		Name:       "system.filesystem.domain.mounts",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainTimeToFull: metricInfo{
+		Name:       "system.filesystem.domain.time_to_full",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainUsage: metricInfo{
+		Name:       "system.filesystem.domain.usage",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.state"},
+	},
 	SystemFilesystemInodesUsage: metricInfo{
 		Name:       "system.filesystem.inodes.usage",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
 	SystemFilesystemInodesUtilization: metricInfo{
 		Name:       "system.filesystem.inodes.utilization",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemLimit: metricInfo{
 		Name:       "system.filesystem.limit",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemStatus: metricInfo{
 		Name:       "system.filesystem.status",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
 	},
 	SystemFilesystemTimeToFull: metricInfo{
 		Name:       "system.filesystem.time_to_full",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemUsage: metricInfo{
 		Name:       "system.filesystem.usage",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
 	SystemFilesystemUtilization: metricInfo{
 		Name:       "system.filesystem.utilization",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 }
 
 type metricsInfo struct {
+	SystemFilesystemDomainLimit       metricInfo
+	SystemFilesystemDomainMounts      metricInfo
+	SystemFilesystemDomainTimeToFull  metricInfo
+	SystemFilesystemDomainUsage       metricInfo
 	SystemFilesystemInodesUsage       metricInfo
 	SystemFilesystemInodesUtilization metricInfo
 	SystemFilesystemLimit             metricInfo
@@ -162,6 +182,407 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricSystemFilesystemDomainLimit struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemDomainLimitMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.limit metric with initial data.
+func (m *metricSystemFilesystemDomainLimit) init() {
+	m.data.SetName("system.filesystem.domain.limit")
+	m.data.SetDescription("Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainLimit(cfg SystemFilesystemDomainLimitMetricConfig) metricSystemFilesystemDomainLimit {
+	m := metricSystemFilesystemDomainLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainMounts struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        SystemFilesystemDomainMountsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.mounts metric with initial data.
+func (m *metricSystemFilesystemDomainMounts) init() {
+	m.data.SetName("system.filesystem.domain.mounts")
+	m.data.SetDescription("Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.")
+	m.data.SetUnit("{mount}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainMounts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainMounts) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainMounts) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainMounts(cfg SystemFilesystemDomainMountsMetricConfig) metricSystemFilesystemDomainMounts {
+	m := metricSystemFilesystemDomainMounts{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainTimeToFull struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        SystemFilesystemDomainTimeToFullMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.time_to_full metric with initial data.
+func (m *metricSystemFilesystemDomainTimeToFull) init() {
+	m.data.SetName("system.filesystem.domain.time_to_full")
+	m.data.SetDescription("system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainTimeToFull) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainTimeToFull) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainTimeToFull(cfg SystemFilesystemDomainTimeToFullMetricConfig) metricSystemFilesystemDomainTimeToFull {
+	m := metricSystemFilesystemDomainTimeToFull{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainUsage struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemDomainUsageMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.usage metric with initial data.
+func (m *metricSystemFilesystemDomainUsage) init() {
+	m.data.SetName("system.filesystem.domain.usage")
+	m.data.SetDescription("Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState) {
+		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainUsage(cfg SystemFilesystemDomainUsageMetricConfig) metricSystemFilesystemDomainUsage {
+	m := metricSystemFilesystemDomainUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemFilesystemInodesUsage struct {
@@ -183,7 +604,7 @@ func (m *metricSystemFilesystemInodesUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -193,6 +614,12 @@ func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timest
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -284,7 +711,7 @@ func (m *metricSystemFilesystemInodesUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -294,6 +721,12 @@ func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -384,7 +817,7 @@ func (m *metricSystemFilesystemLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -394,6 +827,12 @@ func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, t
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -484,7 +923,7 @@ func (m *metricSystemFilesystemStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
+func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -494,6 +933,12 @@ func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, 
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
@@ -582,7 +1027,7 @@ func (m *metricSystemFilesystemTimeToFull) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -592,6 +1037,12 @@ func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timesta
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
@@ -679,7 +1130,7 @@ func (m *metricSystemFilesystemUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -689,6 +1140,12 @@ func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, t
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -780,7 +1237,7 @@ func (m *metricSystemFilesystemUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -790,6 +1247,12 @@ func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timest
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -871,6 +1334,10 @@ type MetricsBuilder struct {
 	buildInfo                               component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter          map[string]filter.Filter
 	resourceAttributeExcludeFilter          map[string]filter.Filter
+	metricSystemFilesystemDomainLimit       metricSystemFilesystemDomainLimit
+	metricSystemFilesystemDomainMounts      metricSystemFilesystemDomainMounts
+	metricSystemFilesystemDomainTimeToFull  metricSystemFilesystemDomainTimeToFull
+	metricSystemFilesystemDomainUsage       metricSystemFilesystemDomainUsage
 	metricSystemFilesystemInodesUsage       metricSystemFilesystemInodesUsage
 	metricSystemFilesystemInodesUtilization metricSystemFilesystemInodesUtilization
 	metricSystemFilesystemLimit             metricSystemFilesystemLimit
@@ -903,6 +1370,10 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                           pmetric.NewMetrics(),
 		buildInfo:                               settings.BuildInfo,
+		metricSystemFilesystemDomainLimit:       newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
+		metricSystemFilesystemDomainMounts:      newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
+		metricSystemFilesystemDomainTimeToFull:  newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
+		metricSystemFilesystemDomainUsage:       newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
 		metricSystemFilesystemInodesUsage:       newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
 		metricSystemFilesystemInodesUtilization: newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
 		metricSystemFilesystemLimit:             newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
@@ -989,6 +1460,10 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricSystemFilesystemDomainLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainMounts.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainTimeToFull.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
@@ -1027,39 +1502,59 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainMounts.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemDomainUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+}
+
 // RecordSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
 }
 
 // RecordSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

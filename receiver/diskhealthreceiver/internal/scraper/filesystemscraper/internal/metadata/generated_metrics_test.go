@@ -67,6 +67,10 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["system.filesystem.domain.limit"] = mb.metricSystemFilesystemDomainLimit.config.AggregationStrategy
+			aggMap["system.filesystem.domain.mounts"] = mb.metricSystemFilesystemDomainMounts.config.AggregationStrategy
+			aggMap["system.filesystem.domain.time_to_full"] = mb.metricSystemFilesystemDomainTimeToFull.config.AggregationStrategy
+			aggMap["system.filesystem.domain.usage"] = mb.metricSystemFilesystemDomainUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
@@ -84,45 +88,69 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+				mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -130,6 +158,10 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricSystemFilesystemDomainLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainMounts.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainTimeToFull.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
@@ -164,6 +196,243 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "system.filesystem.domain.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
+						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
+						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.mounts":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
+						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{mount}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
+						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{mount}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.mounts"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.time_to_full":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
+						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
+						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.domain.time_to_full"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
+						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemStateAttrVal, ok := dp.Attributes().Get("system.filesystem.state")
+						assert.True(t, ok)
+						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
+						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.state")
+						assert.False(t, ok)
+					}
 				case "system.filesystem.inodes.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
@@ -182,6 +451,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -219,6 +494,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -244,6 +523,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -276,6 +561,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -301,6 +590,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -335,6 +630,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -360,6 +659,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
@@ -394,6 +699,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
@@ -417,6 +726,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
@@ -446,6 +761,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
@@ -469,6 +788,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -506,6 +831,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -531,6 +860,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -562,6 +897,10 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
