@@ -4,7 +4,8 @@
 // The sources (TestDocsNameEverySource keeps this list complete):
 //
 //   - iostat: per-device I/O from /proc/diskstats, the iostat -x gauges computed as sysstat does.
-//   - filesystem: df and df -i of the mounts, a deadline on every statfs, a time-to-full forecast.
+//   - filesystem: df and df -i of the mounts, a deadline on every statfs, a time-to-full forecast,
+//     capacity domains and whether the next checkpoint save fits.
 //   - smart: SMART / NVMe / SCSI health with read-only ioctls on its own interval, a verdict, events.
 //   - pressure: the host's I/O pressure stall information (/proc/pressure/io).
 //   - cgroups: the busiest cgroups' I/O, attributed to containers, pods and systemd units.

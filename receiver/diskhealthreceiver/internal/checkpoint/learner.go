@@ -227,6 +227,10 @@ func (l *Learner) Observe(s Sample) Prediction {
 		l.inBurst, l.burstStart, l.spanStart, l.quiet = true, l.last.Time, l.before.Time, 0
 		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
 		l.burstEnd = s.Time
+	case active && len(l.levels) >= MaxBurstSamples:
+		// A burst this long is no save the model can use (a bulk copy, a runaway writer): it is
+		// dropped and whatever follows starts afresh, so memory stays bounded.
+		l.inBurst = false
 	case active:
 		l.levels = append(l.levels, s.Used)
 		l.burstEnd, l.quiet = s.Time, 0
@@ -248,6 +252,9 @@ func (l *Learner) Observe(s Sample) Prediction {
 	l.before, l.last = l.last, s
 	return l.predict(s, prev)
 }
+
+// MaxBurstSamples bounds the samples one burst keeps.
+const MaxBurstSamples = 4096
 
 // noiseWindow is how many recent rates the noise floor is taken from: at a 10 s scrape about 20
 // minutes, so a save may last up to a quarter hour and still stand out of it.

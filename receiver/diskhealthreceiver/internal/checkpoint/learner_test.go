@@ -154,3 +154,22 @@ func FuzzLearner(f *testing.F) {
 		}
 	})
 }
+
+// TestLearnerBoundsABurst: a burst that never ends (steps of 1 GiB, each followed by a quiet one, so
+// neither the noise floor nor two quiet samples end it) is dropped at MaxBurstSamples.
+func TestLearnerBoundsABurst(t *testing.T) {
+	l := NewLearner(Config{})
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	used, longest := uint64(0), 0
+	for i := range 3 * MaxBurstSamples {
+		if i%2 == 0 {
+			used += gib
+		} else {
+			used += 1 << 20
+		}
+		l.Observe(Sample{Time: t0.Add(time.Duration(i) * time.Second), Used: used, Free: tib})
+		longest = max(longest, len(l.levels))
+		require.LessOrEqual(t, len(l.levels), MaxBurstSamples)
+	}
+	assert.Equal(t, MaxBurstSamples, longest, "the burst reached the bound")
+}

@@ -156,6 +156,8 @@ func (r ckptRun) job(sizes *[]float64) func(rng *rand.Rand, t time.Duration, fs 
 func TestSimulatedCheckpointJobs(t *testing.T) {
 	const seeds = 20
 	var inTime, retention, sized int
+	var worstSize, leastLead, mostLead float64
+	leastLead = math.Inf(1)
 	for seed := range uint64(seeds) {
 		r := newCkptRun(seed)
 		var sizes []float64
@@ -175,19 +177,20 @@ func TestSimulatedCheckpointJobs(t *testing.T) {
 		mean /= float64(len(sizes))
 		errFirst := math.Abs(float64(out.first.SizeP50)-mean) / mean
 		errLast := math.Abs(float64(out.last.SizeP50)-mean) / mean
+		worstSize = max(worstSize, errFirst, errLast)
+		leastLead, mostLead = min(leastLead, lead.Seconds()/r.cadence), max(mostLead, lead.Seconds()/r.cadence)
 		if errFirst <= 0.10 && errLast <= 0.10 {
 			sized++
 		}
 		if out.last.Keep == r.keep && out.last.Rotation == r.rotation {
 			retention++
 		}
-		t.Logf("fail at %v saves %d used0 %.2f bg %.3g; ", out.failAt.Sub(simT0), out.last.Saves, r.used0/simLimit, r.background/simLimit)
 		t.Logf("seed %2d: size %4.1f%% every %4.1fs keep %d %-11s | will_fail %5.1fs (%.1f cadences) before ENOSPC, %d events | size err %4.1f%% / %4.1f%% | learned keep %d %s",
 			seed, 100*r.size/simLimit, r.cadence, r.keep, r.rotation, lead.Seconds(), lead.Seconds()/r.cadence, out.willFails,
 			100*errFirst, 100*errLast, out.last.Keep, out.last.Rotation)
 	}
-	t.Logf("will_fail at least one cadence before ENOSPC: %d/%d; size within ±10%% after 3 saves: %d/%d; retention right: %d/%d",
-		inTime, seeds, sized, seeds, retention, seeds)
+	t.Logf("will_fail at least one cadence before ENOSPC: %d/%d (%.1f–%.1f cadences ahead); size within ±10%% after 3 saves: %d/%d (worst %.1f%%); retention right: %d/%d",
+		inTime, seeds, leastLead, mostLead, sized, seeds, 100*worstSize, retention, seeds)
 	assert.GreaterOrEqual(t, inTime, 19)
 	assert.Equal(t, seeds, sized)
 	assert.Equal(t, seeds, retention)

@@ -39,6 +39,36 @@ func NewEvents(scopeName, version string) *Events {
 // new sign, disk_health.rule. at is when the values were read, observed when the record is made. The
 // record is returned for a source to add its own attributes.
 func (b *Events) Append(resource pcommon.Resource, at, observed time.Time, label string, e health.Event) plog.LogRecord {
+	sev := plog.SeverityNumberWarn
+	if e.New < e.Old && e.Kind == health.StateChanged {
+		sev = plog.SeverityNumberInfo
+	}
+	if e.New == health.Failed {
+		sev = plog.SeverityNumberError
+	}
+	name := EventStateChange
+	if e.Kind == health.NewSign {
+		name = EventNewSign
+	}
+	lr := b.Record(resource, at, observed, sev, name, label+": "+e.Text)
+	a := lr.Attributes()
+	if e.Kind == health.NewSign {
+		a.PutStr("disk_health.rule", string(e.Rule))
+	}
+	a.PutStr("hw.state", e.New.String())
+	a.PutStr("disk_health.previous_state", e.Old.String())
+	return lr
+}
+
+// severityText is the text of the severities events use, as logs conventionally spell them.
+var severityText = map[plog.SeverityNumber]string{
+	plog.SeverityNumberInfo: "INFO", plog.SeverityNumberWarn: "WARN", plog.SeverityNumberError: "ERROR",
+}
+
+// Record adds one record named name (attribute event.name) with body and severity sev (INFO, WARN or
+// ERROR), under resource, read at at and made at observed. The record is returned for a
+// source to add its own attributes.
+func (b *Events) Record(resource pcommon.Resource, at, observed time.Time, sev plog.SeverityNumber, name, body string) plog.LogRecord {
 	rl := b.logs.ResourceLogs().AppendEmpty()
 	rl.SetSchemaUrl(conventions.SchemaURL)
 	resource.CopyTo(rl.Resource())
@@ -48,26 +78,11 @@ func (b *Events) Append(resource pcommon.Resource, at, observed time.Time, label
 	lr := sl.LogRecords().AppendEmpty()
 	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
 	lr.SetObservedTimestamp(pcommon.NewTimestampFromTime(observed))
-	sev, text := plog.SeverityNumberWarn, "WARN"
-	if e.New < e.Old && e.Kind == health.StateChanged {
-		sev, text = plog.SeverityNumberInfo, "INFO"
-	}
-	if e.New == health.Failed {
-		sev, text = plog.SeverityNumberError, "ERROR"
-	}
 	lr.SetSeverityNumber(sev)
-	lr.SetSeverityText(text)
-	lr.Body().SetStr(label + ": " + e.Text)
-	a := lr.Attributes()
-	name := EventStateChange
-	if e.Kind == health.NewSign {
-		name = EventNewSign
-		a.PutStr("disk_health.rule", string(e.Rule))
-	}
-	a.PutStr("event.name", name)
-	a.PutStr("hw.state", e.New.String())
-	a.PutStr("disk_health.previous_state", e.Old.String())
-	b.bodies = append(b.bodies, lr.Body().Str())
+	lr.SetSeverityText(severityText[sev])
+	lr.Body().SetStr(body)
+	lr.Attributes().PutStr("event.name", name)
+	b.bodies = append(b.bodies, body)
 	return lr
 }
 

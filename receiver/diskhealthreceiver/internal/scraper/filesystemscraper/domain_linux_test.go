@@ -8,6 +8,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
@@ -23,6 +24,13 @@ import (
 // kubelet hostPath subpath, the root filesystem and a /dev/shm tmpfs. statfs of every mount of
 // /data answers the same numbers, as the kernel does.
 func bindsRoot(t *testing.T, duplicates string) (*fsScraper, *fakeStatfs) {
+	t.Helper()
+	clock := t0
+	return bindsRootWith(t, duplicates, &clock, nil)
+}
+
+// bindsRootWith is bindsRoot read at *clock, sending events to sink.
+func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consumer.Logs) (*fsScraper, *fakeStatfs) {
 	t.Helper()
 	root := dhtest.NewRoot(t)
 	root.CopyTree(filepath.Join("testdata", "roots", "k6.18-binds"), ".", nil)
@@ -40,8 +48,7 @@ func bindsRoot(t *testing.T, duplicates string) (*fsScraper, *fakeStatfs) {
 	cfg.Duplicates = duplicates
 	cfg.IncludeMemory = true
 	cfg.MountPoints = match.Config{} // the kubelet tree too
-	clock := t0
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, func() time.Time { return clock })
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, sink, func() time.Time { return *clock })
 	require.NoError(t, err)
 	s.cfg.Prober.Statfs = f.statfs
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })

@@ -63,7 +63,7 @@ func hostScraper(t *testing.T, dir string) *fsScraper {
 	cfg := createDefaultConfig()
 	cfg.Duplicates = "keep"
 	cfg.MountPoints = match.Config{Include: []string{regexp.QuoteMeta(dir) + "/.*"}}
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, time.Now)
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, time.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 	return s

@@ -3,9 +3,11 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -28,11 +30,16 @@ type fsScraper struct {
 	col    *fsusage.Collector
 	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
 	mounts emit.Cache[mountKey, mountCache]
+	// learners learn each domain's checkpoint saves; events buffers a scrape's log events for sink
+	// (nil: logged only).
+	learners *learners
+	events   *emit.Events
+	sink     consumer.Logs
 
 	now func() time.Time
 }
 
-func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScraper, error) {
+func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func() time.Time) (*fsScraper, error) {
 	filter, err := cfg.filter(section)
 	if err != nil {
 		return nil, err
@@ -42,6 +49,10 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		e:      metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
+
+		learners: newLearners(),
+		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
+		sink:     sink,
 	}
 	fc := cfg
 	s.cfg = fsusage.Config{
@@ -120,10 +131,14 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		for k := range group {
 			s.record(ts, &group[k])
 		}
-		s.recordDomain(ts, group)
+		s.recordDomain(ts, now, group)
 		i = j
 	}
 	s.mounts.Sweep()
+	s.learners.sweep()
+	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
+		err = errors.Join(err, serr)
+	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table is.
 	// The last good table is still measured then: a partial error keeps those results.
 	return s.e.Emit(), partial(err, len(results))
@@ -209,14 +224,17 @@ func domainResult(group []fsusage.Result) *fsusage.Result {
 	return best
 }
 
-// recordDomain appends the domain's own points, once whatever the number of its mounts.
-func (s *fsScraper) recordDomain(ts pcommon.Timestamp, group []fsusage.Result) {
+// recordDomain appends the domain's own points, once whatever the number of its mounts, and what
+// its checkpoint learner knows.
+func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fsusage.Result) {
 	r := domainResult(group)
 	if r == nil {
+		s.learners.keep(group[0].Domain)
 		return
 	}
 	e, m, u := s.e, r.Mount, &r.Usage
-	dev, dom, uuid, typ := m.Source, s.mount(m).domain, r.Domain.UUID, m.FSType
+	c := s.mount(m)
+	dev, dom, uuid, typ := m.Source, c.domain, r.Domain.UUID, m.FSType
 	e.AppendSystemFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
 	e.AppendSystemFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
 	if r.Forecast.OK {
@@ -225,6 +243,7 @@ func (s *fsScraper) recordDomain(ts pcommon.Timestamp, group []fsusage.Result) {
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
+	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom)
 }
 
 // record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's

@@ -9,6 +9,417 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// SystemFilesystemCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.copies metric.
+type SystemFilesystemCheckpointCopiesMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice                       SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain             SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.checkpoint.rotation"
+)
+
+// SystemFilesystemCheckpointCopiesMetricConfig provides config for the system.filesystem.checkpoint.copies metric.
+type SystemFilesystemCheckpointCopiesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointDurationMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.duration metric.
+type SystemFilesystemCheckpointDurationMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice           SystemFilesystemCheckpointDurationMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointDurationMetricConfig provides config for the system.filesystem.checkpoint.duration metric.
+type SystemFilesystemCheckpointDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.duration doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.headroom metric.
+type SystemFilesystemCheckpointHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice           SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointHeadroomMetricConfig provides config for the system.filesystem.checkpoint.headroom metric.
+type SystemFilesystemCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointIntervalMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.interval metric.
+type SystemFilesystemCheckpointIntervalMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice           SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointIntervalMetricConfig provides config for the system.filesystem.checkpoint.interval metric.
+type SystemFilesystemCheckpointIntervalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointIntervalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.interval doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointNextSaveMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.next_save metric.
+type SystemFilesystemCheckpointNextSaveMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice           SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointNextSaveMetricConfig provides config for the system.filesystem.checkpoint.next_save metric.
+type SystemFilesystemCheckpointNextSaveMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointNextSaveMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.next_save doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointSizeMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.size metric.
+type SystemFilesystemCheckpointSizeMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice                         SystemFilesystemCheckpointSizeMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain               SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.checkpoint.percentile"
+)
+
+// SystemFilesystemCheckpointSizeMetricConfig provides config for the system.filesystem.checkpoint.size metric.
+type SystemFilesystemCheckpointSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.size doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.state metric.
+type SystemFilesystemCheckpointStateMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice                    SystemFilesystemCheckpointStateMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain          SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
+)
+
+// SystemFilesystemCheckpointStateMetricConfig provides config for the system.filesystem.checkpoint.state metric.
+type SystemFilesystemCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.state doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointThroughputMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.throughput metric.
+type SystemFilesystemCheckpointThroughputMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice           SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointThroughputMetricConfig provides config for the system.filesystem.checkpoint.throughput metric.
+type SystemFilesystemCheckpointThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.throughput doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.limit metric.
 type SystemFilesystemDomainLimitMetricAttributeKey string
 
@@ -588,21 +999,69 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
-	SystemFilesystemDomainLimit       SystemFilesystemDomainLimitMetricConfig       `mapstructure:"system.filesystem.domain.limit"`
-	SystemFilesystemDomainMounts      SystemFilesystemDomainMountsMetricConfig      `mapstructure:"system.filesystem.domain.mounts"`
-	SystemFilesystemDomainTimeToFull  SystemFilesystemDomainTimeToFullMetricConfig  `mapstructure:"system.filesystem.domain.time_to_full"`
-	SystemFilesystemDomainUsage       SystemFilesystemDomainUsageMetricConfig       `mapstructure:"system.filesystem.domain.usage"`
-	SystemFilesystemInodesUsage       SystemFilesystemInodesUsageMetricConfig       `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization SystemFilesystemInodesUtilizationMetricConfig `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit             SystemFilesystemLimitMetricConfig             `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemStatus            SystemFilesystemStatusMetricConfig            `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull        SystemFilesystemTimeToFullMetricConfig        `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage             SystemFilesystemUsageMetricConfig             `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization       SystemFilesystemUtilizationMetricConfig       `mapstructure:"system.filesystem.utilization"`
+	SystemFilesystemCheckpointCopies     SystemFilesystemCheckpointCopiesMetricConfig     `mapstructure:"system.filesystem.checkpoint.copies"`
+	SystemFilesystemCheckpointDuration   SystemFilesystemCheckpointDurationMetricConfig   `mapstructure:"system.filesystem.checkpoint.duration"`
+	SystemFilesystemCheckpointHeadroom   SystemFilesystemCheckpointHeadroomMetricConfig   `mapstructure:"system.filesystem.checkpoint.headroom"`
+	SystemFilesystemCheckpointInterval   SystemFilesystemCheckpointIntervalMetricConfig   `mapstructure:"system.filesystem.checkpoint.interval"`
+	SystemFilesystemCheckpointNextSave   SystemFilesystemCheckpointNextSaveMetricConfig   `mapstructure:"system.filesystem.checkpoint.next_save"`
+	SystemFilesystemCheckpointSize       SystemFilesystemCheckpointSizeMetricConfig       `mapstructure:"system.filesystem.checkpoint.size"`
+	SystemFilesystemCheckpointState      SystemFilesystemCheckpointStateMetricConfig      `mapstructure:"system.filesystem.checkpoint.state"`
+	SystemFilesystemCheckpointThroughput SystemFilesystemCheckpointThroughputMetricConfig `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemDomainLimit          SystemFilesystemDomainLimitMetricConfig          `mapstructure:"system.filesystem.domain.limit"`
+	SystemFilesystemDomainMounts         SystemFilesystemDomainMountsMetricConfig         `mapstructure:"system.filesystem.domain.mounts"`
+	SystemFilesystemDomainTimeToFull     SystemFilesystemDomainTimeToFullMetricConfig     `mapstructure:"system.filesystem.domain.time_to_full"`
+	SystemFilesystemDomainUsage          SystemFilesystemDomainUsageMetricConfig          `mapstructure:"system.filesystem.domain.usage"`
+	SystemFilesystemInodesUsage          SystemFilesystemInodesUsageMetricConfig          `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization    SystemFilesystemInodesUtilizationMetricConfig    `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit                SystemFilesystemLimitMetricConfig                `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemStatus               SystemFilesystemStatusMetricConfig               `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull           SystemFilesystemTimeToFullMetricConfig           `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage                SystemFilesystemUsageMetricConfig                `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization          SystemFilesystemUtilizationMetricConfig          `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+		},
+		SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+		},
+		SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+		},
+		SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+		},
 		SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,

@@ -26,6 +26,46 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
+					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+					},
+					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+					},
 					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -91,6 +131,46 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
+					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+					},
+					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+					},
 					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -156,11 +236,107 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestSystemFilesystemCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointCopiesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.duration doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointIntervalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointIntervalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.interval doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointNextSaveMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointNextSaveMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.next_save doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemFilesystemDomainLimitMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemFilesystemDomainLimit
 	require.NoError(t, cfg.Validate())

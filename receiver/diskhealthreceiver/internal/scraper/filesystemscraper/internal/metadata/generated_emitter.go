@@ -27,6 +27,54 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
+			Name: "system.filesystem.checkpoint.copies", Description: "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointCopies.Enabled, Strategy: m.SystemFilesystemCheckpointCopies.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.duration", Description: "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointDuration.Enabled, Strategy: m.SystemFilesystemCheckpointDuration.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemCheckpointHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.interval", Description: "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointInterval.Enabled, Strategy: m.SystemFilesystemCheckpointInterval.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.next_save", Description: "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointNextSave.Enabled, Strategy: m.SystemFilesystemCheckpointNextSave.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.size", Description: "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointSize.Enabled, Strategy: m.SystemFilesystemCheckpointSize.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemCheckpointState.Enabled, Strategy: m.SystemFilesystemCheckpointState.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.throughput", Description: "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", Unit: "By/s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointThroughput.Enabled, Strategy: m.SystemFilesystemCheckpointThroughput.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
+		},
+		{
 			Name: "system.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemDomainLimit.Enabled, Strategy: m.SystemFilesystemDomainLimit.AggregationStrategy, Attrs: 4,
@@ -98,9 +146,202 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	return e
 }
 
+// AppendSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemCheckpointCopiesDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+	m := e.Metric(0)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration, as MetricsBuilder.RecordSystemFilesystemCheckpointDurationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(1)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(2)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval, as MetricsBuilder.RecordSystemFilesystemCheckpointIntervalDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(3)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save, as MetricsBuilder.RecordSystemFilesystemCheckpointNextSaveDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(4)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemCheckpointSizeDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+	m := e.Metric(5)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemCheckpointStateDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	m := e.Metric(6)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput, as MetricsBuilder.RecordSystemFilesystemCheckpointThroughputDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(7)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
 // AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(0)
+	m := e.Metric(8)
 	if m == nil {
 		return
 	}
@@ -123,7 +364,7 @@ func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(1)
+	m := e.Metric(9)
 	if m == nil {
 		return
 	}
@@ -146,7 +387,7 @@ func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(2)
+	m := e.Metric(10)
 	if m == nil {
 		return
 	}
@@ -169,7 +410,7 @@ func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Tim
 
 // AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(3)
+	m := e.Metric(11)
 	if m == nil {
 		return
 	}
@@ -195,7 +436,7 @@ func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(4)
+	m := e.Metric(12)
 	if m == nil {
 		return
 	}
@@ -227,7 +468,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(5)
+	m := e.Metric(13)
 	if m == nil {
 		return
 	}
@@ -256,7 +497,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 
 // AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(6)
+	m := e.Metric(14)
 	if m == nil {
 		return
 	}
@@ -285,7 +526,7 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(7)
+	m := e.Metric(15)
 	if m == nil {
 		return
 	}
@@ -314,7 +555,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(8)
+	m := e.Metric(16)
 	if m == nil {
 		return
 	}
@@ -340,7 +581,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(9)
+	m := e.Metric(17)
 	if m == nil {
 		return
 	}
@@ -372,7 +613,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(10)
+	m := e.Metric(18)
 	if m == nil {
 		return
 	}

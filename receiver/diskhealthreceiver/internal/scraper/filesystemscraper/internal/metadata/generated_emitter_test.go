@@ -24,6 +24,14 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
+		mbc.Metrics.SystemFilesystemCheckpointCopies.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointDuration.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointInterval.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointNextSave.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointSize.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointState.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointThroughput.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainLimit.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainMounts.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainTimeToFull.AggregationStrategy = s
@@ -93,6 +101,54 @@ type testPoint struct {
 // testPoints is one point per metric, its attribute values distinct for each k.
 func testPoints(k int) []testPoint {
 	return []testPoint{
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},

@@ -20,6 +20,92 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeSystemFilesystemCheckpointPercentile specifies the value system.filesystem.checkpoint.percentile attribute.
+type AttributeSystemFilesystemCheckpointPercentile int
+
+const (
+	_ AttributeSystemFilesystemCheckpointPercentile = iota
+	AttributeSystemFilesystemCheckpointPercentileP50
+	AttributeSystemFilesystemCheckpointPercentileP90
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointPercentile.
+func (av AttributeSystemFilesystemCheckpointPercentile) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointPercentileP50:
+		return "p50"
+	case AttributeSystemFilesystemCheckpointPercentileP90:
+		return "p90"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointPercentile is a helper map of string to AttributeSystemFilesystemCheckpointPercentile attribute value.
+var MapAttributeSystemFilesystemCheckpointPercentile = map[string]AttributeSystemFilesystemCheckpointPercentile{
+	"p50": AttributeSystemFilesystemCheckpointPercentileP50,
+	"p90": AttributeSystemFilesystemCheckpointPercentileP90,
+}
+
+// AttributeSystemFilesystemCheckpointRotation specifies the value system.filesystem.checkpoint.rotation attribute.
+type AttributeSystemFilesystemCheckpointRotation int
+
+const (
+	_ AttributeSystemFilesystemCheckpointRotation = iota
+	AttributeSystemFilesystemCheckpointRotationBeforeSave
+	AttributeSystemFilesystemCheckpointRotationAfterSave
+	AttributeSystemFilesystemCheckpointRotationUnknown
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointRotation.
+func (av AttributeSystemFilesystemCheckpointRotation) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointRotationBeforeSave:
+		return "before_save"
+	case AttributeSystemFilesystemCheckpointRotationAfterSave:
+		return "after_save"
+	case AttributeSystemFilesystemCheckpointRotationUnknown:
+		return "unknown"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointRotation is a helper map of string to AttributeSystemFilesystemCheckpointRotation attribute value.
+var MapAttributeSystemFilesystemCheckpointRotation = map[string]AttributeSystemFilesystemCheckpointRotation{
+	"before_save": AttributeSystemFilesystemCheckpointRotationBeforeSave,
+	"after_save":  AttributeSystemFilesystemCheckpointRotationAfterSave,
+	"unknown":     AttributeSystemFilesystemCheckpointRotationUnknown,
+}
+
+// AttributeSystemFilesystemCheckpointState specifies the value system.filesystem.checkpoint.state attribute.
+type AttributeSystemFilesystemCheckpointState int
+
+const (
+	_ AttributeSystemFilesystemCheckpointState = iota
+	AttributeSystemFilesystemCheckpointStateFits
+	AttributeSystemFilesystemCheckpointStateTight
+	AttributeSystemFilesystemCheckpointStateWillFail
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointState.
+func (av AttributeSystemFilesystemCheckpointState) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointStateFits:
+		return "fits"
+	case AttributeSystemFilesystemCheckpointStateTight:
+		return "tight"
+	case AttributeSystemFilesystemCheckpointStateWillFail:
+		return "will_fail"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointState is a helper map of string to AttributeSystemFilesystemCheckpointState attribute value.
+var MapAttributeSystemFilesystemCheckpointState = map[string]AttributeSystemFilesystemCheckpointState{
+	"fits":      AttributeSystemFilesystemCheckpointStateFits,
+	"tight":     AttributeSystemFilesystemCheckpointStateTight,
+	"will_fail": AttributeSystemFilesystemCheckpointStateWillFail,
+}
+
 // AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
 type AttributeSystemFilesystemMode int
 
@@ -119,6 +205,38 @@ var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemSta
 }
 
 var MetricsInfo = metricsInfo{
+	SystemFilesystemCheckpointCopies: metricInfo{
+		Name:       "system.filesystem.checkpoint.copies",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.rotation"},
+	},
+	SystemFilesystemCheckpointDuration: metricInfo{
+		Name:       "system.filesystem.checkpoint.duration",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointHeadroom: metricInfo{
+		Name:       "system.filesystem.checkpoint.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointInterval: metricInfo{
+		Name:       "system.filesystem.checkpoint.interval",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointNextSave: metricInfo{
+		Name:       "system.filesystem.checkpoint.next_save",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointSize: metricInfo{
+		Name:       "system.filesystem.checkpoint.size",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.percentile"},
+	},
+	SystemFilesystemCheckpointState: metricInfo{
+		Name:       "system.filesystem.checkpoint.state",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.state"},
+	},
+	SystemFilesystemCheckpointThroughput: metricInfo{
+		Name:       "system.filesystem.checkpoint.throughput",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
 	SystemFilesystemDomainLimit: metricInfo{
 		Name:       "system.filesystem.domain.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
@@ -166,22 +284,825 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	SystemFilesystemDomainLimit       metricInfo
-	SystemFilesystemDomainMounts      metricInfo
-	SystemFilesystemDomainTimeToFull  metricInfo
-	SystemFilesystemDomainUsage       metricInfo
-	SystemFilesystemInodesUsage       metricInfo
-	SystemFilesystemInodesUtilization metricInfo
-	SystemFilesystemLimit             metricInfo
-	SystemFilesystemStatus            metricInfo
-	SystemFilesystemTimeToFull        metricInfo
-	SystemFilesystemUsage             metricInfo
-	SystemFilesystemUtilization       metricInfo
+	SystemFilesystemCheckpointCopies     metricInfo
+	SystemFilesystemCheckpointDuration   metricInfo
+	SystemFilesystemCheckpointHeadroom   metricInfo
+	SystemFilesystemCheckpointInterval   metricInfo
+	SystemFilesystemCheckpointNextSave   metricInfo
+	SystemFilesystemCheckpointSize       metricInfo
+	SystemFilesystemCheckpointState      metricInfo
+	SystemFilesystemCheckpointThroughput metricInfo
+	SystemFilesystemDomainLimit          metricInfo
+	SystemFilesystemDomainMounts         metricInfo
+	SystemFilesystemDomainTimeToFull     metricInfo
+	SystemFilesystemDomainUsage          metricInfo
+	SystemFilesystemInodesUsage          metricInfo
+	SystemFilesystemInodesUtilization    metricInfo
+	SystemFilesystemLimit                metricInfo
+	SystemFilesystemStatus               metricInfo
+	SystemFilesystemTimeToFull           metricInfo
+	SystemFilesystemUsage                metricInfo
+	SystemFilesystemUtilization          metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricSystemFilesystemCheckpointCopies struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        SystemFilesystemCheckpointCopiesMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.copies metric with initial data.
+func (m *metricSystemFilesystemCheckpointCopies) init() {
+	m.data.SetName("system.filesystem.checkpoint.copies")
+	m.data.SetDescription("Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.")
+	m.data.SetUnit("{copy}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointCopies) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointCopies) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointCopies(cfg SystemFilesystemCheckpointCopiesMetricConfig) metricSystemFilesystemCheckpointCopies {
+	m := metricSystemFilesystemCheckpointCopies{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointDuration struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointDurationMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.duration metric with initial data.
+func (m *metricSystemFilesystemCheckpointDuration) init() {
+	m.data.SetName("system.filesystem.checkpoint.duration")
+	m.data.SetDescription("Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointDuration) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointDuration) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointDuration(cfg SystemFilesystemCheckpointDurationMetricConfig) metricSystemFilesystemCheckpointDuration {
+	m := metricSystemFilesystemCheckpointDuration{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointHeadroom struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.headroom metric with initial data.
+func (m *metricSystemFilesystemCheckpointHeadroom) init() {
+	m.data.SetName("system.filesystem.checkpoint.headroom")
+	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointHeadroom(cfg SystemFilesystemCheckpointHeadroomMetricConfig) metricSystemFilesystemCheckpointHeadroom {
+	m := metricSystemFilesystemCheckpointHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointInterval struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointIntervalMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.interval metric with initial data.
+func (m *metricSystemFilesystemCheckpointInterval) init() {
+	m.data.SetName("system.filesystem.checkpoint.interval")
+	m.data.SetDescription("Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointInterval) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointInterval) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointInterval) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointInterval(cfg SystemFilesystemCheckpointIntervalMetricConfig) metricSystemFilesystemCheckpointInterval {
+	m := metricSystemFilesystemCheckpointInterval{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointNextSave struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointNextSaveMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.next_save metric with initial data.
+func (m *metricSystemFilesystemCheckpointNextSave) init() {
+	m.data.SetName("system.filesystem.checkpoint.next_save")
+	m.data.SetDescription("Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointNextSave) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointNextSave) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointNextSave) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointNextSave(cfg SystemFilesystemCheckpointNextSaveMetricConfig) metricSystemFilesystemCheckpointNextSave {
+	m := metricSystemFilesystemCheckpointNextSave{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointSize struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        SystemFilesystemCheckpointSizeMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.size metric with initial data.
+func (m *metricSystemFilesystemCheckpointSize) init() {
+	m.data.SetName("system.filesystem.checkpoint.size")
+	m.data.SetDescription("Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointSize(cfg SystemFilesystemCheckpointSizeMetricConfig) metricSystemFilesystemCheckpointSize {
+	m := metricSystemFilesystemCheckpointSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointState struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        SystemFilesystemCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.state metric with initial data.
+func (m *metricSystemFilesystemCheckpointState) init() {
+	m.data.SetName("system.filesystem.checkpoint.state")
+	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointState(cfg SystemFilesystemCheckpointStateMetricConfig) metricSystemFilesystemCheckpointState {
+	m := metricSystemFilesystemCheckpointState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointThroughput struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        SystemFilesystemCheckpointThroughputMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.throughput metric with initial data.
+func (m *metricSystemFilesystemCheckpointThroughput) init() {
+	m.data.SetName("system.filesystem.checkpoint.throughput")
+	m.data.SetDescription("Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointThroughput) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpointThroughputMetricConfig) metricSystemFilesystemCheckpointThroughput {
+	m := metricSystemFilesystemCheckpointThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemFilesystemDomainLimit struct {
@@ -1327,24 +2248,32 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                  MetricsBuilderConfig // config of the metrics builder.
-	startTime                               pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                         int                  // maximum observed number of metrics per resource.
-	metricsBuffer                           pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                               component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter          map[string]filter.Filter
-	resourceAttributeExcludeFilter          map[string]filter.Filter
-	metricSystemFilesystemDomainLimit       metricSystemFilesystemDomainLimit
-	metricSystemFilesystemDomainMounts      metricSystemFilesystemDomainMounts
-	metricSystemFilesystemDomainTimeToFull  metricSystemFilesystemDomainTimeToFull
-	metricSystemFilesystemDomainUsage       metricSystemFilesystemDomainUsage
-	metricSystemFilesystemInodesUsage       metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit             metricSystemFilesystemLimit
-	metricSystemFilesystemStatus            metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull        metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage             metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization       metricSystemFilesystemUtilization
+	config                                     MetricsBuilderConfig // config of the metrics builder.
+	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                            int                  // maximum observed number of metrics per resource.
+	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                  component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter             map[string]filter.Filter
+	resourceAttributeExcludeFilter             map[string]filter.Filter
+	metricSystemFilesystemCheckpointCopies     metricSystemFilesystemCheckpointCopies
+	metricSystemFilesystemCheckpointDuration   metricSystemFilesystemCheckpointDuration
+	metricSystemFilesystemCheckpointHeadroom   metricSystemFilesystemCheckpointHeadroom
+	metricSystemFilesystemCheckpointInterval   metricSystemFilesystemCheckpointInterval
+	metricSystemFilesystemCheckpointNextSave   metricSystemFilesystemCheckpointNextSave
+	metricSystemFilesystemCheckpointSize       metricSystemFilesystemCheckpointSize
+	metricSystemFilesystemCheckpointState      metricSystemFilesystemCheckpointState
+	metricSystemFilesystemCheckpointThroughput metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemDomainLimit          metricSystemFilesystemDomainLimit
+	metricSystemFilesystemDomainMounts         metricSystemFilesystemDomainMounts
+	metricSystemFilesystemDomainTimeToFull     metricSystemFilesystemDomainTimeToFull
+	metricSystemFilesystemDomainUsage          metricSystemFilesystemDomainUsage
+	metricSystemFilesystemInodesUsage          metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization    metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit                metricSystemFilesystemLimit
+	metricSystemFilesystemStatus               metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull           metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage                metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization          metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -1366,23 +2295,31 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                  mbc,
-		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                           pmetric.NewMetrics(),
-		buildInfo:                               settings.BuildInfo,
-		metricSystemFilesystemDomainLimit:       newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
-		metricSystemFilesystemDomainMounts:      newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
-		metricSystemFilesystemDomainTimeToFull:  newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
-		metricSystemFilesystemDomainUsage:       newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
-		metricSystemFilesystemInodesUsage:       newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization: newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:             newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemStatus:            newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:        newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:             newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:       newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:          make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:          make(map[string]filter.Filter),
+		config:                                     mbc,
+		startTime:                                  pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                              pmetric.NewMetrics(),
+		buildInfo:                                  settings.BuildInfo,
+		metricSystemFilesystemCheckpointCopies:     newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
+		metricSystemFilesystemCheckpointDuration:   newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
+		metricSystemFilesystemCheckpointHeadroom:   newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
+		metricSystemFilesystemCheckpointInterval:   newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
+		metricSystemFilesystemCheckpointNextSave:   newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
+		metricSystemFilesystemCheckpointSize:       newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
+		metricSystemFilesystemCheckpointState:      newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
+		metricSystemFilesystemCheckpointThroughput: newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemDomainLimit:          newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
+		metricSystemFilesystemDomainMounts:         newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
+		metricSystemFilesystemDomainTimeToFull:     newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
+		metricSystemFilesystemDomainUsage:          newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
+		metricSystemFilesystemInodesUsage:          newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:    newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:                newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemStatus:               newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:           newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:                newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:          newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
@@ -1460,6 +2397,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricSystemFilesystemCheckpointCopies.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointDuration.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointInterval.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointNextSave.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointSize.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointState.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointThroughput.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainLimit.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainMounts.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainTimeToFull.emit(ils.Metrics())
@@ -1500,6 +2445,46 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+	mb.metricSystemFilesystemCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointRotationAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointDuration.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointInterval.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointNextSave.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+	mb.metricSystemFilesystemCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointPercentileAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	mb.metricSystemFilesystemCheckpointState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit metric.

@@ -67,6 +67,14 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["system.filesystem.checkpoint.copies"] = mb.metricSystemFilesystemCheckpointCopies.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.duration"] = mb.metricSystemFilesystemCheckpointDuration.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.headroom"] = mb.metricSystemFilesystemCheckpointHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.interval"] = mb.metricSystemFilesystemCheckpointInterval.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.next_save"] = mb.metricSystemFilesystemCheckpointNextSave.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.size"] = mb.metricSystemFilesystemCheckpointSize.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.state"] = mb.metricSystemFilesystemCheckpointState.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.throughput"] = mb.metricSystemFilesystemCheckpointThroughput.config.AggregationStrategy
 			aggMap["system.filesystem.domain.limit"] = mb.metricSystemFilesystemDomainLimit.config.AggregationStrategy
 			aggMap["system.filesystem.domain.mounts"] = mb.metricSystemFilesystemDomainMounts.config.AggregationStrategy
 			aggMap["system.filesystem.domain.time_to_full"] = mb.metricSystemFilesystemDomainTimeToFull.config.AggregationStrategy
@@ -86,6 +94,54 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointRotationBeforeSave)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointRotationAfterSave)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointPercentileP50)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointPercentileP90)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointStateFits)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointStateTight)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
@@ -158,6 +214,14 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointCopies.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointDuration.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointInterval.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointNextSave.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointSize.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointState.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointThroughput.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainLimit.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainMounts.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainTimeToFull.aggDataPoints)
@@ -196,6 +260,465 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "system.filesystem.checkpoint.copies":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
+						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.True(t, ok)
+						assert.Equal(t, "before_save", systemFilesystemCheckpointRotationAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
+						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.copies"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.duration":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
+						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
+						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.duration"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
+						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
+						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.interval":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
+						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
+						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.interval"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.next_save":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
+						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
+						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.next_save"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
+						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.True(t, ok)
+						assert.Equal(t, "p50", systemFilesystemCheckpointPercentileAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
+						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
+						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.True(t, ok)
+						assert.Equal(t, "fits", systemFilesystemCheckpointStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
+						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.throughput":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
+						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
+						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.throughput"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
 				case "system.filesystem.domain.limit":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
