@@ -68,9 +68,10 @@ var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckp
 
 // recordCheckpoint learns from the domain's sample and appends what is known, once a save pattern
 // is; the event is buffered when the state turns will_fail.
-func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string) {
+// Free space is what the binding limit leaves.
+func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
 	u := &r.Usage
-	p := s.learners.observe(r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: u.Free})
+	p := s.learners.observe(r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
 	if p.State == checkpoint.Learning {
 		return
 	}
@@ -94,20 +95,20 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 	}
 	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
 	if p.State == checkpoint.WillFail && p.Previous != checkpoint.WillFail {
-		s.willFailEvent(res, now, &p, mp, dom, r)
+		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String())
 	}
 }
 
 // willFailEvent buffers the log record of a domain turning will_fail: what, where, how big, when,
 // and the limit that binds.
-func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result) {
+func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string) {
 	retention := "no rotation seen yet"
 	if p.Keep > 0 {
 		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
 	}
 	body := fmt.Sprintf("filesystem %s (%s, %s): checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
 		dom, mp, r.Mount.Source, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
-		retention, bytesText(uint64(max(0, -p.Headroom))), bindingFreeBlocks)
+		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
 	lr := s.events.Record(res, at, s.now(), plog.SeverityNumberWarn, EventCheckpointWillFail, body)
 	a := lr.Attributes()
 	a.PutStr("system.filesystem.domain", dom)
@@ -117,12 +118,8 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 	a.PutInt("disk_health.checkpoint.size", emit.Int(p.SizeP90))
 	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
 	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)
-	a.PutStr("disk_health.checkpoint.binding_limit", bindingFreeBlocks)
+	a.PutStr("disk_health.checkpoint.binding_limit", bind)
 }
-
-// bindingFreeBlocks names the limit the headroom is measured against: the blocks a non-root writer may
-// still allocate (df's Avail, the root reserve left out).
-const bindingFreeBlocks = "free_blocks"
 
 // bytesText is n in binary units with one decimal, for event bodies.
 func bytesText(n uint64) string {

@@ -40,7 +40,7 @@ func keepAfterLevel(at time.Duration) uint64 {
 func TestFSScraperCheckpointWillFail(t *testing.T) {
 	clock := t0
 	sink := new(consumertest.LogsSink)
-	s, f := bindsRootWith(t, "keep", &clock, sink)
+	s, f := bindsRootWith(t, "keep", &clock, sink, nil)
 	const limit = 2 << 40
 	var last int
 	for at := time.Duration(0); at < 7*time.Hour; at += time.Minute {

@@ -26,11 +26,12 @@ import (
 func bindsRoot(t *testing.T, duplicates string) (*fsScraper, *fakeStatfs) {
 	t.Helper()
 	clock := t0
-	return bindsRootWith(t, duplicates, &clock, nil)
+	return bindsRootWith(t, duplicates, &clock, nil, nil)
 }
 
-// bindsRootWith is bindsRoot read at *clock, sending events to sink.
-func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consumer.Logs) (*fsScraper, *fakeStatfs) {
+// bindsRootWith is bindsRoot read at *clock, sending events to sink; prep, if not nil, may add to the
+// root and change the configuration.
+func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consumer.Logs, prep func(*dhtest.Root, *Config)) (*fsScraper, *fakeStatfs) {
 	t.Helper()
 	root := dhtest.NewRoot(t)
 	root.CopyTree(filepath.Join("testdata", "roots", "k6.18-binds"), ".", nil)
@@ -48,6 +49,9 @@ func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consu
 	cfg.Duplicates = duplicates
 	cfg.IncludeMemory = true
 	cfg.MountPoints = match.Config{} // the kubelet tree too
+	if prep != nil {
+		prep(root, cfg)
+	}
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, sink, func() time.Time { return *clock })
 	require.NoError(t, err)
 	s.cfg.Prober.Statfs = f.statfs

@@ -35,6 +35,11 @@ type fsScraper struct {
 	learners *learners
 	events   *emit.Events
 	sink     consumer.Logs
+	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
+	// filesystems (nil off a node); byteLimits and inodeLimits are scratch.
+	kubelet                 *kubelet
+	nodefs, imagefs         *fsusage.Domain
+	byteLimits, inodeLimits []limit
 
 	now func() time.Time
 }
@@ -51,6 +56,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		now:    now,
 
 		learners: newLearners(),
+		kubelet:  newKubelet(set.Logger, cfg),
 		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:     sink,
 	}
@@ -121,6 +127,10 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
 	byDomain(results)
+	s.nodefs, s.imagefs = nil, nil
+	if s.kubelet.refresh() {
+		s.nodefs, s.imagefs = s.kubelet.domains(results)
+	}
 	for i := 0; i < len(results); {
 		j := i + 1
 		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
@@ -243,7 +253,22 @@ func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fs
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
 	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
-	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom)
+
+	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
+		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
+	bind := binding(s.byteLimits)
+	for _, l := range s.byteLimits {
+		v := int64(0)
+		if l.name == bind.name {
+			v = 1
+		}
+		e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
+		e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+	}
+	for _, l := range s.inodeLimits {
+		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+	}
+	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom, bind)
 }
 
 // record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's

@@ -420,6 +420,162 @@ func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemDomainBindingLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.binding_limit metric.
+type SystemFilesystemDomainBindingLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice              SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.device"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainBindingLimitMetricConfig provides config for the system.filesystem.domain.binding_limit metric.
+type SystemFilesystemDomainBindingLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainBindingLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.binding_limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.headroom metric.
+type SystemFilesystemDomainHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainHeadroomMetricConfig provides config for the system.filesystem.domain.headroom metric.
+type SystemFilesystemDomainHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainInodesHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.inodes.headroom metric.
+type SystemFilesystemDomainInodesHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainInodesHeadroomMetricConfig provides config for the system.filesystem.domain.inodes.headroom metric.
+type SystemFilesystemDomainInodesHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.inodes.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.limit metric.
 type SystemFilesystemDomainLimitMetricAttributeKey string
 
@@ -1007,6 +1163,9 @@ type MetricsConfig struct {
 	SystemFilesystemCheckpointSize       SystemFilesystemCheckpointSizeMetricConfig       `mapstructure:"system.filesystem.checkpoint.size"`
 	SystemFilesystemCheckpointState      SystemFilesystemCheckpointStateMetricConfig      `mapstructure:"system.filesystem.checkpoint.state"`
 	SystemFilesystemCheckpointThroughput SystemFilesystemCheckpointThroughputMetricConfig `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemDomainBindingLimit   SystemFilesystemDomainBindingLimitMetricConfig   `mapstructure:"system.filesystem.domain.binding_limit"`
+	SystemFilesystemDomainHeadroom       SystemFilesystemDomainHeadroomMetricConfig       `mapstructure:"system.filesystem.domain.headroom"`
+	SystemFilesystemDomainInodesHeadroom SystemFilesystemDomainInodesHeadroomMetricConfig `mapstructure:"system.filesystem.domain.inodes.headroom"`
 	SystemFilesystemDomainLimit          SystemFilesystemDomainLimitMetricConfig          `mapstructure:"system.filesystem.domain.limit"`
 	SystemFilesystemDomainMounts         SystemFilesystemDomainMountsMetricConfig         `mapstructure:"system.filesystem.domain.mounts"`
 	SystemFilesystemDomainTimeToFull     SystemFilesystemDomainTimeToFullMetricConfig     `mapstructure:"system.filesystem.domain.time_to_full"`
@@ -1061,6 +1220,21 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+		},
+		SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+		},
+		SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
 		},
 		SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 			Enabled:             true,

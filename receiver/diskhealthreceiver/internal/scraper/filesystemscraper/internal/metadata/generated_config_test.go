@@ -66,6 +66,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
 					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -171,6 +186,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
 					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -236,7 +266,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -333,6 +363,42 @@ func TestSystemFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T
 	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainBindingLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainBindingLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.binding_limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainInodesHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.inodes.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -39,7 +39,7 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", Unit: "By",
+			Name: "system.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
 			Enabled: m.SystemFilesystemCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemCheckpointHeadroom.AggregationStrategy, Attrs: 4,
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType)),
@@ -73,6 +73,24 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Gauge:   true,
 			Enabled: m.SystemFilesystemCheckpointThroughput.Enabled, Strategy: m.SystemFilesystemCheckpointThroughput.AggregationStrategy, Attrs: 4,
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.binding_limit", Description: "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainBindingLimit.Enabled, Strategy: m.SystemFilesystemDomainBindingLimit.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName)),
+		},
+		{
+			Name: "system.filesystem.domain.headroom", Description: "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainHeadroom.Enabled, Strategy: m.SystemFilesystemDomainHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName)),
+		},
+		{
+			Name: "system.filesystem.domain.inodes.headroom", Description: "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", Unit: "{inode}",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainInodesHeadroom.Enabled, Strategy: m.SystemFilesystemDomainInodesHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName)),
 		},
 		{
 			Name: "system.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
@@ -339,9 +357,87 @@ func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon
 	e.SetDouble(m, dp, val)
 }
 
+// AppendSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit, as MetricsBuilder.RecordSystemFilesystemDomainBindingLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(8)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom, as MetricsBuilder.RecordSystemFilesystemDomainHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(9)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom, as MetricsBuilder.RecordSystemFilesystemDomainInodesHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(10)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(8)
+	m := e.Metric(11)
 	if m == nil {
 		return
 	}
@@ -364,7 +460,7 @@ func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(9)
+	m := e.Metric(12)
 	if m == nil {
 		return
 	}
@@ -387,7 +483,7 @@ func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(10)
+	m := e.Metric(13)
 	if m == nil {
 		return
 	}
@@ -410,7 +506,7 @@ func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Tim
 
 // AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(11)
+	m := e.Metric(14)
 	if m == nil {
 		return
 	}
@@ -436,7 +532,7 @@ func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(12)
+	m := e.Metric(15)
 	if m == nil {
 		return
 	}
@@ -468,7 +564,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(13)
+	m := e.Metric(16)
 	if m == nil {
 		return
 	}
@@ -497,7 +593,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 
 // AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(14)
+	m := e.Metric(17)
 	if m == nil {
 		return
 	}
@@ -526,7 +622,7 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(15)
+	m := e.Metric(18)
 	if m == nil {
 		return
 	}
@@ -555,7 +651,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(16)
+	m := e.Metric(19)
 	if m == nil {
 		return
 	}
@@ -581,7 +677,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(17)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -613,7 +709,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(18)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}

@@ -32,6 +32,9 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 		mbc.Metrics.SystemFilesystemCheckpointSize.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemCheckpointState.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemCheckpointThroughput.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainBindingLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainInodesHeadroom.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainLimit.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainMounts.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainTimeToFull.AggregationStrategy = s
@@ -148,6 +151,24 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))

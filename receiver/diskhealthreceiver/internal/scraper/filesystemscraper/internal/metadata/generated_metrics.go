@@ -106,6 +106,44 @@ var MapAttributeSystemFilesystemCheckpointState = map[string]AttributeSystemFile
 	"will_fail": AttributeSystemFilesystemCheckpointStateWillFail,
 }
 
+// AttributeSystemFilesystemLimitName specifies the value system.filesystem.limit.name attribute.
+type AttributeSystemFilesystemLimitName int
+
+const (
+	_ AttributeSystemFilesystemLimitName = iota
+	AttributeSystemFilesystemLimitNameFreeBlocks
+	AttributeSystemFilesystemLimitNameNodefsEvictionHard
+	AttributeSystemFilesystemLimitNameNodefsEvictionSoft
+	AttributeSystemFilesystemLimitNameImagefsEvictionHard
+	AttributeSystemFilesystemLimitNameImagefsEvictionSoft
+)
+
+// String returns the string representation of the AttributeSystemFilesystemLimitName.
+func (av AttributeSystemFilesystemLimitName) String() string {
+	switch av {
+	case AttributeSystemFilesystemLimitNameFreeBlocks:
+		return "free_blocks"
+	case AttributeSystemFilesystemLimitNameNodefsEvictionHard:
+		return "nodefs_eviction_hard"
+	case AttributeSystemFilesystemLimitNameNodefsEvictionSoft:
+		return "nodefs_eviction_soft"
+	case AttributeSystemFilesystemLimitNameImagefsEvictionHard:
+		return "imagefs_eviction_hard"
+	case AttributeSystemFilesystemLimitNameImagefsEvictionSoft:
+		return "imagefs_eviction_soft"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemLimitName is a helper map of string to AttributeSystemFilesystemLimitName attribute value.
+var MapAttributeSystemFilesystemLimitName = map[string]AttributeSystemFilesystemLimitName{
+	"free_blocks":           AttributeSystemFilesystemLimitNameFreeBlocks,
+	"nodefs_eviction_hard":  AttributeSystemFilesystemLimitNameNodefsEvictionHard,
+	"nodefs_eviction_soft":  AttributeSystemFilesystemLimitNameNodefsEvictionSoft,
+	"imagefs_eviction_hard": AttributeSystemFilesystemLimitNameImagefsEvictionHard,
+	"imagefs_eviction_soft": AttributeSystemFilesystemLimitNameImagefsEvictionSoft,
+}
+
 // AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
 type AttributeSystemFilesystemMode int
 
@@ -237,6 +275,18 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.checkpoint.throughput",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
 	},
+	SystemFilesystemDomainBindingLimit: metricInfo{
+		Name:       "system.filesystem.domain.binding_limit",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
+	SystemFilesystemDomainHeadroom: metricInfo{
+		Name:       "system.filesystem.domain.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
+	SystemFilesystemDomainInodesHeadroom: metricInfo{
+		Name:       "system.filesystem.domain.inodes.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
 	SystemFilesystemDomainLimit: metricInfo{
 		Name:       "system.filesystem.domain.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
@@ -292,6 +342,9 @@ type metricsInfo struct {
 	SystemFilesystemCheckpointSize       metricInfo
 	SystemFilesystemCheckpointState      metricInfo
 	SystemFilesystemCheckpointThroughput metricInfo
+	SystemFilesystemDomainBindingLimit   metricInfo
+	SystemFilesystemDomainHeadroom       metricInfo
+	SystemFilesystemDomainInodesHeadroom metricInfo
 	SystemFilesystemDomainLimit          metricInfo
 	SystemFilesystemDomainMounts         metricInfo
 	SystemFilesystemDomainTimeToFull     metricInfo
@@ -519,7 +572,7 @@ type metricSystemFilesystemCheckpointHeadroom struct {
 // init fills system.filesystem.checkpoint.headroom metric with initial data.
 func (m *metricSystemFilesystemCheckpointHeadroom) init() {
 	m.data.SetName("system.filesystem.checkpoint.headroom")
-	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.")
+	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.")
 	m.data.SetUnit("By")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1097,6 +1150,311 @@ func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.Metric
 
 func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpointThroughputMetricConfig) metricSystemFilesystemCheckpointThroughput {
 	m := metricSystemFilesystemCheckpointThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainBindingLimit struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemDomainBindingLimitMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.binding_limit metric with initial data.
+func (m *metricSystemFilesystemDomainBindingLimit) init() {
+	m.data.SetName("system.filesystem.domain.binding_limit")
+	m.data.SetDescription("Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainBindingLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainBindingLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainBindingLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainBindingLimit(cfg SystemFilesystemDomainBindingLimitMetricConfig) metricSystemFilesystemDomainBindingLimit {
+	m := metricSystemFilesystemDomainBindingLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainHeadroom struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        SystemFilesystemDomainHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.headroom metric with initial data.
+func (m *metricSystemFilesystemDomainHeadroom) init() {
+	m.data.SetName("system.filesystem.domain.headroom")
+	m.data.SetDescription("Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainHeadroom(cfg SystemFilesystemDomainHeadroomMetricConfig) metricSystemFilesystemDomainHeadroom {
+	m := metricSystemFilesystemDomainHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainInodesHeadroom struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        SystemFilesystemDomainInodesHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.inodes.headroom metric with initial data.
+func (m *metricSystemFilesystemDomainInodesHeadroom) init() {
+	m.data.SetName("system.filesystem.domain.inodes.headroom")
+	m.data.SetDescription("Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainInodesHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainInodesHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainInodesHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainInodesHeadroom(cfg SystemFilesystemDomainInodesHeadroomMetricConfig) metricSystemFilesystemDomainInodesHeadroom {
+	m := metricSystemFilesystemDomainInodesHeadroom{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -2263,6 +2621,9 @@ type MetricsBuilder struct {
 	metricSystemFilesystemCheckpointSize       metricSystemFilesystemCheckpointSize
 	metricSystemFilesystemCheckpointState      metricSystemFilesystemCheckpointState
 	metricSystemFilesystemCheckpointThroughput metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemDomainBindingLimit   metricSystemFilesystemDomainBindingLimit
+	metricSystemFilesystemDomainHeadroom       metricSystemFilesystemDomainHeadroom
+	metricSystemFilesystemDomainInodesHeadroom metricSystemFilesystemDomainInodesHeadroom
 	metricSystemFilesystemDomainLimit          metricSystemFilesystemDomainLimit
 	metricSystemFilesystemDomainMounts         metricSystemFilesystemDomainMounts
 	metricSystemFilesystemDomainTimeToFull     metricSystemFilesystemDomainTimeToFull
@@ -2307,6 +2668,9 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricSystemFilesystemCheckpointSize:       newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
 		metricSystemFilesystemCheckpointState:      newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
 		metricSystemFilesystemCheckpointThroughput: newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemDomainBindingLimit:   newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
+		metricSystemFilesystemDomainHeadroom:       newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
+		metricSystemFilesystemDomainInodesHeadroom: newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
 		metricSystemFilesystemDomainLimit:          newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
 		metricSystemFilesystemDomainMounts:         newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
 		metricSystemFilesystemDomainTimeToFull:     newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
@@ -2405,6 +2769,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemCheckpointSize.emit(ils.Metrics())
 	mb.metricSystemFilesystemCheckpointState.emit(ils.Metrics())
 	mb.metricSystemFilesystemCheckpointThroughput.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainBindingLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainInodesHeadroom.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainLimit.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainMounts.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainTimeToFull.emit(ils.Metrics())
@@ -2485,6 +2852,21 @@ func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointStateDataPoint(ts pcom
 // RecordSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainBindingLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+}
+
+// RecordSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+}
+
+// RecordSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainInodesHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
 }
 
 // RecordSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit metric.

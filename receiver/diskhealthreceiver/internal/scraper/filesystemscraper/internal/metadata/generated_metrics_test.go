@@ -75,6 +75,9 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.checkpoint.size"] = mb.metricSystemFilesystemCheckpointSize.config.AggregationStrategy
 			aggMap["system.filesystem.checkpoint.state"] = mb.metricSystemFilesystemCheckpointState.config.AggregationStrategy
 			aggMap["system.filesystem.checkpoint.throughput"] = mb.metricSystemFilesystemCheckpointThroughput.config.AggregationStrategy
+			aggMap["system.filesystem.domain.binding_limit"] = mb.metricSystemFilesystemDomainBindingLimit.config.AggregationStrategy
+			aggMap["system.filesystem.domain.headroom"] = mb.metricSystemFilesystemDomainHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.domain.inodes.headroom"] = mb.metricSystemFilesystemDomainInodesHeadroom.config.AggregationStrategy
 			aggMap["system.filesystem.domain.limit"] = mb.metricSystemFilesystemDomainLimit.config.AggregationStrategy
 			aggMap["system.filesystem.domain.mounts"] = mb.metricSystemFilesystemDomainMounts.config.AggregationStrategy
 			aggMap["system.filesystem.domain.time_to_full"] = mb.metricSystemFilesystemDomainTimeToFull.config.AggregationStrategy
@@ -141,6 +144,24 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -222,6 +243,9 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointSize.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointState.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainBindingLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainInodesHeadroom.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainLimit.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainMounts.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainTimeToFull.aggDataPoints)
@@ -381,7 +405,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -405,7 +429,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -717,6 +741,190 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.binding_limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
+						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
+						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.binding_limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
+						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
+						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.inodes.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
+						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
+						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.inodes.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
 						assert.False(t, ok)
 					}
 				case "system.filesystem.domain.limit":
