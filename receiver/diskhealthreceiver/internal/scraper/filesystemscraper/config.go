@@ -54,8 +54,10 @@ type Config struct {
 	// KubeletRootDir and ImageFSDir find the nodefs and imagefs; the thresholds apply only where
 	// KubeletRootDir exists (a Kubernetes node).
 	KubeletConfigFile string `mapstructure:"kubelet_config_file"`
-	KubeletRootDir    string `mapstructure:"kubelet_root_dir"`
-	ImageFSDir        string `mapstructure:"image_fs_dir"`
+	// PodSHM reports each pod's memory-backed emptyDir (its /dev/shm) against its memory limit.
+	PodSHM         bool   `mapstructure:"pod_shm"`
+	KubeletRootDir string `mapstructure:"kubelet_root_dir"`
+	ImageFSDir     string `mapstructure:"image_fs_dir"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
@@ -79,6 +81,7 @@ func createDefaultConfig() *Config {
 		ForecastWindow:          6 * time.Hour,
 		MountTableRereadScrapes: fsusage.DefaultRereadEvery,
 		KubeletRootDir:          "/var/lib/kubelet",
+		PodSHM:                  true,
 		ImageFSDir:              "/var/lib/containerd",
 		RootPath:                "/",
 		MetricsBuilderConfig:    metadata.NewDefaultMetricsBuilderConfig(),

@@ -37,7 +37,11 @@ type fsScraper struct {
 	sink     consumer.Logs
 	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
 	// filesystems (nil off a node); byteLimits and inodeLimits are scratch.
-	kubelet                 *kubelet
+	kubelet *kubelet
+	// shm watches the pods' memory emptyDirs (nil until the first scrape, or when pod_shm is off);
+	// shmCfg is the section it is opened from (nil: off).
+	shm                     *podSHM
+	shmCfg                  *Config
 	nodefs, imagefs         *fsusage.Domain
 	byteLimits, inodeLimits []limit
 
@@ -74,6 +78,9 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
 		OnTableReload: s.logTableReload,
 	}
+	if cfg.PodSHM {
+		s.shmCfg = cfg
+	}
 	return s, nil
 }
 
@@ -87,6 +94,11 @@ func (s *fsScraper) ready() error {
 	if err != nil {
 		return err
 	}
+	if s.shmCfg != nil {
+		if s.shm, err = openPodSHM(s.logger, s.shmCfg, s.cfg.Prober); err != nil {
+			return errors.Join(err, col.Close())
+		}
+	}
 	s.col = col
 	return nil
 }
@@ -95,7 +107,11 @@ func (s *fsScraper) shutdown(context.Context) error {
 	if s.col == nil {
 		return nil
 	}
-	return s.col.Close()
+	var err error
+	if s.shm != nil {
+		err = s.shm.close()
+	}
+	return errors.Join(err, s.col.Close())
 }
 
 // logStateChange writes one line per change of a mount's status, never one per scrape.
@@ -143,6 +159,9 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 		s.recordDomain(ts, now, group)
 		i = j
+	}
+	if s.shm != nil {
+		err = errors.Join(err, s.scrapePodSHM(ctx, ts))
 	}
 	s.mounts.Sweep()
 	s.learners.sweep()

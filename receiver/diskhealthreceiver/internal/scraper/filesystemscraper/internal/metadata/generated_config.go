@@ -941,6 +941,107 @@ func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemShmHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.headroom metric.
+type SystemFilesystemShmHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID                  SystemFilesystemShmHeadroomMetricAttributeKey = "k8s.pod.uid"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound   SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.shm.bound"
+)
+
+// SystemFilesystemShmHeadroomMetricConfig provides config for the system.filesystem.shm.headroom metric.
+type SystemFilesystemShmHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemShmHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemShmHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemShmHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound:
+		default:
+			return fmt.Errorf("metric system.filesystem.shm.headroom doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemShmUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.usage metric.
+type SystemFilesystemShmUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID                  SystemFilesystemShmUsageMetricAttributeKey = "k8s.pod.uid"
+	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// SystemFilesystemShmUsageMetricConfig provides config for the system.filesystem.shm.usage metric.
+type SystemFilesystemShmUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemShmUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemShmUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemShmUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric system.filesystem.shm.usage doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemStatusMetricAttributeKey specifies the key of an attribute for the system.filesystem.status metric.
 type SystemFilesystemStatusMetricAttributeKey string
 
@@ -1173,6 +1274,8 @@ type MetricsConfig struct {
 	SystemFilesystemInodesUsage          SystemFilesystemInodesUsageMetricConfig          `mapstructure:"system.filesystem.inodes.usage"`
 	SystemFilesystemInodesUtilization    SystemFilesystemInodesUtilizationMetricConfig    `mapstructure:"system.filesystem.inodes.utilization"`
 	SystemFilesystemLimit                SystemFilesystemLimitMetricConfig                `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemShmHeadroom          SystemFilesystemShmHeadroomMetricConfig          `mapstructure:"system.filesystem.shm.headroom"`
+	SystemFilesystemShmUsage             SystemFilesystemShmUsageMetricConfig             `mapstructure:"system.filesystem.shm.usage"`
 	SystemFilesystemStatus               SystemFilesystemStatusMetricConfig               `mapstructure:"system.filesystem.status"`
 	SystemFilesystemTimeToFull           SystemFilesystemTimeToFullMetricConfig           `mapstructure:"system.filesystem.time_to_full"`
 	SystemFilesystemUsage                SystemFilesystemUsageMetricConfig                `mapstructure:"system.filesystem.usage"`
@@ -1270,6 +1373,16 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+		},
+		SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 			Enabled:             true,

@@ -116,6 +116,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+					},
+					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
+					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -236,6 +246,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+					},
+					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
+					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -266,7 +286,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -483,6 +503,30 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemShmHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemShmHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemShmHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.headroom doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemShmHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemShmUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemShmUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemShmUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.usage doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemShmUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -135,6 +135,18 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
+			Name: "system.filesystem.shm.headroom", Description: "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemShmHeadroom.Enabled, Strategy: m.SystemFilesystemShmHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound)),
+		},
+		{
+			Name: "system.filesystem.shm.usage", Description: "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemShmUsage.Enabled, Strategy: m.SystemFilesystemShmUsage.AggregationStrategy, Attrs: 3,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint)),
+		},
+		{
 			Name: "system.filesystem.status", Description: "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 6,
@@ -620,9 +632,52 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
+// AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	m := e.Metric(19)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(18)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -651,7 +706,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(19)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}
@@ -677,7 +732,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(20)
+	m := e.Metric(22)
 	if m == nil {
 		return
 	}
@@ -709,7 +764,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(21)
+	m := e.Metric(23)
 	if m == nil {
 		return
 	}

@@ -42,6 +42,8 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemShmHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemShmUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemStatus.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemTimeToFull.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemUsage.AggregationStrategy = s
@@ -211,6 +213,18 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))

@@ -170,6 +170,32 @@ var MapAttributeSystemFilesystemMode = map[string]AttributeSystemFilesystemMode{
 	"rw": AttributeSystemFilesystemModeRw,
 }
 
+// AttributeSystemFilesystemShmBound specifies the value system.filesystem.shm.bound attribute.
+type AttributeSystemFilesystemShmBound int
+
+const (
+	_ AttributeSystemFilesystemShmBound = iota
+	AttributeSystemFilesystemShmBoundTmpfs
+	AttributeSystemFilesystemShmBoundCgroupMemory
+)
+
+// String returns the string representation of the AttributeSystemFilesystemShmBound.
+func (av AttributeSystemFilesystemShmBound) String() string {
+	switch av {
+	case AttributeSystemFilesystemShmBoundTmpfs:
+		return "tmpfs"
+	case AttributeSystemFilesystemShmBoundCgroupMemory:
+		return "cgroup_memory"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemShmBound is a helper map of string to AttributeSystemFilesystemShmBound attribute value.
+var MapAttributeSystemFilesystemShmBound = map[string]AttributeSystemFilesystemShmBound{
+	"tmpfs":         AttributeSystemFilesystemShmBoundTmpfs,
+	"cgroup_memory": AttributeSystemFilesystemShmBoundCgroupMemory,
+}
+
 // AttributeSystemFilesystemState specifies the value system.filesystem.state attribute.
 type AttributeSystemFilesystemState int
 
@@ -315,6 +341,14 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemFilesystemShmHeadroom: metricInfo{
+		Name:       "system.filesystem.shm.headroom",
+		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.shm.bound"},
+	},
+	SystemFilesystemShmUsage: metricInfo{
+		Name:       "system.filesystem.shm.usage",
+		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint"},
+	},
 	SystemFilesystemStatus: metricInfo{
 		Name:       "system.filesystem.status",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
@@ -352,6 +386,8 @@ type metricsInfo struct {
 	SystemFilesystemInodesUsage          metricInfo
 	SystemFilesystemInodesUtilization    metricInfo
 	SystemFilesystemLimit                metricInfo
+	SystemFilesystemShmHeadroom          metricInfo
+	SystemFilesystemShmUsage             metricInfo
 	SystemFilesystemStatus               metricInfo
 	SystemFilesystemTimeToFull           metricInfo
 	SystemFilesystemUsage                metricInfo
@@ -2183,6 +2219,199 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
+type metricSystemFilesystemShmHeadroom struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemShmHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.shm.headroom metric with initial data.
+func (m *metricSystemFilesystemShmHeadroom) init() {
+	m.data.SetName("system.filesystem.shm.headroom")
+	m.data.SetDescription("Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemShmHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound) {
+		dp.Attributes().PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemShmHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemShmHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemShmHeadroom(cfg SystemFilesystemShmHeadroomMetricConfig) metricSystemFilesystemShmHeadroom {
+	m := metricSystemFilesystemShmHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemShmUsage struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        SystemFilesystemShmUsageMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.shm.usage metric with initial data.
+func (m *metricSystemFilesystemShmUsage) init() {
+	m.data.SetName("system.filesystem.shm.usage")
+	m.data.SetDescription("Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemShmUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemShmUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemShmUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemShmUsage(cfg SystemFilesystemShmUsageMetricConfig) metricSystemFilesystemShmUsage {
+	m := metricSystemFilesystemShmUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemStatus struct {
 	data          pmetric.Metric                     // data buffer for generated metric.
 	config        SystemFilesystemStatusMetricConfig // metric config provided by user.
@@ -2631,6 +2860,8 @@ type MetricsBuilder struct {
 	metricSystemFilesystemInodesUsage          metricSystemFilesystemInodesUsage
 	metricSystemFilesystemInodesUtilization    metricSystemFilesystemInodesUtilization
 	metricSystemFilesystemLimit                metricSystemFilesystemLimit
+	metricSystemFilesystemShmHeadroom          metricSystemFilesystemShmHeadroom
+	metricSystemFilesystemShmUsage             metricSystemFilesystemShmUsage
 	metricSystemFilesystemStatus               metricSystemFilesystemStatus
 	metricSystemFilesystemTimeToFull           metricSystemFilesystemTimeToFull
 	metricSystemFilesystemUsage                metricSystemFilesystemUsage
@@ -2678,6 +2909,8 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricSystemFilesystemInodesUsage:          newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
 		metricSystemFilesystemInodesUtilization:    newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
 		metricSystemFilesystemLimit:                newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemShmHeadroom:          newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
+		metricSystemFilesystemShmUsage:             newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
 		metricSystemFilesystemStatus:               newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
 		metricSystemFilesystemTimeToFull:           newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
 		metricSystemFilesystemUsage:                newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
@@ -2779,6 +3012,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemShmHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemShmUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemStatus.emit(ils.Metrics())
 	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
@@ -2902,6 +3137,16 @@ func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pc
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
+	mb.metricSystemFilesystemShmHeadroom.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemShmBoundAttributeValue.String())
+}
+
+// RecordSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	mb.metricSystemFilesystemShmUsage.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue)
 }
 
 // RecordSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status metric.

@@ -85,6 +85,8 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
+			aggMap["system.filesystem.shm.headroom"] = mb.metricSystemFilesystemShmHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.shm.usage"] = mb.metricSystemFilesystemShmUsage.config.AggregationStrategy
 			aggMap["system.filesystem.status"] = mb.metricSystemFilesystemStatus.config.AggregationStrategy
 			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
@@ -207,6 +209,18 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemShmBoundTmpfs)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemShmBoundCgroupMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemShmUsageDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
@@ -253,6 +267,8 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemShmHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemShmUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemStatus.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
@@ -1370,6 +1386,111 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.shm.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
+						validatedMetrics["system.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemShmBoundAttrVal, ok := dp.Attributes().Get("system.filesystem.shm.bound")
+						assert.True(t, ok)
+						assert.Equal(t, "tmpfs", systemFilesystemShmBoundAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
+						validatedMetrics["system.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.shm.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.shm.bound")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.shm.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
+						validatedMetrics["system.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
+						validatedMetrics["system.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.shm.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 					}
 				case "system.filesystem.status":
