@@ -33,6 +33,23 @@ type ckptWriter struct {
 	mu     sync.Mutex
 	failAt time.Time
 	err    error
+
+	// logged is when the log last grew: it grows at a steady rate in time, as a trainer's log does,
+	// however the machine's load stretches the job's loops.
+	logged time.Time
+	buf    []byte
+}
+
+// grow appends to the log what the rate gives for the time since it last grew.
+func (w *ckptWriter) grow(log *os.File) error {
+	now := time.Now()
+	n := int(float64(w.logPerCycle) * now.Sub(w.logged).Seconds() / w.cadence.Seconds())
+	w.logged = now
+	if n > len(w.buf) {
+		w.buf = make([]byte, n)
+	}
+	_, err := log.Write(w.buf[:n])
+	return err
 }
 
 func (w *ckptWriter) run(stop <-chan struct{}) {
@@ -47,7 +64,7 @@ func (w *ckptWriter) run(stop <-chan struct{}) {
 	}
 	defer log.Close()
 	const tick = 25 * time.Millisecond
-	logChunk := chunk[:w.logPerCycle/int(w.cadence/tick)]
+	w.logged = time.Now()
 	var copies []string
 	next := time.Now().Add(w.cadence)
 	for save := 0; ; {
@@ -56,7 +73,7 @@ func (w *ckptWriter) run(stop <-chan struct{}) {
 			return
 		case <-time.After(tick):
 		}
-		if _, err := log.Write(logChunk); err != nil {
+		if err := w.grow(log); err != nil {
 			w.fail(err)
 			return
 		}
@@ -66,7 +83,7 @@ func (w *ckptWriter) run(stop <-chan struct{}) {
 		next = next.Add(w.cadence)
 		name := filepath.Join(w.dir, fmt.Sprintf("checkpoint-%d", save))
 		save++
-		if err := w.save(name, chunk, log, logChunk); err != nil {
+		if err := w.save(name, chunk, log); err != nil {
 			w.fail(err)
 			return
 		}
@@ -82,7 +99,7 @@ func (w *ckptWriter) run(stop <-chan struct{}) {
 }
 
 // save writes one checkpoint, the log still growing meanwhile.
-func (w *ckptWriter) save(name string, chunk []byte, log *os.File, logChunk []byte) error {
+func (w *ckptWriter) save(name string, chunk []byte, log *os.File) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
@@ -92,7 +109,7 @@ func (w *ckptWriter) save(name string, chunk []byte, log *os.File, logChunk []by
 		if _, err := f.Write(chunk); err != nil {
 			return err
 		}
-		if _, err := log.Write(logChunk); err != nil {
+		if err := w.grow(log); err != nil {
 			return err
 		}
 		time.Sleep(25 * time.Millisecond)
