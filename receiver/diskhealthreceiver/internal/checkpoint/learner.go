@@ -31,13 +31,13 @@ import (
 type State uint8
 
 const (
-	// Learning: no regular save pattern (yet); nothing is predicted.
+	// Learning means: no regular save pattern (yet); nothing is predicted.
 	Learning State = iota
-	// Fits: every predicted save fits with room to spare.
+	// Fits means: every predicted save fits with room to spare.
 	Fits
-	// Tight: every predicted save fits, the closest with less than a quarter of a save to spare.
+	// Tight means: every predicted save fits, the closest with less than a quarter of a save to spare.
 	Tight
-	// WillFail: one of the next Lookahead saves does not fit.
+	// WillFail means: one of the next Lookahead saves does not fit.
 	WillFail
 )
 
@@ -57,11 +57,11 @@ func (s State) String() string {
 type Rotation uint8
 
 const (
-	// RotationUnknown: no save has removed a copy yet (or none is removed: keep-all).
+	// RotationUnknown means: no save has removed a copy yet (or none is removed: keep-all).
 	RotationUnknown Rotation = iota
-	// RotationBefore: the oldest copy goes before the save; at most N copies are ever on disk.
+	// RotationBefore means: the oldest copy goes before the save; at most N copies are ever on disk.
 	RotationBefore
-	// RotationAfter: the oldest copy goes after the save succeeds; N+1 copies at the peak.
+	// RotationAfter means: the oldest copy goes after the save succeeds; N+1 copies at the peak.
 	RotationAfter
 )
 

@@ -16,7 +16,7 @@ func TestParseThreshold(t *testing.T) {
 		"500M":  {Quantity: 500_000_000},
 		"2e9":   {Quantity: 2_000_000_000},
 		"1024":  {Quantity: 1024},
-		" 1Ki ": {Quantity: 1024},
+		"1Ki\n": {Quantity: 1024},
 	} {
 		got, err := ParseThreshold(in)
 		require.NoError(t, err, in)
@@ -32,7 +32,7 @@ func TestParse(t *testing.T) {
 	// No evictionHard: the kubelet's defaults.
 	th, err := Parse([]byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"))
 	require.NoError(t, err)
-	assert.Equal(t, Defaults(), Thresholds{Hard: th.Hard})
+	assert.Equal(t, Defaults().Hard, th.Hard)
 	assert.Empty(t, th.Soft)
 
 	// evictionHard names its signals only; soft thresholds are read too; a bad value costs itself.
@@ -56,7 +56,7 @@ evictionSoft:
 	assert.Equal(t, Threshold{Percent: 0.15}, th.Hard[ImageFSAvailable])
 
 	th, err = Parse([]byte("evictionHard: [not, a, map]"))
-	assert.Error(t, err)
+	require.Error(t, err)
 	assert.Nil(t, th.Hard, "no configuration: no thresholds")
 }
 

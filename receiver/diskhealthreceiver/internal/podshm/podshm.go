@@ -118,9 +118,9 @@ func truncate(b []byte) string {
 type Bound uint8
 
 const (
-	// BoundTmpfs: the tmpfs's size (ENOSPC).
+	// BoundTmpfs means: the tmpfs's size (ENOSPC).
 	BoundTmpfs Bound = iota
-	// BoundCgroup: the pod's memory limit (the OOM killer, or reclaim of the pod's other memory).
+	// BoundCgroup means: the pod's memory limit (the OOM killer, or reclaim of the pod's other memory).
 	BoundCgroup
 )
 

@@ -49,7 +49,7 @@ func TestParse(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Memory{Limit: 1 << 28, Usage: 8192}, m)
 	_, err = ParseV2([]byte("lots"), []byte("1"))
-	assert.ErrorContains(t, err, "memory.max")
+	require.ErrorContains(t, err, "memory.max")
 	_, err = ParseV1([]byte("1"), []byte("-1"))
 	assert.ErrorContains(t, err, "memory.usage_in_bytes")
 }

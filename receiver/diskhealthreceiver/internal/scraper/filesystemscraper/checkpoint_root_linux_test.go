@@ -1,7 +1,6 @@
 package filesystemscraper
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -182,7 +181,7 @@ func TestFSScraperCheckpointRealExt4(t *testing.T) {
 	}
 	failAt, werr := w.failed()
 	require.False(t, failAt.IsZero(), "the job never ran out of space")
-	require.True(t, errors.Is(werr, syscall.ENOSPC), "the job failed with %v", werr)
+	require.ErrorIs(t, werr, syscall.ENOSPC, "the job failed with something else")
 	require.False(t, eventAt.IsZero(), "no will_fail event before ENOSPC")
 	lead := failAt.Sub(eventAt)
 	t.Logf("will_fail %.1fs (%.1f cadences) before ENOSPC; learned size %.1f MiB, copies %d", lead.Seconds(), lead.Seconds()/w.cadence.Seconds(), float64(sizeP50)/(1<<20), copies)
