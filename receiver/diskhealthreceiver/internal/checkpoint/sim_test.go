@@ -226,55 +226,51 @@ var noiseKinds = []struct {
 		// Archives unpacked, used a while and deleted, at random times and of random sizes.
 		name:  "unpack and delete",
 		used0: func(rng *rand.Rand) float64 { return (0.2 + 0.4*rng.Float64()) * simLimit },
-		tick: func() func(rng *rand.Rand, t time.Duration, fs *simFS) {
-			var next, size, left, rate, deleteAt float64
-			return func(rng *rand.Rand, t time.Duration, fs *simFS) {
-				now := t.Seconds()
-				fs.write(0.0002 * simLimit * simStep.Seconds() * rng.Float64())
-				switch {
-				case size == 0 && now >= next:
-					size = (0.02 + 0.3*rng.Float64()) * simLimit
-					left, rate = size, size/(1+4*rng.Float64())
-				case left > 0:
-					n := min(left, rate*simStep.Seconds())
-					fs.write(n)
-					if left -= n; left <= 0 {
-						deleteAt = now + 1 + 19*rng.Float64()
-					}
-				case size > 0 && now >= deleteAt:
-					fs.remove(size)
-					size, next = 0, now+3+57*rng.Float64()
-				}
-			}
-		},
+		tick: staged{bg: 0.0001, size: [2]float64{0.02, 0.3}, dur: [2]float64{1, 4}, hold: [2]float64{1, 19},
+			next: func(rng *rand.Rand, now, _ float64) float64 { return now + 3 + 57*rng.Float64() }}.tick,
 	},
 	{
 		// A nightly backup staged on the disk and shipped off: one large burst a "day" (120 s), of
 		// varying size, deleted after it is sent; logs grow slowly in between.
 		name:  "nightly burst",
 		used0: func(rng *rand.Rand) float64 { return (0.2 + 0.3*rng.Float64()) * simLimit },
-		tick: func() func(rng *rand.Rand, t time.Duration, fs *simFS) {
-			next, size, left, rate, deleteAt := 30.0, 0.0, 0.0, 0.0, 0.0
-			return func(rng *rand.Rand, t time.Duration, fs *simFS) {
-				now := t.Seconds()
-				fs.write(0.0001 * simLimit * simStep.Seconds() * 2 * rng.Float64())
-				switch {
-				case size == 0 && now >= next:
-					size = (0.1 + 0.3*rng.Float64()) * simLimit
-					left, rate = size, size/(10+10*rng.Float64())
-				case left > 0:
-					n := min(left, rate*simStep.Seconds())
-					fs.write(n)
-					if left -= n; left <= 0 {
-						deleteAt = now + 10 + 20*rng.Float64()
-					}
-				case size > 0 && now >= deleteAt:
-					fs.remove(size)
-					size, next = 0, next+115+10*rng.Float64()
-				}
-			}
-		},
+		tick: staged{first: 30, bg: 0.0001, size: [2]float64{0.1, 0.3}, dur: [2]float64{10, 10}, hold: [2]float64{10, 20},
+			next: func(rng *rand.Rand, _, prev float64) float64 { return prev + 115 + 10*rng.Float64() }}.tick,
 	},
+}
+
+// staged writes bursts that are deleted again: each of a share size of the filesystem written over dur
+// seconds and held hold seconds (each a lowest value and a spread: lowest + spread·U(0,1)); the first
+// starts at first, the next when next says. The background grows by up to 2·bg of the filesystem per
+// second meanwhile.
+type staged struct {
+	first, bg       float64
+	size, dur, hold [2]float64
+	next            func(rng *rand.Rand, now, prev float64) float64
+}
+
+func spread(rng *rand.Rand, r [2]float64) float64 { return r[0] + r[1]*rng.Float64() }
+
+func (st staged) tick() func(rng *rand.Rand, t time.Duration, fs *simFS) {
+	next, size, left, rate, deleteAt := st.first, 0.0, 0.0, 0.0, 0.0
+	return func(rng *rand.Rand, t time.Duration, fs *simFS) {
+		now := t.Seconds()
+		fs.write(st.bg * simLimit * simStep.Seconds() * 2 * rng.Float64())
+		switch {
+		case size == 0 && now >= next:
+			size = spread(rng, st.size) * simLimit
+			left, rate = size, size/spread(rng, st.dur)
+		case left > 0:
+			n := min(left, rate*simStep.Seconds())
+			fs.write(n)
+			if left -= n; left <= 0 {
+				deleteAt = now + spread(rng, st.hold)
+			}
+		case size > 0 && now >= deleteAt:
+			fs.remove(size)
+			size, next = 0, st.next(rng, now, next)
+		}
+	}
 }
 
 const noiseHorizon = 20 * time.Minute

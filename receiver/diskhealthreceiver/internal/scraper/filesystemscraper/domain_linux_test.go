@@ -2,6 +2,7 @@ package filesystemscraper
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,18 +63,14 @@ func bindsRootWith(t *testing.T, duplicates string, clock *time.Time, sink consu
 // domainPoints counts metric name's points per system.filesystem.domain, with their uuid.
 func domainPoints(md pmetric.Metrics, name string) (count map[string]int, uuid map[string]string) {
 	count, uuid = map[string]int{}, map[string]string{}
-	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() != name {
-			return
-		}
-		dps := pdatawalk.NumberPoints(m)
-		for i := range dps.Len() {
-			d, _ := dps.At(i).Attributes().Get("system.filesystem.domain")
-			u, _ := dps.At(i).Attributes().Get("system.filesystem.uuid")
-			count[d.Str()]++
-			uuid[d.Str()] = u.Str()
-		}
-	})
+	// Keyed by every attribute a point of these metrics can have, so that none is merged.
+	for k, dp := range pointsBy(md, name, "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.state",
+		"status", "system.filesystem.checkpoint.state", "system.filesystem.limit.name") {
+		d := strings.SplitN(k, " ", 2)[0]
+		u, _ := dp.Attributes().Get("system.filesystem.uuid")
+		count[d]++
+		uuid[d] = u.Str()
+	}
 	return count, uuid
 }
 

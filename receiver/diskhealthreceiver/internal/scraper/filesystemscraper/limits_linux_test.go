@@ -2,6 +2,7 @@ package filesystemscraper
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,20 +19,32 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/eviction"
 )
 
-// limitPoints is metric name's values by "domain limit.name".
-func limitPoints(md pmetric.Metrics, name string) map[string]int64 {
-	out := map[string]int64{}
+// pointsBy returns metric name's points keyed by the values of attrs, joined by spaces.
+func pointsBy(md pmetric.Metrics, name string, attrs ...string) map[string]pmetric.NumberDataPoint {
+	out := map[string]pmetric.NumberDataPoint{}
 	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
 		if m.Name() != name {
 			return
 		}
 		dps := pdatawalk.NumberPoints(m)
 		for i := range dps.Len() {
-			d, _ := dps.At(i).Attributes().Get("system.filesystem.domain")
-			l, _ := dps.At(i).Attributes().Get("system.filesystem.limit.name")
-			out[d.Str()+" "+l.Str()] = dps.At(i).IntValue()
+			key := make([]string, len(attrs))
+			for j, a := range attrs {
+				v, _ := dps.At(i).Attributes().Get(a)
+				key[j] = v.Str()
+			}
+			out[strings.Join(key, " ")] = dps.At(i)
 		}
 	})
+	return out
+}
+
+// limitPoints is metric name's values by "domain limit.name".
+func limitPoints(md pmetric.Metrics, name string) map[string]int64 {
+	out := map[string]int64{}
+	for k, dp := range pointsBy(md, name, "system.filesystem.domain", "system.filesystem.limit.name") {
+		out[k] = dp.IntValue()
+	}
 	return out
 }
 

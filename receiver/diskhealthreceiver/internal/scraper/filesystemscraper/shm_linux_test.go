@@ -8,12 +8,10 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
-	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
 const (
@@ -29,20 +27,12 @@ func emptyDirPath(uid string) string {
 // shmPoints is metric name's values by pod UID, with the bound where the metric has one.
 func shmPoints(md pmetric.Metrics, name string) map[string]string {
 	out := map[string]string{}
-	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() != name {
-			return
+	for uid, dp := range pointsBy(md, name, "k8s.pod.uid") {
+		out[uid] = fmt.Sprint(dp.IntValue())
+		if b, ok := dp.Attributes().Get("system.filesystem.shm.bound"); ok {
+			out[uid] += " " + b.Str()
 		}
-		dps := pdatawalk.NumberPoints(m)
-		for i := range dps.Len() {
-			uid, _ := dps.At(i).Attributes().Get("k8s.pod.uid")
-			v := fmt.Sprint(dps.At(i).IntValue())
-			if b, ok := dps.At(i).Attributes().Get("system.filesystem.shm.bound"); ok {
-				v += " " + b.Str()
-			}
-			out[uid.Str()] = v
-		}
-	})
+	}
 	return out
 }
 
