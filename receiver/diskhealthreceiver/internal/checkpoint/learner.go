@@ -195,6 +195,12 @@ type Learner struct {
 	transient bool
 	lastDur   time.Duration
 	lastSize  uint64
+	// Estimates from the saves, as of the last one.
+	p50, p90  uint64
+	interval  time.Duration
+	isRegular bool
+	// replay is scratch for the copies predict replays forward.
+	replay []uint64
 
 	state State
 }
@@ -269,8 +275,39 @@ func (l *Learner) noise() float64 {
 	var buf [noiseWindow]float64
 	r := buf[:n]
 	copy(r, l.rates[:n])
-	slices.Sort(r)
-	return r[n/4]
+	return nth(r, n/4)
+}
+
+// nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of
+// the window every sample was most of a sample's cost.
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		pivot := v[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
 }
 
 // learnBackground smooths the usage rate between bursts: the growth replayed forward.
@@ -345,6 +382,13 @@ func (l *Learner) save(size uint64) {
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
 	l.lastSize = size
+	// The estimates change only here: computed once per save, not once per sample.
+	l.p50, l.p90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
+	l.interval = 0
+	if len(l.starts) >= 2 {
+		l.interval = quantile(intervals(l.starts), 0.5)
+	}
+	l.isRegular = l.regular(l.interval)
 }
 
 func (l *Learner) popOldest() (uint64, bool) {
@@ -418,17 +462,12 @@ func quantile[T uint64 | time.Duration](v []T, q float64) T {
 // predict replays the learned cycle forward from s.
 func (l *Learner) predict(s Sample, prev State) Prediction {
 	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth)}
-	if l.saves > 0 {
-		p.SizeP50, p.SizeP90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
-		p.LastDuration = l.lastDur
-		if l.lastDur > 0 {
-			p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
-		}
+	p.SizeP50, p.SizeP90, p.Interval, p.LastDuration = l.p50, l.p90, l.interval, l.lastDur
+	if l.lastDur > 0 {
+		p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
 	}
-	if len(l.starts) >= 2 {
-		p.Interval = quantile(intervals(l.starts), 0.5)
-	}
-	if !l.regular(p.Interval) {
+	// A job that stopped saving (three intervals without a save) predicts nothing until it saves again.
+	if !l.isRegular || !l.inBurst && s.Time.Sub(l.starts[len(l.starts)-1]) > 3*l.interval {
 		l.state = Learning
 		p.State = Learning
 		return p
@@ -441,11 +480,13 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 		base, next = l.burstStart, l.burstStart
 		free += float64(s.Used) - float64(l.levels[1])
 	}
-	for next.Before(base) {
-		next = next.Add(p.Interval)
+	if next.Before(base) {
+		next = next.Add((base.Sub(next)/p.Interval + 1) * p.Interval)
 	}
 	p.NextSave = max(0, next.Sub(s.Time))
-	copies := slices.Clone(l.copies)
+	// Room for the copies and, as each predicted save pops one and appends one, two per save.
+	l.replay = append(slices.Grow(l.replay[:0], len(l.copies)+2*l.cfg.Lookahead), l.copies...)
+	copies := l.replay
 	if l.transient {
 		// What the last save wrote is deleted before the next, as every time so far.
 		for _, c := range copies {

@@ -173,3 +173,15 @@ func TestLearnerBoundsABurst(t *testing.T) {
 	}
 	assert.Equal(t, MaxBurstSamples, longest, "the burst reached the bound")
 }
+
+// TestLearnerForgetsAStoppedJob: three intervals without a save and nothing is predicted any more.
+func TestLearnerForgetsAStoppedJob(t *testing.T) {
+	j := job{limit: 4 * tib, base: 900 * gib, size: 300 * gib, rate: gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: RotationAfter}
+	l := NewLearner(Config{})
+	preds, used := j.run(l, 4)
+	require.NotEqual(t, Learning, preds[len(preds)-1].State)
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	u := used[len(used)-1]
+	p := l.Observe(Sample{Time: t0.Add(4*2*time.Hour + 3*2*time.Hour + time.Minute), Used: u, Free: 4*tib - u})
+	assert.Equal(t, Learning, p.State)
+}
