@@ -161,7 +161,7 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		i = j
 	}
 	if s.shm != nil {
-		err = errors.Join(err, s.scrapePodSHM(ctx, ts))
+		err = errors.Join(err, s.scrapePodSHM(ctx, ts, now))
 	}
 	s.mounts.Sweep()
 	s.learners.sweep()

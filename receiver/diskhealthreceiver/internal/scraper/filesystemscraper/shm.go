@@ -3,11 +3,14 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
@@ -31,6 +34,15 @@ type podSHM struct {
 	// cgroups caches each pod's memory cgroup directory, found again when it cannot be read.
 	cgroups map[string]memCgroup
 	lastErr map[string]string
+	// steps keeps each emptyDir's last usage and whether it was already short of the next step.
+	steps map[string]shmStep
+}
+
+// shmStep is an emptyDir's usage at the last scrape and whether its headroom was then below the
+// step it had just grown by.
+type shmStep struct {
+	used  uint64
+	short bool
 }
 
 // memCgroup is a pod's memory cgroup directory and its hierarchy.
@@ -58,7 +70,7 @@ func openPodSHM(logger *zap.Logger, cfg *Config, prober fsusage.ProberConfig) (*
 		return nil, err
 	}
 	return &podSHM{logger: logger, root: cfg.RootPath, kubeletRoot: cfg.KubeletRootDir, table: table, prober: p,
-		cgroups: map[string]memCgroup{}, lastErr: map[string]string{}}, nil
+		cgroups: map[string]memCgroup{}, lastErr: map[string]string{}, steps: map[string]shmStep{}}, nil
 }
 
 func (p *podSHM) close() error {
@@ -145,11 +157,18 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// scrapePodSHM records every memory emptyDir's usage and headroom, each in its domain's resource.
-func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp) error {
+// EventSHMWillFail is the event.name of the log record sent when a pod's shared memory has less
+// headroom than it grew by since the last scrape: at that rate the next scrape finds the writer dead of
+// ENOSPC or the OOM killer.
+const EventSHMWillFail = "disk_health.shm.will_fail"
+
+// scrapePodSHM records every memory emptyDir's usage and headroom, each in its domain's resource, and
+// buffers the event of one turning short of its next step.
+func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp, now time.Time) error {
 	mounts, err := s.shm.table.Mounts()
 	results := s.shm.prober.Probe(ctx, mounts)
 	seen := make(map[string]bool, len(results))
+	mps := make(map[string]bool, len(results))
 	for i := range results {
 		r := &results[i]
 		uid, _, ok := podshm.EmptyDir(r.Mount.MountPoint, s.shm.kubeletRoot)
@@ -164,6 +183,22 @@ func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp) erro
 		s.e.Resource(c.res)
 		s.e.AppendSystemFilesystemShmHeadroomDataPoint(ts, emit.Int(headroom), uid, c.domain, c.mp, shmBounds[bound])
 		s.e.AppendSystemFilesystemShmUsageDataPoint(ts, emit.Int(r.Usage.Used), uid, c.domain, c.mp)
+
+		mps[c.mp] = true
+		prev, known := s.shm.steps[c.mp]
+		step := shmStep{used: r.Usage.Used}
+		if known && r.Usage.Used > prev.used {
+			step.short = headroom < r.Usage.Used-prev.used
+		}
+		if step.short && !prev.short {
+			s.shmEvent(c.res, now, uid, c.mp, headroom, r.Usage.Used-prev.used, bound)
+		}
+		s.shm.steps[c.mp] = step
+	}
+	for mp := range s.shm.steps {
+		if !mps[mp] {
+			delete(s.shm.steps, mp)
+		}
 	}
 	for uid := range s.shm.cgroups {
 		if !seen[uid] {
@@ -177,4 +212,21 @@ func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp) erro
 var shmBounds = map[podshm.Bound]metadata.AttributeSystemFilesystemShmBound{
 	podshm.BoundTmpfs:  metadata.AttributeSystemFilesystemShmBoundTmpfs,
 	podshm.BoundCgroup: metadata.AttributeSystemFilesystemShmBoundCgroupMemory,
+}
+
+// shmEvent buffers the record of a pod's shared memory turning short of its next step.
+func (s *fsScraper) shmEvent(res pcommon.Resource, at time.Time, uid, mp string, headroom, step uint64, bound podshm.Bound) {
+	why := "ENOSPC from the tmpfs"
+	if bound == podshm.BoundCgroup {
+		why = "the OOM killer (tmpfs pages count against the pod's memory limit)"
+	}
+	body := fmt.Sprintf("pod %s: shared memory %s has %s left and grew by %s since the last scrape: at that rate the next write meets %s",
+		uid, mp, bytesText(headroom), bytesText(step), why)
+	lr := s.events.Record(res, at, s.now(), plog.SeverityNumberWarn, EventSHMWillFail, body)
+	a := lr.Attributes()
+	a.PutStr("k8s.pod.uid", uid)
+	a.PutStr("system.filesystem.mountpoint", mp)
+	a.PutInt("disk_health.shm.headroom", emit.Int(headroom))
+	a.PutInt("disk_health.shm.step", emit.Int(step))
+	a.PutStr("disk_health.shm.bound", bound.String())
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
@@ -31,10 +32,11 @@ func readUint(t *testing.T, path string) uint64 {
 }
 
 // TestFSScraperPodSHMRealCgroupV1: a pod's 64 MiB memory emptyDir (a real tmpfs at the kubelet's path)
-// and its memory cgroup v1 limited to 96 MiB, written 8 MiB at a time by a process in that cgroup,
-// then the limit lowered to 48 MiB. At every scrape the headroom equals min(tmpfs free,
-// memory.limit_in_bytes − memory.usage_in_bytes) within one page: the tmpfs bites first, then the
-// cgroup.
+// and its memory cgroup v1 limited to 96 MiB, written 8 MiB at a time by a process in that cgroup; at
+// 40 MiB the limit is lowered to 48 MiB for a scrape, then raised again, and the writes go on until
+// ENOSPC. At every scrape the headroom equals min(tmpfs free, memory.limit_in_bytes −
+// memory.usage_in_bytes) within one page: the tmpfs bites first, then the cgroup, then the tmpfs; the
+// will_fail event comes at the scrape before the write that fails.
 func TestFSScraperPodSHMRealCgroupV1(t *testing.T) {
 	dhtest.RequireRoot(t, "tmpfs mounts and memory cgroups")
 	memRoot := "/sys/fs/cgroup/memory"
@@ -63,20 +65,35 @@ func TestFSScraperPodSHMRealCgroupV1(t *testing.T) {
 	cfg := createDefaultConfig()
 	cfg.KubeletRootDir = kubelet
 	cfg.MountPoints = match.Config{Include: []string{regexp.QuoteMeta(kubelet) + "/.*"}}
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, time.Now)
+	sink := new(consumertest.LogsSink)
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, sink, time.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 
 	var bounds []string
-	for step := 0; step <= 6; step++ {
-		if step == 6 {
+	eventAt, written := -1, 0
+steps:
+	for step := 0; ; step++ {
+		switch {
+		case step == 6:
 			setLimit(48 << 20)
-		} else if step > 0 {
+		case step > 0:
+			if step == 7 {
+				setLimit(96 << 20)
+			}
 			// The pages are charged to the cgroup of the process that writes them.
 			script := fmt.Sprintf("echo $$ > %s/cgroup.procs && exec %s if=/dev/zero of=%s/shm bs=1M count=8 seek=%d conv=notrunc status=none",
-				cg, dd, mnt, 8*(step-1))
+				cg, dd, mnt, written)
 			out, err := exec.Command("sh", "-c", script).CombinedOutput()
-			require.NoError(t, err, "%s", out)
+			if err != nil {
+				require.Contains(t, string(out), "No space left on device")
+				require.Equal(t, step-1, eventAt, "the event came at the scrape before the write that failed")
+				break steps
+			}
+			written += 8
+		}
+		if step > 12 {
+			t.Fatal("the tmpfs never filled")
 		}
 		md, err := s.scrape(t.Context())
 		if err != nil {
@@ -98,7 +115,17 @@ func TestFSScraperPodSHMRealCgroupV1(t *testing.T) {
 		assert.InDelta(t, float64(want), float64(v), 4096, "step %d: headroom = min(tmpfs free %d, limit %d − usage %d)", step, free, limit, usage)
 		assert.Equal(t, bound, b, "step %d", step)
 		bounds = append(bounds, b)
-		t.Logf("step %d: headroom %d (%s); tmpfs free %d, cgroup %d − %d", step, v, b, free, limit, usage)
+		if sink.LogRecordCount() > 0 && eventAt < 0 {
+			eventAt = step
+		}
+		t.Logf("step %d: headroom %d (%s); tmpfs free %d, cgroup %d − %d; events %d", step, v, b, free, limit, usage, sink.LogRecordCount())
 	}
-	assert.Equal(t, []string{"tmpfs", "tmpfs", "tmpfs", "tmpfs", "tmpfs", "tmpfs", "cgroup_memory"}, bounds)
+	assert.Equal(t, []string{"tmpfs", "tmpfs", "tmpfs", "tmpfs", "tmpfs", "tmpfs", "cgroup_memory", "tmpfs", "tmpfs", "tmpfs"}, bounds)
+	require.Equal(t, 1, sink.LogRecordCount())
+	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	attr := lr.Attributes().AsRaw()
+	assert.Equal(t, EventSHMWillFail, attr["event.name"])
+	assert.Equal(t, uid, attr["k8s.pod.uid"])
+	assert.Equal(t, "tmpfs", attr["disk_health.shm.bound"])
+	assert.Contains(t, lr.Body().Str(), "ENOSPC")
 }
