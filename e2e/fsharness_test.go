@@ -260,6 +260,11 @@ func filesystems(md pmetric.Metrics) map[string]*fsMount {
 				for l := range dps.Len() {
 					dp := dps.At(l)
 					attrs := dp.Attributes()
+					if _, ok := attrs.Get("system.filesystem.mountpoint"); !ok {
+						// A capacity domain's own series (usage, headroom, checkpoints): the
+						// filesystem's, not one mount's.
+						continue
+					}
 					mp := str(attrs, "system.filesystem.mountpoint")
 					fm := out[mp]
 					if fm == nil {

@@ -103,10 +103,13 @@ func TestNamesUnchangedBySplit(t *testing.T) {
 		}
 	}
 	// Added after the split on purpose (issue 11): the identity of each series on its data points, so a
-	// backend that drops resource attributes keeps disks and cgroups apart. Everything else is as before.
+	// backend that drops resource attributes keeps disks and cgroups apart; and (issue 21) the capacity
+	// domain a filesystem point lands on, so binds of one filesystem are counted once. Everything else is
+	// as before.
 	identity := map[string][]string{
-		"metric hw.":        {"hw.id=Any Str", "hw.name=Any Str", "hw.type=Str: ``physical_disk``"},
-		"metric container.": {"cgroup.path=Any Str"},
+		"metric hw.":                {"hw.id=Any Str", "hw.name=Any Str", "hw.type=Str: ``physical_disk``"},
+		"metric container.":         {"cgroup.path=Any Str"},
+		"metric system.filesystem.": {"system.filesystem.domain=Any Str", "system.filesystem.uuid=Any Str"},
 	}
 	for k, v := range want {
 		g := got[k]

@@ -23,7 +23,7 @@ import (
 // list written elsewhere.
 var registry = register(
 	registration{factory: metricsOnly(iostatscraper.NewFactory), needs: []input{diskstatsSnapshot}},
-	registration{factory: metricsOnly(filesystemscraper.NewFactory)},
+	registration{factory: filesystemscraper.NewFactoryWithEvents, events: true},
 	registration{factory: smartscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}, interval: smartInterval},
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},

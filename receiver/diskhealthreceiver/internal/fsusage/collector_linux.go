@@ -3,15 +3,18 @@ package fsusage // import "github.com/diskhealth/diskhealth/receiver/diskhealthr
 import (
 	"context"
 	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 )
 
 // Collector is the whole filesystem-usage source: it lists mounts from the
-// cached mount table, statfs's them with deadlines and forecasts time to
-// full. Collect is meant to be called by one scraper, not concurrently.
+// cached mount table, statfs's them with deadlines, finds the domain each
+// lands on and forecasts time to full. Collect is meant to be called by one scraper, not concurrently.
 type Collector struct {
 	table      *MountTable
 	prober     *Prober
 	forecaster *Forecaster[MountKey]
+	uuids      *UUIDIndex
 }
 
 // NewCollector opens the mount table and starts nothing else: the prober
@@ -36,7 +39,12 @@ func NewCollector(cfg Config) (*Collector, error) {
 		prober.Close()
 		return nil, err
 	}
-	return &Collector{table: table, prober: prober, forecaster: forecaster}, nil
+	root := cfg.RootPath
+	if root == "" {
+		root = "/"
+	}
+	uuids := NewUUIDIndex(bounded.NewDirFS(root, bounded.Attr))
+	return &Collector{table: table, prober: prober, forecaster: forecaster, uuids: uuids}, nil
 }
 
 // Collect returns one Result per selected mount. A mount that cannot be
@@ -46,8 +54,10 @@ func NewCollector(cfg Config) (*Collector, error) {
 func (c *Collector) Collect(ctx context.Context, now time.Time) ([]Result, error) {
 	mounts, err := c.table.Mounts()
 	results := c.prober.Probe(ctx, mounts)
+	c.uuids.Refresh()
 	for i := range results {
 		r := &results[i]
+		r.Domain = c.uuids.Domain(r.Mount)
 		if r.Status == StatusOK && r.Usage.Limit > 0 {
 			r.Forecast = c.forecaster.Observe(r.Mount.Key(), now, r.Usage.Free, r.Usage.Limit)
 		}

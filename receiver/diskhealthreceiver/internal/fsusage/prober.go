@@ -54,6 +54,7 @@ type Result struct {
 	// the host filesystem, typically read-only on purpose, so it is not
 	// used there.
 	ReadOnly bool
-	// Forecast is set by Collector.Collect.
+	// Domain and Forecast are set by Collector.Collect.
+	Domain   Domain
 	Forecast Forecast
 }

@@ -45,6 +45,7 @@ const (
 	CgroupPath              // cgroup.path: 4096
 	SystemdUnit             // systemd.unit.name: 256 (systemd's own limit)
 	HWID                    // hw.id: 512 (built from capped parts: WWN, or model_serial)
+	FSUUID                  // system.filesystem.uuid: 64 (a by-uuid link name; blkid's are at most 36)
 	NumKinds                // the number of kinds
 )
 
@@ -64,6 +65,7 @@ var kinds = [NumKinds]struct {
 	CgroupPath:  {"cgroup.path", 4096},
 	SystemdUnit: {"systemd.unit.name", 256},
 	HWID:        {"hw.id", 512},
+	FSUUID:      {"system.filesystem.uuid", 64},
 }
 
 // Cap is the most bytes a sanitised string of kind k has.

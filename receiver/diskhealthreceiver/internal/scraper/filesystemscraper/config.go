@@ -3,6 +3,7 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
@@ -48,6 +49,16 @@ type Config struct {
 	// signalled no change (superblock read-only switches send none).
 	MountTableRereadScrapes int `mapstructure:"mount_table_reread_scrapes"`
 
+	// KubeletConfigFile is the kubelet's configuration file (a host path, read under root_path) whose
+	// eviction thresholds limit what the kubelet's filesystems can take; empty: the kubelet's defaults.
+	// KubeletRootDir and ImageFSDir find the nodefs and imagefs; the thresholds apply only where
+	// KubeletRootDir exists (a Kubernetes node).
+	KubeletConfigFile string `mapstructure:"kubelet_config_file"`
+	// PodSHM reports each pod's memory-backed emptyDir (its /dev/shm) against its memory limit.
+	PodSHM         bool   `mapstructure:"pod_shm"`
+	KubeletRootDir string `mapstructure:"kubelet_root_dir"`
+	ImageFSDir     string `mapstructure:"image_fs_dir"`
+
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
@@ -69,6 +80,9 @@ func createDefaultConfig() *Config {
 		RemoteStatfsTimeout:     fsusage.DefaultRemoteTimeout,
 		ForecastWindow:          6 * time.Hour,
 		MountTableRereadScrapes: fsusage.DefaultRereadEvery,
+		KubeletRootDir:          "/var/lib/kubelet",
+		PodSHM:                  true,
+		ImageFSDir:              "/var/lib/containerd",
 		RootPath:                "/",
 		MetricsBuilderConfig:    metadata.NewDefaultMetricsBuilderConfig(),
 	}
@@ -89,6 +103,13 @@ func (c *Config) Validate(key string) error {
 	}{{"statfs_timeout", c.StatfsTimeout}, {"remote_statfs_timeout", c.RemoteStatfsTimeout}, {"forecast_window", c.ForecastWindow}} {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s.%s: must be positive, got %v", key, d.name, d.v))
+		}
+	}
+	for _, p := range []struct{ name, v string }{
+		{"kubelet_config_file", c.KubeletConfigFile}, {"kubelet_root_dir", c.KubeletRootDir}, {"image_fs_dir", c.ImageFSDir},
+	} {
+		if p.v != "" && !filepath.IsAbs(p.v) {
+			errs = append(errs, fmt.Errorf("%s.%s: must be an absolute path (as on the host), got %q", key, p.name, p.v))
 		}
 	}
 	if c.MountTableRereadScrapes < 1 {

@@ -1,10 +1,13 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -29,11 +32,25 @@ type fsScraper struct {
 	mounts emit.Cache[mountKey, mountCache]
 	// tableErr names the bad lines of the mount table as last parsed (a *parseerr.Lines), nil for none.
 	tableErr error
+	// learners learn each domain's checkpoint saves; events buffers a scrape's log events for sink
+	// (nil: logged only).
+	learners *learners
+	events   *emit.Events
+	sink     consumer.Logs
+	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
+	// filesystems (nil off a node); byteLimits and inodeLimits are scratch.
+	kubelet *kubelet
+	// shm watches the pods' memory emptyDirs (nil until the first scrape, or when pod_shm is off);
+	// shmCfg is the section it is opened from (nil: off).
+	shm                     *podSHM
+	shmCfg                  *Config
+	nodefs, imagefs         *fsusage.Domain
+	byteLimits, inodeLimits []limit
 
 	now func() time.Time
 }
 
-func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScraper, error) {
+func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func() time.Time) (*fsScraper, error) {
 	filter, err := cfg.filter(section)
 	if err != nil {
 		return nil, err
@@ -43,6 +60,11 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		e:      metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
+
+		learners: newLearners(),
+		kubelet:  newKubelet(set.Logger, cfg),
+		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
+		sink:     sink,
 	}
 	fc := cfg
 	s.cfg = fsusage.Config{
@@ -58,6 +80,9 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*fsScr
 		Forecast:      fsusage.ForecastConfig{Window: fc.ForecastWindow},
 		OnTableReload: s.tableReloaded,
 	}
+	if cfg.PodSHM {
+		s.shmCfg = cfg
+	}
 	return s, nil
 }
 
@@ -71,6 +96,11 @@ func (s *fsScraper) ready() error {
 	if err != nil {
 		return err
 	}
+	if s.shmCfg != nil {
+		if s.shm, err = openPodSHM(s.logger, s.shmCfg, s.cfg.Prober); err != nil {
+			return errors.Join(err, col.Close())
+		}
+	}
 	s.col = col
 	return nil
 }
@@ -79,7 +109,11 @@ func (s *fsScraper) shutdown(context.Context) error {
 	if s.col == nil {
 		return nil
 	}
-	return s.col.Close()
+	var err error
+	if s.shm != nil {
+		err = s.shm.close()
+	}
+	return errors.Join(err, s.col.Close())
 }
 
 // logStateChange writes one line per change of a mount's status, never one per scrape.
@@ -107,10 +141,32 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	now := s.now()
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
-	for i := range results {
-		s.record(ts, &results[i])
+	byDomain(results)
+	s.nodefs, s.imagefs = nil, nil
+	if s.kubelet.refresh() {
+		s.nodefs, s.imagefs = s.kubelet.domains(results)
+	}
+	for i := 0; i < len(results); {
+		j := i + 1
+		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
+			j++
+		}
+		group := results[i:j]
+		s.e.Resource(s.mount(group[0].Mount).res)
+		for k := range group {
+			s.record(ts, &group[k])
+		}
+		s.recordDomain(ts, now, group)
+		i = j
+	}
+	if s.shm != nil {
+		err = errors.Join(err, s.scrapePodSHM(ctx, ts, now))
 	}
 	s.mounts.Sweep()
+	s.learners.sweep()
+	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
+		err = errors.Join(err, serr)
+	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
 	// its bad lines are. The last good table (the good lines) is still measured: a partial error keeps
 	// those results.
@@ -145,8 +201,8 @@ type mountKey struct {
 }
 
 type mountCache struct {
-	mp  string
-	res pcommon.Resource
+	mp, domain string
+	res        pcommon.Resource
 }
 
 // mount returns m's valid-UTF-8 mount point and its resource, from the cache while m is unchanged.
@@ -157,19 +213,90 @@ func (s *fsScraper) mount(m *fsusage.Mount) mountCache {
 	}
 	s.rb.SetDiskMajorMinor(m.MajorMinor())
 	// Mount points are bytes on Linux; attributes must be valid UTF-8 (and bounded).
-	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), res: s.rb.Emit()}
+	c := mountCache{mp: sanitize.String(sanitize.MountPoint, m.MountPoint), domain: m.MajorMinor(), res: s.rb.Emit()}
 	s.mounts.Put(k, c)
 	return c
 }
 
-// record appends one mount's points, metrics in metadata.yaml's (name) order (which the emitter keeps
-// without reordering).
+// byDomain puts the results of one domain next to each other, domains in the order of their first
+// mount, mounts in table order within a domain: each domain is one resource, its own points once.
+func byDomain(results []fsusage.Result) {
+	first := make(map[[2]uint32]int, len(results))
+	for i := range results {
+		k := [2]uint32{results[i].Domain.Major, results[i].Domain.Minor}
+		if _, ok := first[k]; !ok {
+			first[k] = i
+		}
+	}
+	slices.SortStableFunc(results, func(a, b fsusage.Result) int {
+		return cmp.Compare(first[[2]uint32{a.Domain.Major, a.Domain.Minor}], first[[2]uint32{b.Domain.Major, b.Domain.Minor}])
+	})
+}
+
+// domainResult is the result that speaks for a domain: the mount of the filesystem's root when one
+// answered (a bind of a directory under an XFS project quota reports the quota, not the filesystem),
+// else the first that answered; nil when none did.
+func domainResult(group []fsusage.Result) *fsusage.Result {
+	var best *fsusage.Result
+	for i := range group {
+		r := &group[i]
+		if r.Status != fsusage.StatusOK || r.Usage.Limit == 0 {
+			continue
+		}
+		if r.Mount.Root == "/" {
+			return r
+		}
+		if best == nil {
+			best = r
+		}
+	}
+	return best
+}
+
+// recordDomain appends the domain's own points, once whatever the number of its mounts, and what
+// its checkpoint learner knows.
+func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fsusage.Result) {
+	r := domainResult(group)
+	if r == nil {
+		s.learners.keep(group[0].Domain)
+		return
+	}
+	e, m, u := s.e, r.Mount, &r.Usage
+	c := s.mount(m)
+	dev, dom, uuid, typ := m.Source, c.domain, r.Domain.UUID, m.FSType
+	e.AppendSystemFilesystemDomainLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, typ)
+	e.AppendSystemFilesystemDomainMountsDataPoint(ts, int64(len(group)), dev, dom, uuid, typ)
+	if r.Forecast.OK {
+		e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, typ)
+	}
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateUsed)
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateFree)
+	e.AppendSystemFilesystemDomainUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemStateReserved)
+
+	s.byteLimits, s.inodeLimits = limits(u, &s.kubelet.th, s.nodefs != nil && *s.nodefs == r.Domain,
+		s.imagefs != nil && *s.imagefs == r.Domain, s.byteLimits, s.inodeLimits)
+	bind := binding(s.byteLimits)
+	for _, l := range s.byteLimits {
+		v := int64(0)
+		if l.name == bind.name {
+			v = 1
+		}
+		e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, v, dev, dom, uuid, typ, l.name)
+		e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+	}
+	for _, l := range s.inodeLimits {
+		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
+	}
+	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom, bind)
+}
+
+// record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's
+// (name) order.
 func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	m := r.Mount
 	e := s.e
 	c := s.mount(m)
-	e.Resource(c.res)
-	dev, typ, mp := m.Source, m.FSType, c.mp
+	dev, dom, uuid, typ, mp := m.Source, c.domain, r.Domain.UUID, m.FSType, c.mp
 	u := &r.Usage
 	ok := r.Status == fsusage.StatusOK && u.Limit > 0
 	mode := metadata.AttributeSystemFilesystemModeRw
@@ -178,29 +305,29 @@ func (s *fsScraper) record(ts pcommon.Timestamp, r *fsusage.Result) {
 	}
 	used, free := metadata.AttributeSystemFilesystemStateUsed, metadata.AttributeSystemFilesystemStateFree
 	if ok && u.Inodes > 0 {
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, used)
-		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, free)
-		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, mode, mp, typ)
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, dom, uuid, mode, mp, typ, used)
+		e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, dom, uuid, mode, mp, typ, free)
+		e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, float64(u.InodesUsed)/float64(u.Inodes), dev, dom, uuid, mode, mp, typ)
 	}
 	if ok {
-		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, mode, mp, typ)
+		e.AppendSystemFilesystemLimitDataPoint(ts, emit.Int(u.Limit), dev, dom, uuid, mode, mp, typ)
 	}
 	for _, st := range fsStatuses {
 		v := int64(0)
 		if st.status == r.Status {
 			v = 1
 		}
-		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, mp, typ, st.attr)
+		e.AppendSystemFilesystemStatusDataPoint(ts, v, dev, dom, uuid, mp, typ, st.attr)
 	}
 	if ok && r.Forecast.OK {
-		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, mp, typ)
+		e.AppendSystemFilesystemTimeToFullDataPoint(ts, r.Forecast.Seconds, dev, dom, uuid, mp, typ)
 	}
 	if ok {
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, used)
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, free)
-		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, dom, uuid, mode, mp, typ, used)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, dom, uuid, mode, mp, typ, free)
+		e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, dom, uuid, mode, mp, typ, metadata.AttributeSystemFilesystemStateReserved)
 		if ratio, hasRatio := u.Utilization(); hasRatio {
-			e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
+			e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, dom, uuid, mode, mp, typ)
 		}
 	}
 }

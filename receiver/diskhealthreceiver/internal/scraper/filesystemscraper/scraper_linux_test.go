@@ -68,7 +68,7 @@ func newTestFSScraperWith(t *testing.T, root, mountinfo string, f *fakeStatfs, c
 	cfg.RootPath = root
 	cfg.StatfsTimeout = 300 * time.Millisecond
 	edit(&cfg.MetricsBuilderConfig)
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, func() time.Time { return *clock })
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, func() time.Time { return *clock })
 	require.NoError(t, err)
 	s.cfg.Prober.Statfs = f.statfs
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
@@ -225,7 +225,7 @@ func TestFSScraperMissingMountTable(t *testing.T) {
 	root := t.TempDir()
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, time.Now)
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, time.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.shutdown(t.Context())) })
 	_, err = s.scrape(t.Context())

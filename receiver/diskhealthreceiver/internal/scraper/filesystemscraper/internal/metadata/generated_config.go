@@ -9,11 +9,785 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// SystemFilesystemCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.copies metric.
+type SystemFilesystemCheckpointCopiesMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice                       SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain             SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType               SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation SystemFilesystemCheckpointCopiesMetricAttributeKey = "system.filesystem.checkpoint.rotation"
+)
+
+// SystemFilesystemCheckpointCopiesMetricConfig provides config for the system.filesystem.checkpoint.copies metric.
+type SystemFilesystemCheckpointCopiesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointCopiesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointDurationMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.duration metric.
+type SystemFilesystemCheckpointDurationMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice           SystemFilesystemCheckpointDurationMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointDurationMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointDurationMetricConfig provides config for the system.filesystem.checkpoint.duration metric.
+type SystemFilesystemCheckpointDurationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointDurationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointDurationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointDurationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.duration doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.headroom metric.
+type SystemFilesystemCheckpointHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice           SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointHeadroomMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointHeadroomMetricConfig provides config for the system.filesystem.checkpoint.headroom metric.
+type SystemFilesystemCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointIntervalMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.interval metric.
+type SystemFilesystemCheckpointIntervalMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice           SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointIntervalMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointIntervalMetricConfig provides config for the system.filesystem.checkpoint.interval metric.
+type SystemFilesystemCheckpointIntervalMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointIntervalMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointIntervalMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.interval doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointNextSaveMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.next_save metric.
+type SystemFilesystemCheckpointNextSaveMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice           SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointNextSaveMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointNextSaveMetricConfig provides config for the system.filesystem.checkpoint.next_save metric.
+type SystemFilesystemCheckpointNextSaveMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointNextSaveMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointNextSaveMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.next_save doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointSizeMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.size metric.
+type SystemFilesystemCheckpointSizeMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice                         SystemFilesystemCheckpointSizeMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain               SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType                 SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile SystemFilesystemCheckpointSizeMetricAttributeKey = "system.filesystem.checkpoint.percentile"
+)
+
+// SystemFilesystemCheckpointSizeMetricConfig provides config for the system.filesystem.checkpoint.size metric.
+type SystemFilesystemCheckpointSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.size doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.state metric.
+type SystemFilesystemCheckpointStateMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice                    SystemFilesystemCheckpointStateMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain          SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType            SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState SystemFilesystemCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
+)
+
+// SystemFilesystemCheckpointStateMetricConfig provides config for the system.filesystem.checkpoint.state metric.
+type SystemFilesystemCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.state doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemCheckpointThroughputMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.throughput metric.
+type SystemFilesystemCheckpointThroughputMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice           SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointThroughputMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemCheckpointThroughputMetricConfig provides config for the system.filesystem.checkpoint.throughput metric.
+type SystemFilesystemCheckpointThroughputMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointThroughputMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.throughput doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainBindingLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.binding_limit metric.
+type SystemFilesystemDomainBindingLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice              SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.device"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainBindingLimitMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainBindingLimitMetricConfig provides config for the system.filesystem.domain.binding_limit metric.
+type SystemFilesystemDomainBindingLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainBindingLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainBindingLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.binding_limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.headroom metric.
+type SystemFilesystemDomainHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainHeadroomMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainHeadroomMetricConfig provides config for the system.filesystem.domain.headroom metric.
+type SystemFilesystemDomainHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                             `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainInodesHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.inodes.headroom metric.
+type SystemFilesystemDomainInodesHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice              SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.device"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain    SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType      SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName SystemFilesystemDomainInodesHeadroomMetricAttributeKey = "system.filesystem.limit.name"
+)
+
+// SystemFilesystemDomainInodesHeadroomMetricConfig provides config for the system.filesystem.domain.inodes.headroom metric.
+type SystemFilesystemDomainInodesHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainInodesHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.inodes.headroom doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.limit metric.
+type SystemFilesystemDomainLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainLimitMetricAttributeKeySystemDevice           SystemFilesystemDomainLimitMetricAttributeKey = "system.device"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainLimitMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainLimitMetricConfig provides config for the system.filesystem.domain.limit metric.
+type SystemFilesystemDomainLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainMountsMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.mounts metric.
+type SystemFilesystemDomainMountsMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainMountsMetricAttributeKeySystemDevice           SystemFilesystemDomainMountsMetricAttributeKey = "system.device"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainMountsMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainMountsMetricConfig provides config for the system.filesystem.domain.mounts metric.
+type SystemFilesystemDomainMountsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainMountsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainMountsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainMountsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.mounts doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainTimeToFullMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.time_to_full metric.
+type SystemFilesystemDomainTimeToFullMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice           SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.device"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainTimeToFullMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemDomainTimeToFullMetricConfig provides config for the system.filesystem.domain.time_to_full metric.
+type SystemFilesystemDomainTimeToFullMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainTimeToFullMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainTimeToFullMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemDomainUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.usage metric.
+type SystemFilesystemDomainUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemDomainUsageMetricAttributeKeySystemDevice           SystemFilesystemDomainUsageMetricAttributeKey = "system.device"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType   SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState  SystemFilesystemDomainUsageMetricAttributeKey = "system.filesystem.state"
+)
+
+// SystemFilesystemDomainUsageMetricConfig provides config for the system.filesystem.domain.usage metric.
+type SystemFilesystemDomainUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemDomainUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemDomainUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemDomainUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState:
+		default:
+			return fmt.Errorf("metric system.filesystem.domain.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.inodes.usage metric.
 type SystemFilesystemInodesUsageMetricAttributeKey string
 
 const (
 	SystemFilesystemInodesUsageMetricAttributeKeySystemDevice               SystemFilesystemInodesUsageMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUsageMetricAttributeKey = "system.filesystem.type"
@@ -46,9 +820,9 @@ func (ms *SystemFilesystemInodesUsageMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *SystemFilesystemInodesUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
+		case SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric system.filesystem.inodes.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -66,6 +840,8 @@ type SystemFilesystemInodesUtilizationMetricAttributeKey string
 
 const (
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice               SystemFilesystemInodesUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemInodesUtilizationMetricAttributeKey = "system.filesystem.type"
@@ -97,9 +873,9 @@ func (ms *SystemFilesystemInodesUtilizationMetricConfig) Unmarshal(parser *confm
 func (ms *SystemFilesystemInodesUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.inodes.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -117,6 +893,8 @@ type SystemFilesystemLimitMetricAttributeKey string
 
 const (
 	SystemFilesystemLimitMetricAttributeKeySystemDevice               SystemFilesystemLimitMetricAttributeKey = "system.device"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain     SystemFilesystemLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemLimitMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemLimitMetricAttributeKeySystemFilesystemType       SystemFilesystemLimitMetricAttributeKey = "system.filesystem.type"
@@ -148,9 +926,110 @@ func (ms *SystemFilesystemLimitMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.limit doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemShmHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.headroom metric.
+type SystemFilesystemShmHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID                  SystemFilesystemShmHeadroomMetricAttributeKey = "k8s.pod.uid"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.mountpoint"
+	SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound   SystemFilesystemShmHeadroomMetricAttributeKey = "system.filesystem.shm.bound"
+)
+
+// SystemFilesystemShmHeadroomMetricConfig provides config for the system.filesystem.shm.headroom metric.
+type SystemFilesystemShmHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemShmHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemShmHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemShmHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound:
+		default:
+			return fmt.Errorf("metric system.filesystem.shm.headroom doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemShmUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.usage metric.
+type SystemFilesystemShmUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID                  SystemFilesystemShmUsageMetricAttributeKey = "k8s.pod.uid"
+	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemShmUsageMetricAttributeKey = "system.filesystem.mountpoint"
+)
+
+// SystemFilesystemShmUsageMetricConfig provides config for the system.filesystem.shm.usage metric.
+type SystemFilesystemShmUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemShmUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemShmUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemShmUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint:
+		default:
+			return fmt.Errorf("metric system.filesystem.shm.usage doesn't have an attribute %v, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]", val)
 		}
 	}
 
@@ -168,6 +1047,8 @@ type SystemFilesystemStatusMetricAttributeKey string
 
 const (
 	SystemFilesystemStatusMetricAttributeKeySystemDevice               SystemFilesystemStatusMetricAttributeKey = "system.device"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain     SystemFilesystemStatusMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemStatusMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemType       SystemFilesystemStatusMetricAttributeKey = "system.filesystem.type"
 	SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus     SystemFilesystemStatusMetricAttributeKey = "status"
@@ -199,9 +1080,9 @@ func (ms *SystemFilesystemStatusMetricConfig) Unmarshal(parser *confmap.Conf) er
 func (ms *SystemFilesystemStatusMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
+		case SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus:
 		default:
-			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]", val)
+			return fmt.Errorf("metric system.filesystem.status doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]", val)
 		}
 	}
 
@@ -219,6 +1100,8 @@ type SystemFilesystemTimeToFullMetricAttributeKey string
 
 const (
 	SystemFilesystemTimeToFullMetricAttributeKeySystemDevice               SystemFilesystemTimeToFullMetricAttributeKey = "system.device"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain     SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType       SystemFilesystemTimeToFullMetricAttributeKey = "system.filesystem.type"
 )
@@ -249,9 +1132,9 @@ func (ms *SystemFilesystemTimeToFullMetricConfig) Unmarshal(parser *confmap.Conf
 func (ms *SystemFilesystemTimeToFullMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.time_to_full doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -269,6 +1152,8 @@ type SystemFilesystemUsageMetricAttributeKey string
 
 const (
 	SystemFilesystemUsageMetricAttributeKeySystemDevice               SystemFilesystemUsageMetricAttributeKey = "system.device"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUsageMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUsageMetricAttributeKeySystemFilesystemType       SystemFilesystemUsageMetricAttributeKey = "system.filesystem.type"
@@ -301,9 +1186,9 @@ func (ms *SystemFilesystemUsageMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *SystemFilesystemUsageMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
+		case SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState:
 		default:
-			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
+			return fmt.Errorf("metric system.filesystem.usage doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]", val)
 		}
 	}
 
@@ -321,6 +1206,8 @@ type SystemFilesystemUtilizationMetricAttributeKey string
 
 const (
 	SystemFilesystemUtilizationMetricAttributeKeySystemDevice               SystemFilesystemUtilizationMetricAttributeKey = "system.device"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain     SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.uuid"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mode"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.mountpoint"
 	SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType       SystemFilesystemUtilizationMetricAttributeKey = "system.filesystem.type"
@@ -352,9 +1239,9 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Unmarshal(parser *confmap.Con
 func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
+		case SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType:
 		default:
-			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
+			return fmt.Errorf("metric system.filesystem.utilization doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]", val)
 		}
 	}
 
@@ -369,51 +1256,153 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
-	SystemFilesystemInodesUsage       SystemFilesystemInodesUsageMetricConfig       `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization SystemFilesystemInodesUtilizationMetricConfig `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit             SystemFilesystemLimitMetricConfig             `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemStatus            SystemFilesystemStatusMetricConfig            `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull        SystemFilesystemTimeToFullMetricConfig        `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage             SystemFilesystemUsageMetricConfig             `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization       SystemFilesystemUtilizationMetricConfig       `mapstructure:"system.filesystem.utilization"`
+	SystemFilesystemCheckpointCopies     SystemFilesystemCheckpointCopiesMetricConfig     `mapstructure:"system.filesystem.checkpoint.copies"`
+	SystemFilesystemCheckpointDuration   SystemFilesystemCheckpointDurationMetricConfig   `mapstructure:"system.filesystem.checkpoint.duration"`
+	SystemFilesystemCheckpointHeadroom   SystemFilesystemCheckpointHeadroomMetricConfig   `mapstructure:"system.filesystem.checkpoint.headroom"`
+	SystemFilesystemCheckpointInterval   SystemFilesystemCheckpointIntervalMetricConfig   `mapstructure:"system.filesystem.checkpoint.interval"`
+	SystemFilesystemCheckpointNextSave   SystemFilesystemCheckpointNextSaveMetricConfig   `mapstructure:"system.filesystem.checkpoint.next_save"`
+	SystemFilesystemCheckpointSize       SystemFilesystemCheckpointSizeMetricConfig       `mapstructure:"system.filesystem.checkpoint.size"`
+	SystemFilesystemCheckpointState      SystemFilesystemCheckpointStateMetricConfig      `mapstructure:"system.filesystem.checkpoint.state"`
+	SystemFilesystemCheckpointThroughput SystemFilesystemCheckpointThroughputMetricConfig `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemDomainBindingLimit   SystemFilesystemDomainBindingLimitMetricConfig   `mapstructure:"system.filesystem.domain.binding_limit"`
+	SystemFilesystemDomainHeadroom       SystemFilesystemDomainHeadroomMetricConfig       `mapstructure:"system.filesystem.domain.headroom"`
+	SystemFilesystemDomainInodesHeadroom SystemFilesystemDomainInodesHeadroomMetricConfig `mapstructure:"system.filesystem.domain.inodes.headroom"`
+	SystemFilesystemDomainLimit          SystemFilesystemDomainLimitMetricConfig          `mapstructure:"system.filesystem.domain.limit"`
+	SystemFilesystemDomainMounts         SystemFilesystemDomainMountsMetricConfig         `mapstructure:"system.filesystem.domain.mounts"`
+	SystemFilesystemDomainTimeToFull     SystemFilesystemDomainTimeToFullMetricConfig     `mapstructure:"system.filesystem.domain.time_to_full"`
+	SystemFilesystemDomainUsage          SystemFilesystemDomainUsageMetricConfig          `mapstructure:"system.filesystem.domain.usage"`
+	SystemFilesystemInodesUsage          SystemFilesystemInodesUsageMetricConfig          `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization    SystemFilesystemInodesUtilizationMetricConfig    `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit                SystemFilesystemLimitMetricConfig                `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemShmHeadroom          SystemFilesystemShmHeadroomMetricConfig          `mapstructure:"system.filesystem.shm.headroom"`
+	SystemFilesystemShmUsage             SystemFilesystemShmUsageMetricConfig             `mapstructure:"system.filesystem.shm.usage"`
+	SystemFilesystemStatus               SystemFilesystemStatusMetricConfig               `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull           SystemFilesystemTimeToFullMetricConfig           `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage                SystemFilesystemUsageMetricConfig                `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization          SystemFilesystemUtilizationMetricConfig          `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+		},
+		SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+		},
+		SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+		},
+		SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+		},
+		SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+		},
+		SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+		},
+		SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+		},
 		SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 		},
 		SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+		},
+		SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
 		},
 		SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+			EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 		},
 		SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+			EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 		},
 		SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+			EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 		},
 	}
 }

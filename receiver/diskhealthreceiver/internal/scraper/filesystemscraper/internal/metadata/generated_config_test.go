@@ -26,40 +26,125 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
+					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+					},
+					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+					},
 					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+					},
+					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 					},
 					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -71,40 +156,125 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					SystemFilesystemCheckpointCopies: SystemFilesystemCheckpointCopiesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointCopiesMetricAttributeKey{SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
+					SystemFilesystemCheckpointDuration: SystemFilesystemCheckpointDurationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointDurationMetricAttributeKey{SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointHeadroom: SystemFilesystemCheckpointHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointHeadroomMetricAttributeKey{SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointInterval: SystemFilesystemCheckpointIntervalMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointIntervalMetricAttributeKey{SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointNextSave: SystemFilesystemCheckpointNextSaveMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointNextSaveMetricAttributeKey{SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemCheckpointSize: SystemFilesystemCheckpointSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointSizeMetricAttributeKey{SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
+					},
+					SystemFilesystemCheckpointState: SystemFilesystemCheckpointStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemCheckpointStateMetricAttributeKey{SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemCheckpointThroughput: SystemFilesystemCheckpointThroughputMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainBindingLimitMetricAttributeKey{SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainHeadroom: SystemFilesystemDomainHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainHeadroomMetricAttributeKey{SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainInodesHeadroom: SystemFilesystemDomainInodesHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName},
+					},
+					SystemFilesystemDomainLimit: SystemFilesystemDomainLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainLimitMetricAttributeKey{SystemFilesystemDomainLimitMetricAttributeKeySystemDevice, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainMounts: SystemFilesystemDomainMountsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainMountsMetricAttributeKey{SystemFilesystemDomainMountsMetricAttributeKeySystemDevice, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainTimeToFull: SystemFilesystemDomainTimeToFullMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemDomainTimeToFullMetricAttributeKey{SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemDomainUsage: SystemFilesystemDomainUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemDomainUsageMetricAttributeKey{SystemFilesystemDomainUsageMetricAttributeKeySystemDevice, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState},
+					},
 					SystemFilesystemInodesUsage: SystemFilesystemInodesUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemInodesUsageMetricAttributeKey{SystemFilesystemInodesUsageMetricAttributeKeySystemDevice, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemInodesUtilization: SystemFilesystemInodesUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemInodesUtilizationMetricAttributeKey{SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemLimit: SystemFilesystemLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+					},
+					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmHeadroomMetricAttributeKey{SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound},
+					},
+					SystemFilesystemShmUsage: SystemFilesystemShmUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemShmUsageMetricAttributeKey{SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint},
 					},
 					SystemFilesystemStatus: SystemFilesystemStatusMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
+						EnabledAttributes:   []SystemFilesystemStatusMetricAttributeKey{SystemFilesystemStatusMetricAttributeKeySystemDevice, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus},
 					},
 					SystemFilesystemTimeToFull: SystemFilesystemTimeToFullMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemTimeToFullMetricAttributeKey{SystemFilesystemTimeToFullMetricAttributeKeySystemDevice, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType},
 					},
 					SystemFilesystemUsage: SystemFilesystemUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
+						EnabledAttributes:   []SystemFilesystemUsageMetricAttributeKey{SystemFilesystemUsageMetricAttributeKeySystemDevice, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState},
 					},
 					SystemFilesystemUtilization: SystemFilesystemUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
+						EnabledAttributes:   []SystemFilesystemUtilizationMetricAttributeKey{SystemFilesystemUtilizationMetricAttributeKeySystemDevice, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType},
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
@@ -116,17 +286,197 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestSystemFilesystemCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointCopiesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.rotation]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointCopies
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointDurationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointDurationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.duration doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointDuration
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointIntervalMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointIntervalMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.interval doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointInterval
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointNextSaveMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointNextSaveMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.next_save doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointNextSave
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.percentile]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointSize
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.checkpoint.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointThroughputMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainBindingLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainBindingLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.binding_limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainBindingLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainInodesHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainInodesHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.inodes.headroom doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.limit.name]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainInodesHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainMountsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainMounts
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainMountsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.mounts doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainMounts
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainTimeToFullMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainTimeToFullMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainTimeToFull
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemDomainUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemDomainUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemDomainUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.domain.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, system.filesystem.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemDomainUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemFilesystemInodesUsageMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemFilesystemInodesUsage
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemInodesUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemInodesUsage
 	cfg.AggregationStrategy = "invalid"
@@ -138,7 +488,7 @@ func TestSystemFilesystemInodesUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemInodesUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.inodes.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemInodesUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -150,9 +500,33 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemLimitMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemShmHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemShmHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemShmHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.headroom doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint, system.filesystem.shm.bound]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemShmHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemShmUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemShmUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemShmUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.shm.usage doesn't have an attribute invalid, valid attributes: [k8s.pod.uid, system.filesystem.domain, system.filesystem.mountpoint]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemShmUsage
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -162,7 +536,7 @@ func TestSystemFilesystemStatusMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemStatusMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type, status]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.status doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type, status]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemStatus
 	cfg.AggregationStrategy = "invalid"
@@ -174,7 +548,7 @@ func TestSystemFilesystemTimeToFullMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemTimeToFullMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.time_to_full doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemTimeToFull
 	cfg.AggregationStrategy = "invalid"
@@ -186,7 +560,7 @@ func TestSystemFilesystemUsageMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUsageMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.usage doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type, system.filesystem.state]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUsage
 	cfg.AggregationStrategy = "invalid"
@@ -198,7 +572,7 @@ func TestSystemFilesystemUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []SystemFilesystemUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.utilization doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemUtilization
 	cfg.AggregationStrategy = "invalid"

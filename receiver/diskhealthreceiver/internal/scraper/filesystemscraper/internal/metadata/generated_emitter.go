@@ -27,46 +27,148 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	e := &Emitter{}
 	e.Init(conventions.SchemaURL, ScopeName, settings.BuildInfo.Version, pcommon.NewTimestampFromTime(time.Now()), []emit.Metric{
 		{
+			Name: "system.filesystem.checkpoint.copies", Description: "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointCopies.Enabled, Strategy: m.SystemFilesystemCheckpointCopies.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointCopies.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.duration", Description: "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointDuration.Enabled, Strategy: m.SystemFilesystemCheckpointDuration.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointDuration.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.headroom", Description: "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemCheckpointHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointHeadroom.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.interval", Description: "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointInterval.Enabled, Strategy: m.SystemFilesystemCheckpointInterval.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointInterval.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.next_save", Description: "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointNextSave.Enabled, Strategy: m.SystemFilesystemCheckpointNextSave.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointNextSave.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.size", Description: "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointSize.Enabled, Strategy: m.SystemFilesystemCheckpointSize.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemCheckpointState.Enabled, Strategy: m.SystemFilesystemCheckpointState.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
+		},
+		{
+			Name: "system.filesystem.checkpoint.throughput", Description: "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", Unit: "By/s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointThroughput.Enabled, Strategy: m.SystemFilesystemCheckpointThroughput.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.binding_limit", Description: "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainBindingLimit.Enabled, Strategy: m.SystemFilesystemDomainBindingLimit.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainBindingLimit.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName)),
+		},
+		{
+			Name: "system.filesystem.domain.headroom", Description: "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainHeadroom.Enabled, Strategy: m.SystemFilesystemDomainHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainHeadroom.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName)),
+		},
+		{
+			Name: "system.filesystem.domain.inodes.headroom", Description: "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", Unit: "{inode}",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainInodesHeadroom.Enabled, Strategy: m.SystemFilesystemDomainInodesHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainInodesHeadroom.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName)),
+		},
+		{
+			Name: "system.filesystem.domain.limit", Description: "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainLimit.Enabled, Strategy: m.SystemFilesystemDomainLimit.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainLimit.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.mounts", Description: "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", Unit: "{mount}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainMounts.Enabled, Strategy: m.SystemFilesystemDomainMounts.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainMounts.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.time_to_full", Description: "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", Unit: "s",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemDomainTimeToFull.Enabled, Strategy: m.SystemFilesystemDomainTimeToFull.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainTimeToFull.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.domain.usage", Description: "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemDomainUsage.Enabled, Strategy: m.SystemFilesystemDomainUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemDomainUsage.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState)),
+		},
+		{
 			Name: "system.filesystem.inodes.usage", Description: "Inodes used / free (df -i). Not in semantic conventions (hostmetrics name). Absent for filesystems without a fixed inode count (btrfs).", Unit: "{inode}",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemInodesUsage.Enabled, Strategy: m.SystemFilesystemInodesUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.SystemFilesystemInodesUsage.Enabled, Strategy: m.SystemFilesystemInodesUsage.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemInodesUsage.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
 			Name: "system.filesystem.inodes.utilization", Description: "Share of inodes in use, 0–1 (df -i IUse%). Not in semantic conventions.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemInodesUtilization.Enabled, Strategy: m.SystemFilesystemInodesUtilization.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemInodesUtilization.Enabled, Strategy: m.SystemFilesystemInodesUtilization.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemInodesUtilization.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.limit", Description: "Size of the filesystem (f_blocks × f_frsize, df's 1B-blocks).", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemLimit.Enabled, Strategy: m.SystemFilesystemLimit.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemLimit.Enabled, Strategy: m.SystemFilesystemLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
+		},
+		{
+			Name: "system.filesystem.shm.headroom", Description: "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemShmHeadroom.Enabled, Strategy: m.SystemFilesystemShmHeadroom.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemShmHeadroom.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound)),
+		},
+		{
+			Name: "system.filesystem.shm.usage", Description: "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemShmUsage.Enabled, Strategy: m.SystemFilesystemShmUsage.AggregationStrategy, Attrs: 3,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemShmUsage.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint)),
 		},
 		{
 			Name: "system.filesystem.status", Description: "Whether the last statfs of the mount worked, as a state set: 1 for the current status, 0 for the others. A hung or failing mount stays visible here instead of silently disappearing. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus)),
+			Enabled: m.SystemFilesystemStatus.Enabled, Strategy: m.SystemFilesystemStatus.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemStatus.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemStatus)),
 		},
 		{
 			Name: "system.filesystem.time_to_full", Description: "Forecast of the seconds until free space (df's Avail) reaches 0, from a least-squares fit of free bytes over forecast_window. Emitted only while the filesystem is filling and the fit is meaningful. Not in semantic conventions.", Unit: "s",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemTimeToFull.Enabled, Strategy: m.SystemFilesystemTimeToFull.AggregationStrategy, Attrs: 3,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemTimeToFull.Enabled, Strategy: m.SystemFilesystemTimeToFull.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemTimeToFull.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemType)),
 		},
 		{
 			Name: "system.filesystem.usage", Description: "Bytes used, free (available to unprivileged users, df's Avail) and reserved (free but not available to unprivileged users), in f_frsize units.", Unit: "By",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
-			Enabled: m.SystemFilesystemUsage.Enabled, Strategy: m.SystemFilesystemUsage.AggregationStrategy, Attrs: 5,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
+			Enabled: m.SystemFilesystemUsage.Enabled, Strategy: m.SystemFilesystemUsage.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemUsage.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemState)),
 		},
 		{
 			Name: "system.filesystem.utilization", Description: "Share of the space usable by unprivileged users that is used, used / (used + free), 0–1 — df's Use%. Never NaN; zero-size filesystems report nothing.", Unit: "1",
 			Gauge:   true,
-			Enabled: m.SystemFilesystemUtilization.Enabled, Strategy: m.SystemFilesystemUtilization.AggregationStrategy, Attrs: 4,
-			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
+			Enabled: m.SystemFilesystemUtilization.Enabled, Strategy: m.SystemFilesystemUtilization.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemUtilization.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemType)),
 		},
 	}, []emit.ResourceFilter{
 		{Attr: "disk.major_minor", Include: mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude, Exclude: mbc.ResourceAttributes.DiskMajorMinor.MetricsExclude},
@@ -74,8 +176,8 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 	return e
 }
 
-// AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+// AppendSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemCheckpointCopiesDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
 	m := e.Metric(0)
 	if m == nil {
 		return
@@ -86,22 +188,22 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+		attrs.PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration, as MetricsBuilder.RecordSystemFilesystemCheckpointDurationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(1)
 	if m == nil {
 		return
@@ -112,10 +214,10 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -123,8 +225,8 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
-func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(2)
 	if m == nil {
 		return
@@ -135,10 +237,10 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
@@ -146,8 +248,8 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
-func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+// AppendSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval, as MetricsBuilder.RecordSystemFilesystemCheckpointIntervalDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(3)
 	if m == nil {
 		return
@@ -158,19 +260,19 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
-		attrs.PutStr("status", systemFilesystemStatusAttributeValue.String())
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
-	e.SetInt(m, dp, val)
+	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
-func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save, as MetricsBuilder.RecordSystemFilesystemCheckpointNextSaveDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	m := e.Metric(4)
 	if m == nil {
 		return
@@ -181,16 +283,19 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	e.SetDouble(m, dp, val)
 }
 
-// AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+// AppendSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemCheckpointSizeDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
 	m := e.Metric(5)
 	if m == nil {
 		return
@@ -201,22 +306,22 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
-		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
-		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	if m.Keep&(1<<4) != 0 {
-		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+		attrs.PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue.String())
 	}
 	e.SetInt(m, dp, val)
 }
 
-// AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
-func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+// AppendSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemCheckpointStateDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
 	m := e.Metric(6)
 	if m == nil {
 		return
@@ -227,12 +332,460 @@ func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestam
 		attrs.PutStr("system.device", systemDeviceAttributeValue)
 	}
 	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput, as MetricsBuilder.RecordSystemFilesystemCheckpointThroughputDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(7)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit, as MetricsBuilder.RecordSystemFilesystemDomainBindingLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(8)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom, as MetricsBuilder.RecordSystemFilesystemDomainHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(9)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom, as MetricsBuilder.RecordSystemFilesystemDomainInodesHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	m := e.Metric(10)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(11)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(12)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(13)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	m := e.Metric(14)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	m := e.Metric(15)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
 		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<6) != 0 {
+		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(16)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(17)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
 	}
 	if m.Keep&(1<<2) != 0 {
 		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
 	}
 	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	m := e.Metric(19)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
+func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+	m := e.Metric(20)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("status", systemFilesystemStatusAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
+func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(21)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetDouble(m, dp, val)
+}
+
+// AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	m := e.Metric(22)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<6) != 0 {
+		attrs.PutStr("system.filesystem.state", systemFilesystemStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
+func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(23)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue.String())
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
 		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
 	}
 	e.SetDouble(m, dp, val)

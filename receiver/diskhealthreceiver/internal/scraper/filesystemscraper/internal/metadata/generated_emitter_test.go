@@ -24,9 +24,26 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 	}
 	for _, s := range []string{AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax} {
 		mbc := loadMetricsBuilderConfig(t, "reaggregate_set")
+		mbc.Metrics.SystemFilesystemCheckpointCopies.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointDuration.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointInterval.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointNextSave.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointSize.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointState.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointThroughput.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainBindingLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainInodesHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainMounts.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainTimeToFull.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemDomainUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemShmHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemShmUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemStatus.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemTimeToFull.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemUsage.AggregationStrategy = s
@@ -90,46 +107,148 @@ type testPoint struct {
 func testPoints(k int) []testPoint {
 	return []testPoint{
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemCheckpointDurationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+				e.AppendSystemFilesystemCheckpointIntervalDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+				e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+				e.AppendSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainMountsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemDomainUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemInodesUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemInodesUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemShmUsageDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemStatusDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemStatus(1+k%6))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemTimeToFullDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemUsageDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemUtilizationDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 	}
 }

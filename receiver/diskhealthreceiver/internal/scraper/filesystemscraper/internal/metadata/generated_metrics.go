@@ -20,6 +20,130 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeSystemFilesystemCheckpointPercentile specifies the value system.filesystem.checkpoint.percentile attribute.
+type AttributeSystemFilesystemCheckpointPercentile int
+
+const (
+	_ AttributeSystemFilesystemCheckpointPercentile = iota
+	AttributeSystemFilesystemCheckpointPercentileP50
+	AttributeSystemFilesystemCheckpointPercentileP90
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointPercentile.
+func (av AttributeSystemFilesystemCheckpointPercentile) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointPercentileP50:
+		return "p50"
+	case AttributeSystemFilesystemCheckpointPercentileP90:
+		return "p90"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointPercentile is a helper map of string to AttributeSystemFilesystemCheckpointPercentile attribute value.
+var MapAttributeSystemFilesystemCheckpointPercentile = map[string]AttributeSystemFilesystemCheckpointPercentile{
+	"p50": AttributeSystemFilesystemCheckpointPercentileP50,
+	"p90": AttributeSystemFilesystemCheckpointPercentileP90,
+}
+
+// AttributeSystemFilesystemCheckpointRotation specifies the value system.filesystem.checkpoint.rotation attribute.
+type AttributeSystemFilesystemCheckpointRotation int
+
+const (
+	_ AttributeSystemFilesystemCheckpointRotation = iota
+	AttributeSystemFilesystemCheckpointRotationBeforeSave
+	AttributeSystemFilesystemCheckpointRotationAfterSave
+	AttributeSystemFilesystemCheckpointRotationUnknown
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointRotation.
+func (av AttributeSystemFilesystemCheckpointRotation) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointRotationBeforeSave:
+		return "before_save"
+	case AttributeSystemFilesystemCheckpointRotationAfterSave:
+		return "after_save"
+	case AttributeSystemFilesystemCheckpointRotationUnknown:
+		return "unknown"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointRotation is a helper map of string to AttributeSystemFilesystemCheckpointRotation attribute value.
+var MapAttributeSystemFilesystemCheckpointRotation = map[string]AttributeSystemFilesystemCheckpointRotation{
+	"before_save": AttributeSystemFilesystemCheckpointRotationBeforeSave,
+	"after_save":  AttributeSystemFilesystemCheckpointRotationAfterSave,
+	"unknown":     AttributeSystemFilesystemCheckpointRotationUnknown,
+}
+
+// AttributeSystemFilesystemCheckpointState specifies the value system.filesystem.checkpoint.state attribute.
+type AttributeSystemFilesystemCheckpointState int
+
+const (
+	_ AttributeSystemFilesystemCheckpointState = iota
+	AttributeSystemFilesystemCheckpointStateFits
+	AttributeSystemFilesystemCheckpointStateTight
+	AttributeSystemFilesystemCheckpointStateWillFail
+)
+
+// String returns the string representation of the AttributeSystemFilesystemCheckpointState.
+func (av AttributeSystemFilesystemCheckpointState) String() string {
+	switch av {
+	case AttributeSystemFilesystemCheckpointStateFits:
+		return "fits"
+	case AttributeSystemFilesystemCheckpointStateTight:
+		return "tight"
+	case AttributeSystemFilesystemCheckpointStateWillFail:
+		return "will_fail"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemCheckpointState is a helper map of string to AttributeSystemFilesystemCheckpointState attribute value.
+var MapAttributeSystemFilesystemCheckpointState = map[string]AttributeSystemFilesystemCheckpointState{
+	"fits":      AttributeSystemFilesystemCheckpointStateFits,
+	"tight":     AttributeSystemFilesystemCheckpointStateTight,
+	"will_fail": AttributeSystemFilesystemCheckpointStateWillFail,
+}
+
+// AttributeSystemFilesystemLimitName specifies the value system.filesystem.limit.name attribute.
+type AttributeSystemFilesystemLimitName int
+
+const (
+	_ AttributeSystemFilesystemLimitName = iota
+	AttributeSystemFilesystemLimitNameFreeBlocks
+	AttributeSystemFilesystemLimitNameNodefsEvictionHard
+	AttributeSystemFilesystemLimitNameNodefsEvictionSoft
+	AttributeSystemFilesystemLimitNameImagefsEvictionHard
+	AttributeSystemFilesystemLimitNameImagefsEvictionSoft
+)
+
+// String returns the string representation of the AttributeSystemFilesystemLimitName.
+func (av AttributeSystemFilesystemLimitName) String() string {
+	switch av {
+	case AttributeSystemFilesystemLimitNameFreeBlocks:
+		return "free_blocks"
+	case AttributeSystemFilesystemLimitNameNodefsEvictionHard:
+		return "nodefs_eviction_hard"
+	case AttributeSystemFilesystemLimitNameNodefsEvictionSoft:
+		return "nodefs_eviction_soft"
+	case AttributeSystemFilesystemLimitNameImagefsEvictionHard:
+		return "imagefs_eviction_hard"
+	case AttributeSystemFilesystemLimitNameImagefsEvictionSoft:
+		return "imagefs_eviction_soft"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemLimitName is a helper map of string to AttributeSystemFilesystemLimitName attribute value.
+var MapAttributeSystemFilesystemLimitName = map[string]AttributeSystemFilesystemLimitName{
+	"free_blocks":           AttributeSystemFilesystemLimitNameFreeBlocks,
+	"nodefs_eviction_hard":  AttributeSystemFilesystemLimitNameNodefsEvictionHard,
+	"nodefs_eviction_soft":  AttributeSystemFilesystemLimitNameNodefsEvictionSoft,
+	"imagefs_eviction_hard": AttributeSystemFilesystemLimitNameImagefsEvictionHard,
+	"imagefs_eviction_soft": AttributeSystemFilesystemLimitNameImagefsEvictionSoft,
+}
+
 // AttributeSystemFilesystemMode specifies the value system.filesystem.mode attribute.
 type AttributeSystemFilesystemMode int
 
@@ -44,6 +168,32 @@ func (av AttributeSystemFilesystemMode) String() string {
 var MapAttributeSystemFilesystemMode = map[string]AttributeSystemFilesystemMode{
 	"ro": AttributeSystemFilesystemModeRo,
 	"rw": AttributeSystemFilesystemModeRw,
+}
+
+// AttributeSystemFilesystemShmBound specifies the value system.filesystem.shm.bound attribute.
+type AttributeSystemFilesystemShmBound int
+
+const (
+	_ AttributeSystemFilesystemShmBound = iota
+	AttributeSystemFilesystemShmBoundTmpfs
+	AttributeSystemFilesystemShmBoundCgroupMemory
+)
+
+// String returns the string representation of the AttributeSystemFilesystemShmBound.
+func (av AttributeSystemFilesystemShmBound) String() string {
+	switch av {
+	case AttributeSystemFilesystemShmBoundTmpfs:
+		return "tmpfs"
+	case AttributeSystemFilesystemShmBoundCgroupMemory:
+		return "cgroup_memory"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemShmBound is a helper map of string to AttributeSystemFilesystemShmBound attribute value.
+var MapAttributeSystemFilesystemShmBound = map[string]AttributeSystemFilesystemShmBound{
+	"tmpfs":         AttributeSystemFilesystemShmBoundTmpfs,
+	"cgroup_memory": AttributeSystemFilesystemShmBoundCgroupMemory,
 }
 
 // AttributeSystemFilesystemState specifies the value system.filesystem.state attribute.
@@ -119,49 +269,1635 @@ var MapAttributeSystemFilesystemStatus = map[string]AttributeSystemFilesystemSta
 }
 
 var MetricsInfo = metricsInfo{
+	SystemFilesystemCheckpointCopies: metricInfo{
+		Name:       "system.filesystem.checkpoint.copies",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.rotation"},
+	},
+	SystemFilesystemCheckpointDuration: metricInfo{
+		Name:       "system.filesystem.checkpoint.duration",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointHeadroom: metricInfo{
+		Name:       "system.filesystem.checkpoint.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointInterval: metricInfo{
+		Name:       "system.filesystem.checkpoint.interval",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointNextSave: metricInfo{
+		Name:       "system.filesystem.checkpoint.next_save",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemCheckpointSize: metricInfo{
+		Name:       "system.filesystem.checkpoint.size",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.percentile"},
+	},
+	SystemFilesystemCheckpointState: metricInfo{
+		Name:       "system.filesystem.checkpoint.state",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.checkpoint.state"},
+	},
+	SystemFilesystemCheckpointThroughput: metricInfo{
+		Name:       "system.filesystem.checkpoint.throughput",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainBindingLimit: metricInfo{
+		Name:       "system.filesystem.domain.binding_limit",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
+	SystemFilesystemDomainHeadroom: metricInfo{
+		Name:       "system.filesystem.domain.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
+	SystemFilesystemDomainInodesHeadroom: metricInfo{
+		Name:       "system.filesystem.domain.inodes.headroom",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
+	},
+	SystemFilesystemDomainLimit: metricInfo{
+		Name:       "system.filesystem.domain.limit",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainMounts: metricInfo{
+		Name:       "system.filesystem.domain.mounts",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainTimeToFull: metricInfo{
+		Name:       "system.filesystem.domain.time_to_full",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
+	SystemFilesystemDomainUsage: metricInfo{
+		Name:       "system.filesystem.domain.usage",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.state"},
+	},
 	SystemFilesystemInodesUsage: metricInfo{
 		Name:       "system.filesystem.inodes.usage",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
 	SystemFilesystemInodesUtilization: metricInfo{
 		Name:       "system.filesystem.inodes.utilization",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemLimit: metricInfo{
 		Name:       "system.filesystem.limit",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+	},
+	SystemFilesystemShmHeadroom: metricInfo{
+		Name:       "system.filesystem.shm.headroom",
+		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.shm.bound"},
+	},
+	SystemFilesystemShmUsage: metricInfo{
+		Name:       "system.filesystem.shm.usage",
+		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint"},
 	},
 	SystemFilesystemStatus: metricInfo{
 		Name:       "system.filesystem.status",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.status"},
 	},
 	SystemFilesystemTimeToFull: metricInfo{
 		Name:       "system.filesystem.time_to_full",
-		Attributes: []string{"system.device", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 	SystemFilesystemUsage: metricInfo{
 		Name:       "system.filesystem.usage",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type", "system.filesystem.state"},
 	},
 	SystemFilesystemUtilization: metricInfo{
 		Name:       "system.filesystem.utilization",
-		Attributes: []string{"system.device", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
 }
 
 type metricsInfo struct {
-	SystemFilesystemInodesUsage       metricInfo
-	SystemFilesystemInodesUtilization metricInfo
-	SystemFilesystemLimit             metricInfo
-	SystemFilesystemStatus            metricInfo
-	SystemFilesystemTimeToFull        metricInfo
-	SystemFilesystemUsage             metricInfo
-	SystemFilesystemUtilization       metricInfo
+	SystemFilesystemCheckpointCopies     metricInfo
+	SystemFilesystemCheckpointDuration   metricInfo
+	SystemFilesystemCheckpointHeadroom   metricInfo
+	SystemFilesystemCheckpointInterval   metricInfo
+	SystemFilesystemCheckpointNextSave   metricInfo
+	SystemFilesystemCheckpointSize       metricInfo
+	SystemFilesystemCheckpointState      metricInfo
+	SystemFilesystemCheckpointThroughput metricInfo
+	SystemFilesystemDomainBindingLimit   metricInfo
+	SystemFilesystemDomainHeadroom       metricInfo
+	SystemFilesystemDomainInodesHeadroom metricInfo
+	SystemFilesystemDomainLimit          metricInfo
+	SystemFilesystemDomainMounts         metricInfo
+	SystemFilesystemDomainTimeToFull     metricInfo
+	SystemFilesystemDomainUsage          metricInfo
+	SystemFilesystemInodesUsage          metricInfo
+	SystemFilesystemInodesUtilization    metricInfo
+	SystemFilesystemLimit                metricInfo
+	SystemFilesystemShmHeadroom          metricInfo
+	SystemFilesystemShmUsage             metricInfo
+	SystemFilesystemStatus               metricInfo
+	SystemFilesystemTimeToFull           metricInfo
+	SystemFilesystemUsage                metricInfo
+	SystemFilesystemUtilization          metricInfo
 }
 
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricSystemFilesystemCheckpointCopies struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        SystemFilesystemCheckpointCopiesMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.copies metric with initial data.
+func (m *metricSystemFilesystemCheckpointCopies) init() {
+	m.data.SetName("system.filesystem.checkpoint.copies")
+	m.data.SetDescription("Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.")
+	m.data.SetUnit("{copy}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointCopies) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointCopies) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointCopies(cfg SystemFilesystemCheckpointCopiesMetricConfig) metricSystemFilesystemCheckpointCopies {
+	m := metricSystemFilesystemCheckpointCopies{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointDuration struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointDurationMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.duration metric with initial data.
+func (m *metricSystemFilesystemCheckpointDuration) init() {
+	m.data.SetName("system.filesystem.checkpoint.duration")
+	m.data.SetDescription("Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointDuration) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointDurationMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointDuration) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointDuration) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointDuration(cfg SystemFilesystemCheckpointDurationMetricConfig) metricSystemFilesystemCheckpointDuration {
+	m := metricSystemFilesystemCheckpointDuration{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointHeadroom struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.headroom metric with initial data.
+func (m *metricSystemFilesystemCheckpointHeadroom) init() {
+	m.data.SetName("system.filesystem.checkpoint.headroom")
+	m.data.SetDescription("Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointHeadroom(cfg SystemFilesystemCheckpointHeadroomMetricConfig) metricSystemFilesystemCheckpointHeadroom {
+	m := metricSystemFilesystemCheckpointHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointInterval struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointIntervalMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.interval metric with initial data.
+func (m *metricSystemFilesystemCheckpointInterval) init() {
+	m.data.SetName("system.filesystem.checkpoint.interval")
+	m.data.SetDescription("Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointInterval) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointIntervalMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointInterval) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointInterval) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointInterval(cfg SystemFilesystemCheckpointIntervalMetricConfig) metricSystemFilesystemCheckpointInterval {
+	m := metricSystemFilesystemCheckpointInterval{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointNextSave struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemCheckpointNextSaveMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []float64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.next_save metric with initial data.
+func (m *metricSystemFilesystemCheckpointNextSave) init() {
+	m.data.SetName("system.filesystem.checkpoint.next_save")
+	m.data.SetDescription("Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointNextSave) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointNextSaveMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointNextSave) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointNextSave) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointNextSave(cfg SystemFilesystemCheckpointNextSaveMetricConfig) metricSystemFilesystemCheckpointNextSave {
+	m := metricSystemFilesystemCheckpointNextSave{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointSize struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        SystemFilesystemCheckpointSizeMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.size metric with initial data.
+func (m *metricSystemFilesystemCheckpointSize) init() {
+	m.data.SetName("system.filesystem.checkpoint.size")
+	m.data.SetDescription("Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointSize(cfg SystemFilesystemCheckpointSizeMetricConfig) metricSystemFilesystemCheckpointSize {
+	m := metricSystemFilesystemCheckpointSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointState struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        SystemFilesystemCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.state metric with initial data.
+func (m *metricSystemFilesystemCheckpointState) init() {
+	m.data.SetName("system.filesystem.checkpoint.state")
+	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointState(cfg SystemFilesystemCheckpointStateMetricConfig) metricSystemFilesystemCheckpointState {
+	m := metricSystemFilesystemCheckpointState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointThroughput struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        SystemFilesystemCheckpointThroughputMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []float64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.throughput metric with initial data.
+func (m *metricSystemFilesystemCheckpointThroughput) init() {
+	m.data.SetName("system.filesystem.checkpoint.throughput")
+	m.data.SetDescription("Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.")
+	m.data.SetUnit("By/s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointThroughput) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointThroughput) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpointThroughputMetricConfig) metricSystemFilesystemCheckpointThroughput {
+	m := metricSystemFilesystemCheckpointThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainBindingLimit struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemDomainBindingLimitMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.binding_limit metric with initial data.
+func (m *metricSystemFilesystemDomainBindingLimit) init() {
+	m.data.SetName("system.filesystem.domain.binding_limit")
+	m.data.SetDescription("Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainBindingLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainBindingLimitMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainBindingLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainBindingLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainBindingLimit(cfg SystemFilesystemDomainBindingLimitMetricConfig) metricSystemFilesystemDomainBindingLimit {
+	m := metricSystemFilesystemDomainBindingLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainHeadroom struct {
+	data          pmetric.Metric                             // data buffer for generated metric.
+	config        SystemFilesystemDomainHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                        // max observed number of data points added to the metric.
+	aggDataPoints []int64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.headroom metric with initial data.
+func (m *metricSystemFilesystemDomainHeadroom) init() {
+	m.data.SetName("system.filesystem.domain.headroom")
+	m.data.SetDescription("Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainHeadroomMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainHeadroom(cfg SystemFilesystemDomainHeadroomMetricConfig) metricSystemFilesystemDomainHeadroom {
+	m := metricSystemFilesystemDomainHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainInodesHeadroom struct {
+	data          pmetric.Metric                                   // data buffer for generated metric.
+	config        SystemFilesystemDomainInodesHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.inodes.headroom metric with initial data.
+func (m *metricSystemFilesystemDomainInodesHeadroom) init() {
+	m.data.SetName("system.filesystem.domain.inodes.headroom")
+	m.data.SetDescription("Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainInodesHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainInodesHeadroomMetricAttributeKeySystemFilesystemLimitName) {
+		dp.Attributes().PutStr("system.filesystem.limit.name", systemFilesystemLimitNameAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainInodesHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainInodesHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainInodesHeadroom(cfg SystemFilesystemDomainInodesHeadroomMetricConfig) metricSystemFilesystemDomainInodesHeadroom {
+	m := metricSystemFilesystemDomainInodesHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainLimit struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemDomainLimitMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.limit metric with initial data.
+func (m *metricSystemFilesystemDomainLimit) init() {
+	m.data.SetName("system.filesystem.domain.limit")
+	m.data.SetDescription("Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainLimitMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainLimit(cfg SystemFilesystemDomainLimitMetricConfig) metricSystemFilesystemDomainLimit {
+	m := metricSystemFilesystemDomainLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainMounts struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        SystemFilesystemDomainMountsMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.mounts metric with initial data.
+func (m *metricSystemFilesystemDomainMounts) init() {
+	m.data.SetName("system.filesystem.domain.mounts")
+	m.data.SetDescription("Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.")
+	m.data.SetUnit("{mount}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainMounts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainMountsMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainMounts) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainMounts) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainMounts(cfg SystemFilesystemDomainMountsMetricConfig) metricSystemFilesystemDomainMounts {
+	m := metricSystemFilesystemDomainMounts{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainTimeToFull struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        SystemFilesystemDomainTimeToFullMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []float64                                    // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.time_to_full metric with initial data.
+func (m *metricSystemFilesystemDomainTimeToFull) init() {
+	m.data.SetName("system.filesystem.domain.time_to_full")
+	m.data.SetDescription("system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.")
+	m.data.SetUnit("s")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainTimeToFullMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainTimeToFull) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainTimeToFull) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainTimeToFull(cfg SystemFilesystemDomainTimeToFullMetricConfig) metricSystemFilesystemDomainTimeToFull {
+	m := metricSystemFilesystemDomainTimeToFull{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemDomainUsage struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemDomainUsageMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.domain.usage metric with initial data.
+func (m *metricSystemFilesystemDomainUsage) init() {
+	m.data.SetName("system.filesystem.domain.usage")
+	m.data.SetDescription("Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemDomainUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemDomainUsageMetricAttributeKeySystemFilesystemState) {
+		dp.Attributes().PutStr("system.filesystem.state", systemFilesystemStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemDomainUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemDomainUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemDomainUsage(cfg SystemFilesystemDomainUsageMetricConfig) metricSystemFilesystemDomainUsage {
+	m := metricSystemFilesystemDomainUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricSystemFilesystemInodesUsage struct {
@@ -183,7 +1919,7 @@ func (m *metricSystemFilesystemInodesUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -193,6 +1929,12 @@ func (m *metricSystemFilesystemInodesUsage) recordDataPoint(start pcommon.Timest
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -284,7 +2026,7 @@ func (m *metricSystemFilesystemInodesUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -294,6 +2036,12 @@ func (m *metricSystemFilesystemInodesUtilization) recordDataPoint(start pcommon.
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemInodesUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -384,7 +2132,7 @@ func (m *metricSystemFilesystemLimit) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -394,6 +2142,12 @@ func (m *metricSystemFilesystemLimit) recordDataPoint(start pcommon.Timestamp, t
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -465,6 +2219,199 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
+type metricSystemFilesystemShmHeadroom struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        SystemFilesystemShmHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []int64                                 // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.shm.headroom metric with initial data.
+func (m *metricSystemFilesystemShmHeadroom) init() {
+	m.data.SetName("system.filesystem.shm.headroom")
+	m.data.SetDescription("Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemShmHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmHeadroomMetricAttributeKeySystemFilesystemShmBound) {
+		dp.Attributes().PutStr("system.filesystem.shm.bound", systemFilesystemShmBoundAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemShmHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemShmHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemShmHeadroom(cfg SystemFilesystemShmHeadroomMetricConfig) metricSystemFilesystemShmHeadroom {
+	m := metricSystemFilesystemShmHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemShmUsage struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        SystemFilesystemShmUsageMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.shm.usage metric with initial data.
+func (m *metricSystemFilesystemShmUsage) init() {
+	m.data.SetName("system.filesystem.shm.usage")
+	m.data.SetDescription("Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemShmUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemShmUsageMetricAttributeKeySystemFilesystemMountpoint) {
+		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemShmUsage) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemShmUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemShmUsage(cfg SystemFilesystemShmUsageMetricConfig) metricSystemFilesystemShmUsage {
+	m := metricSystemFilesystemShmUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemStatus struct {
 	data          pmetric.Metric                     // data buffer for generated metric.
 	config        SystemFilesystemStatusMetricConfig // metric config provided by user.
@@ -484,7 +2431,7 @@ func (m *metricSystemFilesystemStatus) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
+func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -494,6 +2441,12 @@ func (m *metricSystemFilesystemStatus) recordDataPoint(start pcommon.Timestamp, 
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemStatusMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
@@ -582,7 +2535,7 @@ func (m *metricSystemFilesystemTimeToFull) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -592,6 +2545,12 @@ func (m *metricSystemFilesystemTimeToFull) recordDataPoint(start pcommon.Timesta
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemTimeToFullMetricAttributeKeySystemFilesystemMountpoint) {
 		dp.Attributes().PutStr("system.filesystem.mountpoint", systemFilesystemMountpointAttributeValue)
@@ -679,7 +2638,7 @@ func (m *metricSystemFilesystemUsage) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
+func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -689,6 +2648,12 @@ func (m *metricSystemFilesystemUsage) recordDataPoint(start pcommon.Timestamp, t
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUsageMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -780,7 +2745,7 @@ func (m *metricSystemFilesystemUtilization) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -790,6 +2755,12 @@ func (m *metricSystemFilesystemUtilization) recordDataPoint(start pcommon.Timest
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemDevice) {
 		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
 	}
 	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemUtilizationMetricAttributeKeySystemFilesystemMode) {
 		dp.Attributes().PutStr("system.filesystem.mode", systemFilesystemModeAttributeValue)
@@ -864,20 +2835,37 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                  MetricsBuilderConfig // config of the metrics builder.
-	startTime                               pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                         int                  // maximum observed number of metrics per resource.
-	metricsBuffer                           pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                               component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter          map[string]filter.Filter
-	resourceAttributeExcludeFilter          map[string]filter.Filter
-	metricSystemFilesystemInodesUsage       metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit             metricSystemFilesystemLimit
-	metricSystemFilesystemStatus            metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull        metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage             metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization       metricSystemFilesystemUtilization
+	config                                     MetricsBuilderConfig // config of the metrics builder.
+	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                            int                  // maximum observed number of metrics per resource.
+	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                  component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter             map[string]filter.Filter
+	resourceAttributeExcludeFilter             map[string]filter.Filter
+	metricSystemFilesystemCheckpointCopies     metricSystemFilesystemCheckpointCopies
+	metricSystemFilesystemCheckpointDuration   metricSystemFilesystemCheckpointDuration
+	metricSystemFilesystemCheckpointHeadroom   metricSystemFilesystemCheckpointHeadroom
+	metricSystemFilesystemCheckpointInterval   metricSystemFilesystemCheckpointInterval
+	metricSystemFilesystemCheckpointNextSave   metricSystemFilesystemCheckpointNextSave
+	metricSystemFilesystemCheckpointSize       metricSystemFilesystemCheckpointSize
+	metricSystemFilesystemCheckpointState      metricSystemFilesystemCheckpointState
+	metricSystemFilesystemCheckpointThroughput metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemDomainBindingLimit   metricSystemFilesystemDomainBindingLimit
+	metricSystemFilesystemDomainHeadroom       metricSystemFilesystemDomainHeadroom
+	metricSystemFilesystemDomainInodesHeadroom metricSystemFilesystemDomainInodesHeadroom
+	metricSystemFilesystemDomainLimit          metricSystemFilesystemDomainLimit
+	metricSystemFilesystemDomainMounts         metricSystemFilesystemDomainMounts
+	metricSystemFilesystemDomainTimeToFull     metricSystemFilesystemDomainTimeToFull
+	metricSystemFilesystemDomainUsage          metricSystemFilesystemDomainUsage
+	metricSystemFilesystemInodesUsage          metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization    metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit                metricSystemFilesystemLimit
+	metricSystemFilesystemShmHeadroom          metricSystemFilesystemShmHeadroom
+	metricSystemFilesystemShmUsage             metricSystemFilesystemShmUsage
+	metricSystemFilesystemStatus               metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull           metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage                metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization          metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -899,19 +2887,36 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                  mbc,
-		startTime:                               pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                           pmetric.NewMetrics(),
-		buildInfo:                               settings.BuildInfo,
-		metricSystemFilesystemInodesUsage:       newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization: newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:             newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemStatus:            newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:        newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:             newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:       newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:          make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:          make(map[string]filter.Filter),
+		config:                                     mbc,
+		startTime:                                  pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                              pmetric.NewMetrics(),
+		buildInfo:                                  settings.BuildInfo,
+		metricSystemFilesystemCheckpointCopies:     newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
+		metricSystemFilesystemCheckpointDuration:   newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
+		metricSystemFilesystemCheckpointHeadroom:   newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
+		metricSystemFilesystemCheckpointInterval:   newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
+		metricSystemFilesystemCheckpointNextSave:   newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
+		metricSystemFilesystemCheckpointSize:       newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
+		metricSystemFilesystemCheckpointState:      newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
+		metricSystemFilesystemCheckpointThroughput: newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemDomainBindingLimit:   newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
+		metricSystemFilesystemDomainHeadroom:       newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
+		metricSystemFilesystemDomainInodesHeadroom: newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
+		metricSystemFilesystemDomainLimit:          newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
+		metricSystemFilesystemDomainMounts:         newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
+		metricSystemFilesystemDomainTimeToFull:     newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
+		metricSystemFilesystemDomainUsage:          newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
+		metricSystemFilesystemInodesUsage:          newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:    newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:                newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemShmHeadroom:          newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
+		metricSystemFilesystemShmUsage:             newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
+		metricSystemFilesystemStatus:               newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:           newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:                newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:          newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
@@ -989,9 +2994,26 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricSystemFilesystemCheckpointCopies.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointDuration.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointInterval.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointNextSave.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointSize.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointState.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointThroughput.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainBindingLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainInodesHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainMounts.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainTimeToFull.emit(ils.Metrics())
+	mb.metricSystemFilesystemDomainUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemShmHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemShmUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemStatus.emit(ils.Metrics())
 	mb.metricSystemFilesystemTimeToFull.emit(ils.Metrics())
 	mb.metricSystemFilesystemUsage.emit(ils.Metrics())
@@ -1027,39 +3049,124 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	return metrics
 }
 
+// RecordSystemFilesystemCheckpointCopiesDataPoint adds a data point to system.filesystem.checkpoint.copies metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+	mb.metricSystemFilesystemCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointRotationAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointDurationDataPoint adds a data point to system.filesystem.checkpoint.duration metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointDurationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointDuration.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointHeadroomDataPoint adds a data point to system.filesystem.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointIntervalDataPoint adds a data point to system.filesystem.checkpoint.interval metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointIntervalDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointInterval.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointNextSaveDataPoint adds a data point to system.filesystem.checkpoint.next_save metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointNextSaveDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointNextSave.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointSizeDataPoint adds a data point to system.filesystem.checkpoint.size metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+	mb.metricSystemFilesystemCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointPercentileAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointStateDataPoint adds a data point to system.filesystem.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	mb.metricSystemFilesystemCheckpointState.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
+}
+
+// RecordSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainBindingLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+}
+
+// RecordSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+}
+
+// RecordSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
+	mb.metricSystemFilesystemDomainInodesHeadroom.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemLimitNameAttributeValue.String())
+}
+
+// RecordSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainMounts.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemDomainTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemDomainUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+}
+
 // RecordSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemInodesUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemInodesUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
+	mb.metricSystemFilesystemShmHeadroom.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemShmBoundAttributeValue.String())
+}
+
+// RecordSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
+	mb.metricSystemFilesystemShmUsage.recordDataPoint(mb.startTime, ts, val, k8sPodUIDAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemMountpointAttributeValue)
 }
 
 // RecordSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
+	mb.metricSystemFilesystemStatus.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStatusAttributeValue.String())
 }
 
 // RecordSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemTimeToFull.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
+func (mb *MetricsBuilder) RecordSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
+	mb.metricSystemFilesystemUsage.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue, systemFilesystemStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization metric.
-func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+func (mb *MetricsBuilder) RecordSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemUtilization.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // Reset resets metrics builder to its initial state. It should be used when external metrics source is restarted,

@@ -67,9 +67,26 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["system.filesystem.checkpoint.copies"] = mb.metricSystemFilesystemCheckpointCopies.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.duration"] = mb.metricSystemFilesystemCheckpointDuration.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.headroom"] = mb.metricSystemFilesystemCheckpointHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.interval"] = mb.metricSystemFilesystemCheckpointInterval.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.next_save"] = mb.metricSystemFilesystemCheckpointNextSave.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.size"] = mb.metricSystemFilesystemCheckpointSize.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.state"] = mb.metricSystemFilesystemCheckpointState.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.throughput"] = mb.metricSystemFilesystemCheckpointThroughput.config.AggregationStrategy
+			aggMap["system.filesystem.domain.binding_limit"] = mb.metricSystemFilesystemDomainBindingLimit.config.AggregationStrategy
+			aggMap["system.filesystem.domain.headroom"] = mb.metricSystemFilesystemDomainHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.domain.inodes.headroom"] = mb.metricSystemFilesystemDomainInodesHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.domain.limit"] = mb.metricSystemFilesystemDomainLimit.config.AggregationStrategy
+			aggMap["system.filesystem.domain.mounts"] = mb.metricSystemFilesystemDomainMounts.config.AggregationStrategy
+			aggMap["system.filesystem.domain.time_to_full"] = mb.metricSystemFilesystemDomainTimeToFull.config.AggregationStrategy
+			aggMap["system.filesystem.domain.usage"] = mb.metricSystemFilesystemDomainUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
+			aggMap["system.filesystem.shm.headroom"] = mb.metricSystemFilesystemShmHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.shm.usage"] = mb.metricSystemFilesystemShmUsage.config.AggregationStrategy
 			aggMap["system.filesystem.status"] = mb.metricSystemFilesystemStatus.config.AggregationStrategy
 			aggMap["system.filesystem.time_to_full"] = mb.metricSystemFilesystemTimeToFull.config.AggregationStrategy
 			aggMap["system.filesystem.usage"] = mb.metricSystemFilesystemUsage.config.AggregationStrategy
@@ -84,45 +101,147 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointRotationBeforeSave)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordSystemFilesystemCheckpointCopiesDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointRotationAfterSave)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemCheckpointDurationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemCheckpointHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+				mb.RecordSystemFilesystemCheckpointIntervalDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemCheckpointNextSaveDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointPercentileP50)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+				mb.RecordSystemFilesystemCheckpointSizeDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointPercentileP90)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemCheckpointStateFits)
 			if tt.name == "reaggregate_set" {
-				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+				mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemCheckpointStateTight)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemLimitNameFreeBlocks)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainInodesHeadroomDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemLimitNameNodefsEvictionHard)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainMountsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemDomainUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemInodesUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemInodesUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemLimitDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemLimitDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemShmBoundTmpfs)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemShmBoundCgroupMemory)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemShmUsageDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemShmUsageDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemStatusDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStatusOk)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemStatusDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStatusTimeout)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemTimeToFullDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUsageDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val", AttributeSystemFilesystemStateUsed)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUsageDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2", AttributeSystemFilesystemStateFree)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemUtilizationDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", AttributeSystemFilesystemModeRo, "system.filesystem.mountpoint-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemUtilizationDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", AttributeSystemFilesystemModeRw, "system.filesystem.mountpoint-val-2", "system.filesystem.type-val-2")
 			}
 
 			rb := mb.NewResourceBuilder()
@@ -130,9 +249,26 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointCopies.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointDuration.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointInterval.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointNextSave.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointSize.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointState.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainBindingLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainInodesHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainMounts.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainTimeToFull.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemDomainUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemShmHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemShmUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemStatus.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemTimeToFull.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemUsage.aggDataPoints)
@@ -164,6 +300,886 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "system.filesystem.checkpoint.copies":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
+						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.True(t, ok)
+						assert.Equal(t, "before_save", systemFilesystemCheckpointRotationAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.copies")
+						validatedMetrics["system.filesystem.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Copies the job keeps (keep-N), learned from the saves seen before the first that removed one; with the rotation pattern. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.copies"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.duration":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
+						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.duration"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.duration")
+						validatedMetrics["system.filesystem.checkpoint.duration"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time the last checkpoint save took (its write burst), GPU time spent blocked when saves are synchronous. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.duration"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
+						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.headroom")
+						validatedMetrics["system.filesystem.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Free space expected when the next save starts minus what it needs at its peak (its size, plus nothing or minus the copy rotation removes first); negative when it will not fit. Free space is the headroom of the binding limit (system.filesystem.domain.binding_limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.interval":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
+						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.interval"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.interval")
+						validatedMetrics["system.filesystem.checkpoint.interval"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Median time between the starts of the last checkpoint saves on the domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.interval"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.next_save":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
+						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.next_save"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.next_save")
+						validatedMetrics["system.filesystem.checkpoint.next_save"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Time until the next checkpoint save is expected to start (0 when one is due or running). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.next_save"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
+						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.True(t, ok)
+						assert.Equal(t, "p50", systemFilesystemCheckpointPercentileAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.size")
+						validatedMetrics["system.filesystem.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Learned size of a checkpoint save (p50 and p90 of the last five), net of the background's growth during it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
+						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.True(t, ok)
+						assert.Equal(t, "fits", systemFilesystemCheckpointStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.state")
+						validatedMetrics["system.filesystem.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.throughput":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
+						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.throughput"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.throughput")
+						validatedMetrics["system.filesystem.checkpoint.throughput"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Write rate of the last checkpoint save (its size over its duration). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By/s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.throughput"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.binding_limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
+						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.binding_limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.binding_limit")
+						validatedMetrics["system.filesystem.domain.binding_limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.binding_limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
+						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.headroom")
+						validatedMetrics["system.filesystem.domain.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to the domain before each limit that applies to it bites (negative once past it): free_blocks always; the kubelet's eviction thresholds on its nodefs and imagefs. The eviction headroom of a node is the nodefs_eviction_hard point. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.inodes.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
+						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemLimitNameAttrVal, ok := dp.Attributes().Get("system.filesystem.limit.name")
+						assert.True(t, ok)
+						assert.Equal(t, "free_blocks", systemFilesystemLimitNameAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.inodes.headroom"], "Found a duplicate in the metrics slice: system.filesystem.domain.inodes.headroom")
+						validatedMetrics["system.filesystem.domain.inodes.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Inodes that can still be created on the kubelet's nodefs before nodefs.inodesFree falls below its hard (and soft) eviction threshold. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.inodes.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.limit.name")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
+						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.limit"], "Found a duplicate in the metrics slice: system.filesystem.domain.limit")
+						validatedMetrics["system.filesystem.domain.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Size of a capacity domain (one filesystem, however many mounts show it), reported once per domain. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.mounts":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
+						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{mount}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.mounts"], "Found a duplicate in the metrics slice: system.filesystem.domain.mounts")
+						validatedMetrics["system.filesystem.domain.mounts"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Mounts reported on the domain in this scrape (after the filters and the duplicates setting). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{mount}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.mounts"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.time_to_full":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
+						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.time_to_full"], "Found a duplicate in the metrics slice: system.filesystem.domain.time_to_full")
+						validatedMetrics["system.filesystem.domain.time_to_full"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.time_to_full of the domain, once per domain (from the mount showing the filesystem's root when one is reported). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "s", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["system.filesystem.domain.time_to_full"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.domain.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
+						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						systemFilesystemStateAttrVal, ok := dp.Attributes().Get("system.filesystem.state")
+						assert.True(t, ok)
+						assert.Equal(t, "used", systemFilesystemStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.domain.usage"], "Found a duplicate in the metrics slice: system.filesystem.domain.usage")
+						validatedMetrics["system.filesystem.domain.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes used, free and reserved of a capacity domain, once per domain (as system.filesystem.usage). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.domain.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.state")
+						assert.False(t, ok)
+					}
 				case "system.filesystem.inodes.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.filesystem.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.inodes.usage")
@@ -182,6 +1198,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -219,6 +1241,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -244,6 +1270,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -276,6 +1308,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -301,6 +1337,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -335,11 +1377,120 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.shm.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
+						validatedMetrics["system.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+						systemFilesystemShmBoundAttrVal, ok := dp.Attributes().Get("system.filesystem.shm.bound")
+						assert.True(t, ok)
+						assert.Equal(t, "tmpfs", systemFilesystemShmBoundAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.shm.headroom"], "Found a duplicate in the metrics slice: system.filesystem.shm.headroom")
+						validatedMetrics["system.filesystem.shm.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.shm.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.shm.bound")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.shm.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
+						validatedMetrics["system.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.shm.usage"], "Found a duplicate in the metrics slice: system.filesystem.shm.usage")
+						validatedMetrics["system.filesystem.shm.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes used in a pod's memory-backed emptyDir (tmpfs f_blocks − f_bfree). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.shm.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 					}
 				case "system.filesystem.status":
@@ -360,6 +1511,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
@@ -394,6 +1551,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
@@ -417,6 +1578,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemMountpointAttrVal, ok := dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.True(t, ok)
 						assert.Equal(t, "system.filesystem.mountpoint-val", systemFilesystemMountpointAttrVal.Str())
@@ -446,6 +1613,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
@@ -469,6 +1640,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -506,6 +1683,10 @@ func TestMetricsBuilder(t *testing.T) {
 						}
 						_, ok := dp.Attributes().Get("system.device")
 						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
@@ -531,6 +1712,12 @@ func TestMetricsBuilder(t *testing.T) {
 						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
 						assert.True(t, ok)
 						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
 						systemFilesystemModeAttrVal, ok := dp.Attributes().Get("system.filesystem.mode")
 						assert.True(t, ok)
 						assert.Equal(t, "ro", systemFilesystemModeAttrVal.Str())
@@ -562,6 +1749,10 @@ func TestMetricsBuilder(t *testing.T) {
 							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
 						}
 						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)

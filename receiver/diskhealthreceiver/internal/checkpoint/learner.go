@@ -1,0 +1,541 @@
+// Package checkpoint learns a training job's checkpoint saves from a filesystem's usage over time and
+// answers "will the next save fit": it sees write bursts as usage steps between samples, learns their
+// size, cadence, duration and the retention around them (keep-N, rotation before or after the save), and
+// predicts the headroom at the next saves. It is pure: samples and times in, a prediction out, no I/O.
+//
+// The model. A burst is a run of samples whose usage moves by more than the background noise. Within a
+// burst the learner measures the rise (the largest increase from a low point), the fall (the largest
+// decrease from a high point) and which came first. A burst that only rises is a save that kept every
+// older copy; one that rises and falls is a save with rotation (the fall first: rotation before the
+// save, at most N copies on disk; the rise first: rotation after it, N+1 copies at the peak); one that
+// only falls is a deletion. The sizes of the copies on disk are kept oldest first, so the size of a
+// save with rotation is exact (its net change plus the size of the copy it removed) even when the
+// deletion and part of the write fall between the same two samples. The number of copies kept is how
+// many were on disk when rotation was first seen.
+//
+// The prediction replays the learned cycle forward from now: background growth (the usage slope
+// between bursts) until each of the next Lookahead saves, each save's peak need (its size; minus the
+// copy removed first when rotation runs before it) against the free space then. The state is
+// will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
+// fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
+// have been seen, so log growth, unpack-and-delete bursts and one-off bulk writes predict nothing.
+package checkpoint // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
+
+import (
+	"math"
+	"slices"
+	"time"
+)
+
+// State is the answer to "will the next save fit".
+type State uint8
+
+const (
+	// Learning means: no regular save pattern (yet); nothing is predicted.
+	Learning State = iota
+	// Fits means: every predicted save fits with room to spare.
+	Fits
+	// Tight means: every predicted save fits, the closest with less than a quarter of a save to spare.
+	Tight
+	// WillFail means: one of the next Lookahead saves does not fit.
+	WillFail
+)
+
+func (s State) String() string {
+	switch s {
+	case Fits:
+		return "fits"
+	case Tight:
+		return "tight"
+	case WillFail:
+		return "will_fail"
+	}
+	return "learning"
+}
+
+// Rotation is when the job removes its oldest copy relative to writing a new one.
+type Rotation uint8
+
+const (
+	// RotationUnknown means: no save has removed a copy yet (or none is removed: keep-all).
+	RotationUnknown Rotation = iota
+	// RotationBefore means: the oldest copy goes before the save; at most N copies are ever on disk.
+	RotationBefore
+	// RotationAfter means: the oldest copy goes after the save succeeds; N+1 copies at the peak.
+	RotationAfter
+)
+
+func (r Rotation) String() string {
+	switch r {
+	case RotationBefore:
+		return "before_save"
+	case RotationAfter:
+		return "after_save"
+	}
+	return "unknown"
+}
+
+// Sample is one reading of a filesystem.
+type Sample struct {
+	Time time.Time
+	// Used is what is allocated (f_blocks − f_bfree); Free is what the writer can still allocate (for a
+	// non-root writer f_bavail, or less when another limit binds first).
+	Used, Free uint64
+}
+
+// Config tunes a Learner. Zero values take the defaults.
+type Config struct {
+	// History is how many saves (sizes, intervals) the estimates use. Default 5.
+	History int
+	// Lookahead is how many saves ahead are predicted. Default 2: a save that will not fit is seen
+	// before the one ahead of it starts, at least one cadence before it fails.
+	Lookahead int
+	// MinSaves is how many saves must be seen before anything is predicted. Default 3.
+	MinSaves int
+	// NoiseFactor: a step is part of a burst when it is larger than this many times the background's
+	// usual step. Default 4.
+	NoiseFactor float64
+	// MinStepFraction: and larger than this fraction of the filesystem. Default 0.0002.
+	MinStepFraction float64
+	// QuietSamples: a burst ends after this many quiet samples. Default 2.
+	QuietSamples int
+}
+
+func (c Config) withDefaults() Config {
+	if c.History <= 0 {
+		c.History = 5
+	}
+	if c.Lookahead <= 0 {
+		c.Lookahead = 3
+	}
+	if c.MinSaves <= 0 {
+		c.MinSaves = 3
+	}
+	if c.NoiseFactor <= 0 {
+		c.NoiseFactor = 4
+	}
+	if c.MinStepFraction <= 0 {
+		c.MinStepFraction = 0.0002
+	}
+	if c.QuietSamples <= 0 {
+		c.QuietSamples = 2
+	}
+	return c
+}
+
+// Prediction is what a Learner knows after a sample.
+type Prediction struct {
+	State State
+	// Previous is the state before this sample: State != Previous is a change (an event when State is
+	// WillFail).
+	Previous State
+	// Saves is the number of saves seen.
+	Saves int
+	// SizeP50 and SizeP90 are the medians and 90th percentiles of the last History saves' sizes.
+	SizeP50, SizeP90 uint64
+	// Interval is the median time between the starts of the last saves.
+	Interval time.Duration
+	// NextSave is the time until the next save is expected to start (0 when it is due).
+	NextSave time.Duration
+	// Headroom is the free space at the next save minus what it needs at its peak (bytes, may be
+	// negative); Need is that need.
+	Headroom int64
+	Need     uint64
+	// FailingSave is which predicted save does not fit (1 the next), 0 when all fit; FailsIn the time
+	// until it starts.
+	FailingSave int
+	FailsIn     time.Duration
+	// LastDuration and LastThroughput (bytes/s) describe the last save.
+	LastDuration   time.Duration
+	LastThroughput float64
+	// Keep is the number of copies the job keeps (0: unknown, no rotation seen); Rotation when it
+	// removes the oldest.
+	Keep     int
+	Rotation Rotation
+	// Background is the usage growth between saves, bytes per second (≥ 0).
+	Background float64
+}
+
+// Learner follows one filesystem. Not safe for concurrent use.
+type Learner struct {
+	cfg Config
+
+	// last and before are the two samples before this one.
+	last, before Sample
+	started      bool
+	// rates are the last absolute usage changes per second, bursts included: their lower quartile is
+	// the noise floor (saves take well under three quarters of any window longer than a cadence, so it
+	// is the background's), known from the first samples on. growth is the signed change between
+	// bursts, smoothed.
+	rates     [noiseWindow]float64
+	nrates    int
+	growth    float64
+	quietSeen int
+
+	// The burst in progress: from its last quiet sample (burstStart) to its last active one
+	// (burstEnd). levels are the usage from the sample before burstStart, so a partial first step of
+	// the save, too small to stand out, is in it, to the first quiet sample after burstEnd (the
+	// partial last step), spanning spanStart..spanEnd; the background over that span is taken out.
+	inBurst            bool
+	burstStart         time.Time
+	burstEnd           time.Time
+	spanStart, spanEnd time.Time
+	levels             []uint64
+	quiet              int
+
+	copies    []uint64 // sizes of the copies on disk, oldest first
+	sizes     []uint64 // the last History saves
+	starts    []time.Time
+	saves     int
+	keep      int
+	rotation  Rotation
+	pureSaves int // saves that removed nothing, before rotation was first seen
+	// transient: what the last save wrote was deleted again before the next (unpack-and-delete,
+	// staging): a save needs its size at its peak and leaves nothing behind.
+	transient bool
+	lastDur   time.Duration
+	lastSize  uint64
+	// Estimates from the saves, as of the last one.
+	p50, p90  uint64
+	interval  time.Duration
+	isRegular bool
+	// replay is scratch for the copies predict replays forward.
+	replay []uint64
+
+	state State
+}
+
+// NewLearner returns a Learner with cfg (zero values: defaults).
+func NewLearner(cfg Config) *Learner {
+	return &Learner{cfg: cfg.withDefaults()}
+}
+
+// Observe takes the next sample (times must increase; an older one is ignored) and returns the
+// prediction after it.
+func (l *Learner) Observe(s Sample) Prediction {
+	prev := l.state
+	if !l.started {
+		l.before, l.last, l.started = s, s, true
+		return l.predict(s, prev)
+	}
+	dt := s.Time.Sub(l.last.Time).Seconds()
+	if dt <= 0 {
+		return l.predict(l.last, prev)
+	}
+	delta := float64(s.Used) - float64(l.last.Used)
+	limit := float64(s.Used + s.Free)
+	l.rates[l.nrates%noiseWindow] = math.Abs(delta) / dt
+	l.nrates++
+	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
+	active := math.Abs(delta) > threshold
+	switch {
+	case active && !l.inBurst:
+		l.inBurst, l.burstStart, l.spanStart, l.quiet = true, l.last.Time, l.before.Time, 0
+		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
+		l.burstEnd = s.Time
+	case active && len(l.levels) >= MaxBurstSamples:
+		// A burst this long is no save the model can use (a bulk copy, a runaway writer): it is
+		// dropped and whatever follows starts afresh, so memory stays bounded.
+		l.inBurst = false
+	case active:
+		l.levels = append(l.levels, s.Used)
+		l.burstEnd, l.quiet = s.Time, 0
+	case l.inBurst:
+		l.levels = append(l.levels, s.Used)
+		l.quiet++
+		if l.quiet == 1 {
+			l.spanEnd = s.Time
+		}
+		if l.quiet >= l.cfg.QuietSamples {
+			// Quiet samples after the first belong to the background, not the burst.
+			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold)
+			l.inBurst = false
+		}
+	}
+	if !active && !l.inBurst {
+		l.learnBackground(delta / dt)
+	}
+	l.before, l.last = l.last, s
+	return l.predict(s, prev)
+}
+
+// MaxBurstSamples bounds the samples one burst keeps.
+const MaxBurstSamples = 4096
+
+// noiseWindow is how many recent rates the noise floor is taken from: at a 10 s scrape about 20
+// minutes, so a save may last up to a quarter hour and still stand out of it.
+const noiseWindow = 128
+
+// noise is the lower quartile of the recent absolute rates.
+func (l *Learner) noise() float64 {
+	n := min(l.nrates, noiseWindow)
+	if n == 0 {
+		return 0
+	}
+	var buf [noiseWindow]float64
+	r := buf[:n]
+	copy(r, l.rates[:n])
+	return nth(r, n/4)
+}
+
+// nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of
+// the window every sample was most of a sample's cost.
+func nth(v []float64, k int) float64 {
+	lo, hi := 0, len(v)-1
+	for lo < hi {
+		pivot := v[(lo+hi)/2]
+		i, j := lo, hi
+		for i <= j {
+			for v[i] < pivot {
+				i++
+			}
+			for v[j] > pivot {
+				j--
+			}
+			if i <= j {
+				v[i], v[j] = v[j], v[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return v[k]
+		}
+	}
+	return v[k]
+}
+
+// learnBackground smooths the usage rate between bursts: the growth replayed forward.
+func (l *Learner) learnBackground(rate float64) {
+	const alpha = 0.1
+	l.quietSeen++
+	if l.quietSeen == 1 {
+		l.growth = rate
+		return
+	}
+	l.growth += alpha * (rate - l.growth)
+}
+
+// endBurst classifies the finished burst whose levels (the one before it first) are given.
+func (l *Learner) endBurst(levels []uint64, threshold float64) {
+	if len(levels) < 2 {
+		return
+	}
+	rise, fall, riseAt, fallAt := excursions(levels)
+	first, lastLevel := levels[0], levels[len(levels)-1]
+	// The background kept writing during the burst: its share is not the save's.
+	background := int64(max(0, l.growth) * l.spanEnd.Sub(l.spanStart).Seconds())
+	net := int64(lastLevel) - int64(first) - background
+	rise = uint64(max(0, int64(rise)-background))
+	minSave := 3 * threshold
+
+	wrote := float64(rise) > minSave
+	// A fall counts as rotation when it is a real share of what was written, not the shrinking of a
+	// temporary file next to the save.
+	removed := float64(fall) > minSave && (float64(fall) > 0.3*float64(rise) || !wrote)
+	switch {
+	case wrote && !removed:
+		l.save(uint64(max(net, int64(rise))))
+	case wrote && removed:
+		old, known := l.popOldest()
+		size := rise
+		if known && net+int64(old) > 0 {
+			size = uint64(net + int64(old))
+		}
+		if l.rotation == RotationUnknown && l.keep == 0 && l.pureSaves > 0 && known {
+			// Copies on disk when rotation first ran: the ones kept.
+			l.keep = len(l.copies) + 1
+		}
+		if fallAt < riseAt {
+			l.rotation = RotationBefore
+		} else {
+			l.rotation = RotationAfter
+		}
+		l.save(size)
+	case removed:
+		// A deletion outside a save: copies go, oldest first, until the freed space is accounted for.
+		for freed := uint64(0); len(l.copies) > 0 && freed+l.copies[0]/2 < fall; {
+			old, _ := l.popOldest()
+			freed += old
+		}
+		l.transient = l.saves > 0 && len(l.copies) == 0
+	}
+}
+
+// save records a save of size bytes that took the burst's time.
+func (l *Learner) save(size uint64) {
+	if len(l.copies) > 0 {
+		// The previous save is still there: saves are kept.
+		l.transient = false
+	}
+	if l.rotation == RotationUnknown {
+		l.pureSaves++
+	}
+	l.saves++
+	l.copies = append(l.copies, size)
+	l.sizes = appendBounded(l.sizes, size, l.cfg.History)
+	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
+	l.lastDur = l.burstEnd.Sub(l.burstStart)
+	l.lastSize = size
+	// The estimates change only here: computed once per save, not once per sample.
+	l.p50, l.p90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
+	l.interval = 0
+	if len(l.starts) >= 2 {
+		l.interval = quantile(intervals(l.starts), 0.5)
+	}
+	l.isRegular = l.regular(l.interval)
+}
+
+func (l *Learner) popOldest() (uint64, bool) {
+	if len(l.copies) == 0 {
+		return 0, false
+	}
+	old := l.copies[0]
+	l.copies = l.copies[1:]
+	return old, true
+}
+
+func appendBounded[T any](s []T, v T, n int) []T {
+	if len(s) == n {
+		copy(s, s[1:])
+		s = s[:n-1]
+	}
+	return append(s, v)
+}
+
+// excursions returns the largest rise from an earlier low and the largest fall from an earlier high
+// of levels, with the indexes where each was reached.
+func excursions(levels []uint64) (rise, fall uint64, riseAt, fallAt int) {
+	lo, hi := levels[0], levels[0]
+	for i, v := range levels {
+		lo, hi = min(lo, v), max(hi, v)
+		if v-lo > rise {
+			rise, riseAt = v-lo, i
+		}
+		if hi-v > fall {
+			fall, fallAt = hi-v, i
+		}
+	}
+	return rise, fall, riseAt, fallAt
+}
+
+// regular reports whether the saves so far are a pattern: enough of them, starts at a steady cadence
+// and sizes that agree.
+func (l *Learner) regular(interval time.Duration) bool {
+	if l.saves < l.cfg.MinSaves || len(l.starts) < 3 || interval <= 0 {
+		return false
+	}
+	ivs := intervals(l.starts)
+	lo, hi := slices.Min(ivs), slices.Max(ivs)
+	if float64(hi) > 1.5*float64(lo) {
+		return false
+	}
+	sizes := slices.Clone(l.sizes)
+	slices.Sort(sizes)
+	return float64(sizes[len(sizes)-1]) <= 1.5*float64(sizes[0])
+}
+
+func intervals(starts []time.Time) []time.Duration {
+	ivs := make([]time.Duration, 0, len(starts)-1)
+	for i := 1; i < len(starts); i++ {
+		ivs = append(ivs, starts[i].Sub(starts[i-1]))
+	}
+	return ivs
+}
+
+// quantile is the q-quantile of v (nearest rank), v unchanged.
+func quantile[T uint64 | time.Duration](v []T, q float64) T {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	i := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+// predict replays the learned cycle forward from s.
+func (l *Learner) predict(s Sample, prev State) Prediction {
+	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth)}
+	p.SizeP50, p.SizeP90, p.Interval, p.LastDuration = l.p50, l.p90, l.interval, l.lastDur
+	if l.lastDur > 0 {
+		p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
+	}
+	// A job that stopped saving (three intervals without a save) predicts nothing until it saves again.
+	if !l.isRegular || !l.inBurst && s.Time.Sub(l.starts[len(l.starts)-1]) > 3*l.interval {
+		l.state = Learning
+		p.State = Learning
+		return p
+	}
+	// The replay starts from now and the next save due after it; while a burst runs, from its start and
+	// the save it is, so the state does not swing with the levels inside a save.
+	base, free := s.Time, float64(s.Free)
+	next := l.starts[len(l.starts)-1].Add(p.Interval)
+	if l.inBurst {
+		base, next = l.burstStart, l.burstStart
+		free += float64(s.Used) - float64(l.levels[1])
+	}
+	if next.Before(base) {
+		next = next.Add((base.Sub(next)/p.Interval + 1) * p.Interval)
+	}
+	p.NextSave = max(0, next.Sub(s.Time))
+	// Room for the copies and, as each predicted save pops one and appends one, two per save.
+	l.replay = append(slices.Grow(l.replay[:0], len(l.copies)+2*l.cfg.Lookahead), l.copies...)
+	copies := l.replay
+	if l.transient {
+		// What the last save wrote is deleted before the next, as every time so far.
+		for _, c := range copies {
+			free += float64(c)
+		}
+	}
+	least := math.Inf(1)
+	for k := range l.cfg.Lookahead {
+		at := next.Add(time.Duration(k) * p.Interval)
+		freeThen := free - p.Background*at.Sub(base).Seconds()
+		// need is the save's peak above the level before it; after it, removed goes again.
+		need, removed := float64(p.SizeP90), 0.0
+		switch {
+		case l.transient:
+			removed = float64(p.SizeP50)
+		case l.keep > 0 && len(copies) >= l.keep, l.keep == 0 && l.rotation != RotationUnknown:
+			removed = float64(p.SizeP50)
+			if len(copies) > 0 {
+				removed = float64(copies[0])
+				copies = copies[1:]
+			}
+			if l.rotation == RotationBefore {
+				need = max(0, need-removed)
+			}
+		}
+		if !l.transient {
+			copies = append(copies, p.SizeP50)
+		}
+		headroom := freeThen - need
+		if k == 0 {
+			p.Headroom, p.Need = int64(math.Round(headroom)), uint64(need)
+		}
+		least = min(least, headroom)
+		if headroom < 0 && p.FailingSave == 0 {
+			p.FailingSave, p.FailsIn = k+1, max(0, at.Sub(s.Time))
+		}
+		free += removed - float64(p.SizeP50)
+	}
+	// A state is left only past a margin, so that the noise of one sample does not flap it (and send
+	// an event each time).
+	s90 := float64(p.SizeP90)
+	switch {
+	case p.FailingSave > 0, prev == WillFail && least < 0.1*s90:
+		p.State = WillFail
+	case least < 0.25*s90, prev == Tight && least < 0.35*s90:
+		p.State = Tight
+	default:
+		p.State = Fits
+	}
+	l.state = p.State
+	return p
+}

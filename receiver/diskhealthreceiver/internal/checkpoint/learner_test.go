@@ -1,0 +1,187 @@
+package checkpoint
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	gib = 1 << 30
+	tib = 1 << 40
+)
+
+// job is a deterministic training job at real scale: a save of size every cadence, written at rate,
+// with keep-N rotation, on a filesystem of limit bytes holding base bytes of other data.
+type job struct {
+	limit, base, size, rate uint64
+	cadence, scrape         time.Duration
+	keep                    int
+	rotation                Rotation
+}
+
+// run feeds the learner one sample per scrape until saves saves have completed and one more scrape
+// after, and returns every prediction with the usage it was made at.
+func (j job) run(l *Learner, saves int) (preds []Prediction, used []uint64) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	var copies []uint64
+	level := func(at time.Duration) uint64 {
+		u := j.base
+		copies = copies[:0]
+		for k := 0; k < saves; k++ {
+			start := time.Duration(k+1) * j.cadence
+			if at < start {
+				break
+			}
+			if j.rotation == RotationBefore && len(copies) == j.keep {
+				copies = copies[1:]
+			}
+			written := min(j.size, uint64((at-start).Seconds()*float64(j.rate)))
+			copies = append(copies, written)
+			if written == j.size && j.rotation == RotationAfter && len(copies) > j.keep {
+				copies = copies[1:]
+			}
+		}
+		for _, c := range copies {
+			u += c
+		}
+		return u
+	}
+	end := time.Duration(saves+1)*j.cadence - j.scrape
+	for at := time.Duration(0); at <= end; at += j.scrape {
+		u := level(at)
+		preds = append(preds, l.Observe(Sample{Time: t0.Add(at), Used: u, Free: j.limit - u}))
+		used = append(used, u)
+	}
+	return preds, used
+}
+
+// TestLearnerKeepAfterNeedsOneMoreCopy is the case: saves of 300 GiB every 2 h with keep-3, a
+// disk that holds three copies but not the fourth one the save makes before rotation removes the
+// oldest. The usage trend between saves is flat, so a trend forecast sees no end; the learner
+// names the save that will fail.
+func TestLearnerKeepAfterNeedsOneMoreCopy(t *testing.T) {
+	j := job{limit: 2 * tib, base: 900 * gib, size: 300 * gib, rate: 1 * gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: RotationAfter}
+	preds, used := j.run(NewLearner(Config{}), 3)
+	p := preds[len(preds)-1]
+	require.Equal(t, 3, p.Saves)
+	assert.Equal(t, WillFail, p.State)
+	assert.Equal(t, 1, p.FailingSave, "the fourth save, the next one")
+	assert.Equal(t, uint64(300*gib), p.SizeP50)
+	assert.InDelta(t, float64(2*time.Hour), float64(p.Interval), float64(time.Minute))
+	assert.Equal(t, int64(j.limit-used[len(used)-1])-int64(300*gib), p.Headroom, "free now minus one save")
+	assert.InDelta(t, 300, p.LastDuration.Seconds(), 60, "300 GiB at 1 GiB/s, seen at a 1 min scrape")
+	assert.InDelta(t, float64(gib), p.LastThroughput, 0.25*gib)
+	assert.Zero(t, p.Keep, "no rotation seen yet")
+}
+
+// TestLearnerLearnsRotation: the same disk with rotation before the save never holds more than three
+// copies, and once the learner has seen a rotation it knows, and predicts that the saves fit.
+func TestLearnerLearnsRotation(t *testing.T) {
+	for _, rot := range []Rotation{RotationBefore, RotationAfter} {
+		j := job{limit: 4 * tib, base: 900 * gib, size: 300 * gib, rate: 1 * gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: rot}
+		if rot == RotationBefore {
+			j.limit = 1800*gib + 100*gib
+		}
+		preds, _ := j.run(NewLearner(Config{}), 6)
+		p := preds[len(preds)-1]
+		assert.Equal(t, 3, p.Keep, rot)
+		assert.Equal(t, rot, p.Rotation)
+		assert.Equal(t, uint64(300*gib), p.SizeP50, rot)
+		assert.Equal(t, Fits, p.State, rot)
+		if rot == RotationBefore {
+			assert.Zero(t, p.Need, "the copy removed first makes room for the new one")
+		} else {
+			assert.Equal(t, uint64(300*gib), p.Need, "the fourth copy exists until rotation")
+		}
+	}
+}
+
+// TestLearnerNeedsAPattern: two saves, or saves at an irregular cadence, predict nothing.
+func TestLearnerNeedsAPattern(t *testing.T) {
+	j := job{limit: 2 * tib, base: 1700 * gib, size: 100 * gib, rate: 1 * gib, cadence: time.Hour, scrape: time.Minute, keep: 5, rotation: RotationAfter}
+	preds, _ := j.run(NewLearner(Config{}), 2)
+	for _, p := range preds {
+		assert.Equal(t, Learning, p.State)
+	}
+	assert.Equal(t, 2, preds[len(preds)-1].Saves)
+
+	l := NewLearner(Config{})
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	used := uint64(1000 * gib)
+	at := time.Duration(0)
+	for _, gap := range []time.Duration{10 * time.Minute, 50 * time.Minute, 15 * time.Minute, 90 * time.Minute} {
+		for end := at + gap; at < end; at += time.Minute {
+			l.Observe(Sample{Time: t0.Add(at), Used: used, Free: 2*tib - used})
+		}
+		used += 50 * gib
+	}
+	p := l.Observe(Sample{Time: t0.Add(at), Used: used, Free: 2*tib - used})
+	assert.Equal(t, 3, p.Saves, "every burst seen (the last still running)")
+	assert.Equal(t, Learning, p.State, "irregular bursts are no checkpoint pattern")
+}
+
+// TestLearnerIgnoresOldSamples: a sample not after the last one changes nothing.
+func TestLearnerIgnoresOldSamples(t *testing.T) {
+	l := NewLearner(Config{})
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	l.Observe(Sample{Time: t0, Used: 10, Free: 90})
+	p := l.Observe(Sample{Time: t0, Used: 50, Free: 50})
+	assert.Equal(t, Learning, p.State)
+	assert.Zero(t, l.nrates)
+}
+
+func TestStrings(t *testing.T) {
+	assert.Equal(t, []string{"learning", "fits", "tight", "will_fail"}, []string{Learning.String(), Fits.String(), Tight.String(), WillFail.String()})
+	assert.Equal(t, []string{"unknown", "before_save", "after_save"}, []string{RotationUnknown.String(), RotationBefore.String(), RotationAfter.String()})
+}
+
+// FuzzLearner: any sequence of samples (times going back, usage above the size, zero sizes) gives a
+// prediction without panicking, and a state other than learning only with a learned size and cadence.
+func FuzzLearner(f *testing.F) {
+	f.Add([]byte{0, 10, 90, 1, 10, 90, 2, 60, 40, 3, 10, 90})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		l := NewLearner(Config{})
+		t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		for i := 0; i+2 < len(data); i += 3 {
+			p := l.Observe(Sample{Time: t0.Add(time.Duration(data[i]) * time.Second), Used: uint64(data[i+1]) << 30, Free: uint64(data[i+2]) << 30})
+			if p.State != Learning {
+				require.Positive(t, p.Interval)
+				require.Positive(t, p.SizeP50)
+			}
+		}
+	})
+}
+
+// TestLearnerBoundsABurst: a burst that never ends (steps of 1 GiB, each followed by a quiet one, so
+// neither the noise floor nor two quiet samples end it) is dropped at MaxBurstSamples.
+func TestLearnerBoundsABurst(t *testing.T) {
+	l := NewLearner(Config{})
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	used, longest := uint64(0), 0
+	for i := range 3 * MaxBurstSamples {
+		if i%2 == 0 {
+			used += gib
+		} else {
+			used += 1 << 20
+		}
+		l.Observe(Sample{Time: t0.Add(time.Duration(i) * time.Second), Used: used, Free: tib})
+		longest = max(longest, len(l.levels))
+		require.LessOrEqual(t, len(l.levels), MaxBurstSamples)
+	}
+	assert.Equal(t, MaxBurstSamples, longest, "the burst reached the bound")
+}
+
+// TestLearnerForgetsAStoppedJob: three intervals without a save and nothing is predicted any more.
+func TestLearnerForgetsAStoppedJob(t *testing.T) {
+	j := job{limit: 4 * tib, base: 900 * gib, size: 300 * gib, rate: gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: RotationAfter}
+	l := NewLearner(Config{})
+	preds, used := j.run(l, 4)
+	require.NotEqual(t, Learning, preds[len(preds)-1].State)
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	u := used[len(used)-1]
+	p := l.Observe(Sample{Time: t0.Add(4*2*time.Hour + 3*2*time.Hour + time.Minute), Used: u, Free: 4*tib - u})
+	assert.Equal(t, Learning, p.State)
+}

@@ -1,0 +1,136 @@
+package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
+
+import (
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+)
+
+// EventCheckpointWillFail is the event.name of the log record sent when a domain's next checkpoint
+// saves turn will_fail.
+const EventCheckpointWillFail = "disk_health.checkpoint.will_fail"
+
+// learners keeps one checkpoint learner per capacity domain, for as long as the domain is mounted.
+type learners struct {
+	byDomain map[fsusage.Domain]*checkpoint.Learner
+	seen     map[fsusage.Domain]bool
+}
+
+func newLearners() *learners {
+	return &learners{byDomain: map[fsusage.Domain]*checkpoint.Learner{}, seen: map[fsusage.Domain]bool{}}
+}
+
+// observe feeds the domain's sample to its learner (made at the first).
+func (ls *learners) observe(d fsusage.Domain, s checkpoint.Sample) checkpoint.Prediction {
+	ls.seen[d] = true
+	l, ok := ls.byDomain[d]
+	if !ok {
+		l = checkpoint.NewLearner(checkpoint.Config{})
+		ls.byDomain[d] = l
+	}
+	return l.Observe(s)
+}
+
+// keep marks a domain present in this scrape even though it gave no sample (its statfs failed).
+func (ls *learners) keep(d fsusage.Domain) { ls.seen[d] = true }
+
+// sweep forgets the domains no longer mounted: a filesystem mounted again starts learning afresh.
+func (ls *learners) sweep() {
+	for d := range ls.byDomain {
+		if !ls.seen[d] {
+			delete(ls.byDomain, d)
+		}
+	}
+	clear(ls.seen)
+}
+
+var checkpointStates = [...]struct {
+	state checkpoint.State
+	attr  metadata.AttributeSystemFilesystemCheckpointState
+}{
+	{checkpoint.Fits, metadata.AttributeSystemFilesystemCheckpointStateFits},
+	{checkpoint.Tight, metadata.AttributeSystemFilesystemCheckpointStateTight},
+	{checkpoint.WillFail, metadata.AttributeSystemFilesystemCheckpointStateWillFail},
+}
+
+var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckpointRotation{
+	checkpoint.RotationUnknown: metadata.AttributeSystemFilesystemCheckpointRotationUnknown,
+	checkpoint.RotationBefore:  metadata.AttributeSystemFilesystemCheckpointRotationBeforeSave,
+	checkpoint.RotationAfter:   metadata.AttributeSystemFilesystemCheckpointRotationAfterSave,
+}
+
+// recordCheckpoint learns from the domain's sample and appends what is known, once a save pattern
+// is; the event is buffered when the state turns will_fail.
+// Free space is what the binding limit leaves.
+func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
+	u := &r.Usage
+	p := s.learners.observe(r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
+	if p.State == checkpoint.Learning {
+		return
+	}
+	e, m := s.e, r.Mount
+	dev, uuid, typ := m.Source, r.Domain.UUID, m.FSType
+	if p.Keep > 0 {
+		e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, int64(p.Keep), dev, dom, uuid, typ, rotations[p.Rotation])
+	}
+	e.AppendSystemFilesystemCheckpointDurationDataPoint(ts, p.LastDuration.Seconds(), dev, dom, uuid, typ)
+	e.AppendSystemFilesystemCheckpointHeadroomDataPoint(ts, p.Headroom, dev, dom, uuid, typ)
+	e.AppendSystemFilesystemCheckpointIntervalDataPoint(ts, p.Interval.Seconds(), dev, dom, uuid, typ)
+	e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, p.NextSave.Seconds(), dev, dom, uuid, typ)
+	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP50), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
+	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP90), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
+	for _, st := range checkpointStates {
+		v := int64(0)
+		if st.state == p.State {
+			v = 1
+		}
+		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st.attr)
+	}
+	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
+	if p.State == checkpoint.WillFail && p.Previous != checkpoint.WillFail {
+		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String())
+	}
+}
+
+// willFailEvent buffers the log record of a domain turning will_fail: what, where, how big, when,
+// and the limit that binds.
+func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string) {
+	retention := "no rotation seen yet"
+	if p.Keep > 0 {
+		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
+	}
+	body := fmt.Sprintf("filesystem %s (%s, %s): checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
+		dom, mp, r.Mount.Source, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
+		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
+	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
+	a := lr.Attributes()
+	a.PutStr("system.filesystem.domain", dom)
+	a.PutStr("system.filesystem.uuid", r.Domain.UUID)
+	a.PutStr("system.filesystem.mountpoint", mp)
+	a.PutStr("system.device", r.Mount.Source)
+	a.PutInt("disk_health.checkpoint.size", emit.Int(p.SizeP90))
+	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
+	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)
+	a.PutStr("disk_health.checkpoint.binding_limit", bind)
+}
+
+// bytesText is n in binary units with one decimal, for event bodies.
+func bytesText(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,85 @@
+package filesystemscraper
+
+import (
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+)
+
+const gib = 1 << 30
+
+// keepAfterLevel is the usage at time at of a 2 TiB filesystem holding 900 GiB of other data and a job
+// saving 300 GiB at 1 GiB/s every 2 h with keep-3, rotation after the save (the case): three
+// copies fit, the fourth the fourth save makes before rotation does not.
+func keepAfterLevel(at time.Duration) uint64 {
+	used := uint64(900 * gib)
+	var copies []uint64
+	for k := 1; time.Duration(k)*2*time.Hour <= at; k++ {
+		written := min(300*gib, uint64((at-time.Duration(k)*2*time.Hour).Seconds()*gib))
+		copies = append(copies, written)
+		if written == 300*gib && len(copies) > 3 {
+			copies = copies[1:]
+		}
+	}
+	for _, c := range copies {
+		used += c
+	}
+	return used
+}
+
+// TestFSScraperCheckpointWillFail: the job's saves land on /data, shown by seven mounts. The learner
+// runs once for the domain; after the third save it reports the fourth will not fit, with one
+// will_fail event naming the domain, a mount, the size and when; the checkpoint series exist once.
+func TestFSScraperCheckpointWillFail(t *testing.T) {
+	clock := t0
+	sink := new(consumertest.LogsSink)
+	s, f := bindsRootWith(t, "keep", &clock, sink, nil)
+	const limit = 2 << 40
+	var last int
+	for at := time.Duration(0); at < 7*time.Hour; at += time.Minute {
+		clock = t0.Add(at)
+		free := (limit - keepAfterLevel(at)) / 4096
+		f.mu.Lock()
+		for path, st := range f.answers {
+			if st.Blocks == 1_000_000 || st.Blocks == limit/4096 {
+				st.Blocks, st.Bfree, st.Bavail = limit/4096, free, free
+				f.answers[path] = st
+			}
+		}
+		f.mu.Unlock()
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		if at == 7*time.Hour-time.Minute {
+			dhtest.AssertGolden(t, "filesystem-checkpoint", md, pmetrictest.IgnoreStartTimestamp())
+			states, _ := domainPoints(md, "system.filesystem.checkpoint.state")
+			assert.Equal(t, map[string]int{"259:5": 3}, states, "one state set, for the domain")
+			headroom, ok := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			require.True(t, ok)
+			assert.Equal(t, int64(limit-keepAfterLevel(at))-300*gib, headroom)
+		}
+		if sink.LogRecordCount() > last && last == 0 {
+			assert.Equal(t, 6*time.Hour+5*time.Minute, at.Round(5*time.Minute), "after the third save")
+		}
+		last = sink.LogRecordCount()
+	}
+	require.Equal(t, 1, sink.LogRecordCount(), "one event when the state turns will_fail")
+	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	assert.Equal(t, plog.SeverityNumberWarn, lr.SeverityNumber())
+	attr := lr.Attributes().AsRaw()
+	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
+	assert.Equal(t, "259:5", attr["system.filesystem.domain"])
+	assert.Equal(t, "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", attr["system.filesystem.uuid"])
+	assert.Equal(t, "/data", attr["system.filesystem.mountpoint"])
+	assert.Equal(t, int64(300*gib), attr["disk_health.checkpoint.size"])
+	assert.Equal(t, "free_blocks", attr["disk_health.checkpoint.binding_limit"])
+	assert.InDelta(t, (2 * time.Hour).Seconds(), attr["disk_health.checkpoint.fails_in"], 10*60)
+	assert.Contains(t, lr.Body().Str(), "checkpoint save 1 from now")
+	assert.Contains(t, lr.Body().Str(), "saves of 300.0 GiB every 2h0m0s")
+}
