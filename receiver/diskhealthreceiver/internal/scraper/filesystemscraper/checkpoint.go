@@ -17,6 +17,11 @@ import (
 // saves turn will_fail.
 const EventCheckpointWillFail = "disk_health.checkpoint.will_fail"
 
+// EventSHMWillFail is the event.name of the log record sent when a pod's shared memory has less
+// headroom than it grew by since the last scrape: at that rate the next scrape finds the writer dead of
+// ENOSPC or the OOM killer.
+const EventSHMWillFail = "disk_health.shm.will_fail"
+
 // learners keeps one checkpoint learner per capacity domain, for as long as the domain is mounted.
 type learners struct {
 	byDomain map[fsusage.Domain]*checkpoint.Learner

@@ -157,11 +157,6 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// EventSHMWillFail is the event.name of the log record sent when a pod's shared memory has less
-// headroom than it grew by since the last scrape: at that rate the next scrape finds the writer dead of
-// ENOSPC or the OOM killer.
-const EventSHMWillFail = "disk_health.shm.will_fail"
-
 // scrapePodSHM records every memory emptyDir's usage and headroom, each in its domain's resource, and
 // buffers the event of one turning short of its next step.
 func (s *fsScraper) scrapePodSHM(ctx context.Context, ts pcommon.Timestamp, now time.Time) error {
