@@ -135,6 +135,19 @@ func equalJSON(a, b any) bool {
 	return bytes.Equal(x, y)
 }
 
+// uuidOf is the name of the /dev/disk/by-uuid link to the block device dev, "" if there is none (no
+// udev here, or a filesystem without a device).
+func uuidOf(dev uint64) string {
+	links, _ := os.ReadDir("/dev/disk/by-uuid")
+	for _, l := range links {
+		var st unix.Stat_t
+		if unix.Stat(filepath.Join("/dev/disk/by-uuid", l.Name()), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFBLK && st.Rdev == dev {
+			return l.Name()
+		}
+	}
+	return ""
+}
+
 // dfSourceType is `df --output=source,fstype /`.
 func dfSourceType(t *testing.T) (source, fstype string) {
 	t.Helper()
@@ -186,7 +199,8 @@ func TestElasticsearchExporter(t *testing.T) {
 	psiAttrs := map[string]any{"system.linux.pressure.stall_type": "some"}
 	_, err = os.Stat("/proc/pressure/io")
 	hasPSI := err == nil
-	fsAttrs := map[string]any{"system.device": source, "system.filesystem.mode": "rw", "system.filesystem.mountpoint": "/", "system.filesystem.type": fstype}
+	fsAttrs := map[string]any{"system.device": source, "system.filesystem.mode": "rw", "system.filesystem.mountpoint": "/", "system.filesystem.type": fstype,
+		"system.filesystem.domain": rootMajMin, "system.filesystem.uuid": uuidOf(st.Dev)}
 	var docs []bulkDoc
 	var headers []http.Header
 	// The exporter flushes every 10 s (its default); the first scrape is 1 s after start.

@@ -144,11 +144,14 @@ func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// yet, and one in the snapshot but not in the list has gone. A list another source read up to half
 	// an interval earlier (see package tick) may miss a device that appeared since: its first counts are
 	// then forgotten with it, and its series start from that moment, never reported under a wrong start.
+	// The time is taken before the probe is read, so an export of time t holds every request done
+	// before t (and perhaps a few after): a reader that compares it with /proc/diskstats read before t
+	// never finds fewer requests in the histogram than diskstats counted.
+	ts := pcommon.NewTimestampFromTime(s.now())
 	snap, err := s.probe.Collect()
 	if err != nil {
 		return pmetric.NewMetrics(), err
 	}
-	ts := pcommon.NewTimestampFromTime(s.now())
 	var md pmetric.Metrics
 	var errs scrapererror.ScrapeErrors
 	if err := s.tick.Use(ctx, func(sn *tick.Snapshot) error {
