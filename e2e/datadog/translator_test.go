@@ -241,7 +241,8 @@ func TestDatadogTranslation(t *testing.T) {
 }
 
 // forEachPoint calls fn for every data point of an export with its Datadog tags (its attributes as
-// key:value, sorted), and whether it is a histogram without observations. The translator leaves resource attributes out unless the Agent has
+// key:value, sorted; an empty value is "n/a", as the translator writes it), and whether it is a histogram
+// without observations. The translator leaves resource attributes out unless the Agent has
 // resource_attributes_as_tags.
 func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, tags []string, empty bool)) {
 	rms := md.ResourceMetrics()
@@ -273,6 +274,9 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, tags []string, e
 				for n, a := range attrs {
 					tags := make([]string, 0, len(a))
 					for k, v := range a {
+						if v == "" {
+							v = "n/a" // the translator's word for an empty attribute value
+						}
 						tags = append(tags, fmt.Sprintf("%s:%v", k, v))
 					}
 					sort.Strings(tags)
