@@ -162,7 +162,7 @@ func (p testProvider) Retrieve(_ context.Context, uri string, _ confmap.WatcherF
 	return confmap.NewRetrievedFromYAML([]byte(p.main))
 }
 
-func (p testProvider) Scheme() string                 { return p.scheme }
+func (p testProvider) Scheme() string               { return p.scheme }
 func (testProvider) Shutdown(context.Context) error { return nil }
 
 // TestConverterSeesExpandedConfig: the resolver runs the converter after ${env:...} is expanded, so the
