@@ -28,10 +28,12 @@ type dbFile struct {
 // extension's timeout, as file_storage would (it waits as long, then says "timeout"). A directory or
 // file that cannot be opened is left to file_storage, which creates it or says why it cannot.
 func (c *converter) check(ctx context.Context, t target) error {
-	dir, err := os.Open(t.directory)
+	// O_DIRECTORY: a FIFO configured as the directory fails here instead of blocking the start.
+	dfd, err := unix.Open(t.directory, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
+	dir := os.NewFile(uintptr(dfd), t.directory)
 	defer func() { _ = dir.Close() }() // read-only: a failed close loses nothing
 	deadline := time.Now().Add(t.timeout)
 	locked := c.scan(dir)
@@ -84,6 +86,9 @@ func (c *converter) scan(dir *os.File) []dbFile {
 		if err != nil {
 			return locked
 		}
+	}
+	if more, _ := dir.ReadDir(1); len(more) == 0 {
+		return locked
 	}
 	c.logger.Warn("the state directory holds more entries than are checked for locks; the rest is left to file_storage",
 		zap.String("directory", dir.Name()), zap.Int("checked", c.maxEntries))

@@ -177,7 +177,7 @@ func TestOwnLocks(t *testing.T) {
 }
 
 // TestLeftToFileStorage: timeout 0 (wait as long as it takes), a subcommand, a directory that does not
-// exist: no check, and nothing created.
+// exist or is a FIFO: no check, nothing created, nothing blocks.
 func TestLeftToFileStorage(t *testing.T) {
 	dir := stateDir(t)
 	holdHere(t, filepath.Join(dir, queueDB))
@@ -190,6 +190,11 @@ func TestLeftToFileStorage(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none")
 	require.NoError(t, newConverter(-1).Convert(context.Background(), conf(t, storageConfig(missing, "100ms"))))
 	assert.NoDirExists(t, missing)
+
+	// Not a directory, even one whose open would block: file_storage says what is wrong with it.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, unix.Mkfifo(fifo, 0o600))
+	require.NoError(t, newConverter(-1).Convert(context.Background(), conf(t, storageConfig(fifo, "100ms"))))
 }
 
 // TestOnlyDatabasesInsideTheDirectory: locked files that are not a component's database (compaction's
@@ -266,8 +271,8 @@ func TestEntryBound(t *testing.T) {
 	require.Equal(t, 1, logs.Len())
 	assert.Equal(t, int64(10), logs.All()[0].ContextMap()["checked"])
 
-	// Within the bound, nothing is said.
-	c.maxEntries = 51
+	// Within the bound, to the last entry, nothing is said.
+	c.maxEntries = 50
 	require.NoError(t, c.Convert(context.Background(), conf(t, storageConfig(dir, "100ms"))))
 	assert.Equal(t, 1, logs.Len())
 }
