@@ -2,9 +2,12 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,7 +19,8 @@ import (
 // TestStateDirectoryLocked starts the collector twice with config/elastic-otlp.yaml on one state
 // directory (README "Backend outages"). The second exits non-zero within a few seconds saying the
 // directory is locked, with a queue database and the first collector's PID; the first keeps running
-// and collecting. Before statelockconverter the second failed with file_storage's bare "timeout".
+// and collecting, `validate` passes beside it, and the first reloads on SIGHUP. Before
+// statelockconverter the second failed with file_storage's bare "timeout".
 func TestStateDirectoryLocked(t *testing.T) {
 	bin := collectorBinary(t)
 	dir := t.TempDir()
@@ -27,7 +31,7 @@ func TestStateDirectoryLocked(t *testing.T) {
 	t.Setenv("ELASTIC_API_KEY", "aWQ6a2V5")
 	sent := &exportTail{path: filepath.Join(dir, "sent.json")}
 	first := startCollector(t, bin, shippedConfig(t, "elastic-otlp.yaml"), fileCopy(t, "otlp_http", sent.path), telemetryOff,
-		"--set=receivers.disk_health.collection_interval=1s")
+		"--set=receivers.disk_health.collection_interval=1s", "--feature-gates=service.partialReload")
 	anyExport := func(pmetric.Metrics) bool { return true }
 	first.waitExport(t, sent, 0, 30*time.Second, "a collection", anyExport)
 	// The exporters have started, so file_storage has opened (and locked) their queue databases.
@@ -56,7 +60,24 @@ func TestStateDirectoryLocked(t *testing.T) {
 	assert.Empty(t, missing, "what the second collector's output (logged above) does not say")
 	assert.Less(t, took, 10*time.Second, "the refusal took more than a few seconds")
 
+	// validate opens no state directory: it passes beside the running collector.
+	cfg := filepath.Join(dir, "elastic-otlp.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(shippedConfig(t, "elastic-otlp.yaml")), 0o644))
+	validate, err := exec.Command(bin, "validate", "--config", cfg).CombinedOutput()
+	require.NoError(t, err, "validate beside the running collector: %s", validate)
+
 	// The first one is untouched: it goes on collecting.
 	require.NoError(t, sent.poll())
 	first.waitExport(t, sent, len(sent.exports), 15*time.Second, "a collection after the second collector gave up", anyExport)
+
+	// A partial reload (SIGHUP; an alpha gate) resolves the configuration while the first collector's
+	// own file_storage holds the databases: its own locks are not in the way, so only the receivers are
+	// rebuilt. Were they taken for another collector's, the converter would wait 1 s and fail, and the
+	// collector would fall back to a full restart of its service.
+	require.NoError(t, first.cmd.Process.Signal(syscall.SIGHUP))
+	require.Eventually(t, func() bool { return strings.Contains(first.output.String(), "performing partial receiver reload") },
+		15*time.Second, 100*time.Millisecond, "no partial reload after SIGHUP")
+	assert.NotContains(t, first.output.String(), "restart service")
+	require.NoError(t, sent.poll())
+	first.waitExport(t, sent, len(sent.exports), 15*time.Second, "a collection after the reload", anyExport)
 }
