@@ -3,13 +3,12 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"go.uber.org/zap"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 )
 
@@ -62,12 +61,9 @@ func loadDriveDB(logger *zap.Logger, root, configured string) *ata.DriveDB {
 // readDriveDB reads and parses a drivedb.h; whole says it must be a database that can replace the
 // built-in one (it has a DEFAULT entry), not additions to it.
 func readDriveDB(path string, whole bool) (*ata.DriveDB, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, ata.MaxDriveDBSize+1))
+	// bounded refuses a FIFO or device node at the path (a read that would block or never end) and stops
+	// at the size cap.
+	b, err := bounded.ReadFile(path, ata.MaxDriveDBSize, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,14 +3,17 @@ package smartscraper
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 )
@@ -100,7 +103,8 @@ func TestDriveDBFallback(t *testing.T) {
 		{"malformed", write("bad.h", newerDriveDB+`{ "F", "M(", "", "", "" },`), `line 10: entry "F": model expression`},
 		{"truncated", write("cut.h", newerDriveDB[:200]), "string not closed"},
 		{"additions only", write("add.h", `{ "F", "M", "", "", "" }`), "no DEFAULT entry"},
-		{"directory", dir, "is a directory"},
+		{"directory", dir, "not a regular file"},
+		{"too large", write("big.h", newerDriveDB+strings.Repeat(" ", ata.MaxDriveDBSize)), "longer than its size cap"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, obs := observed()
@@ -128,4 +132,29 @@ func TestDriveDBFallback(t *testing.T) {
 		assert.Same(t, ata.Builtin(), loadDriveDB(logger, root, ""))
 		assert.Equal(t, 1, obs.FilterLevelExact(zapcore.WarnLevel).Len())
 	})
+}
+
+// smart.drivedb goes from the configuration to the scraper the factory makes: a file that is not there
+// is the one WARN, at creation.
+func TestFactoryReadsConfiguredDriveDB(t *testing.T) {
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.RootPath = t.TempDir()
+	cfg.DriveDB = filepath.Join(t.TempDir(), "drivedb.h")
+	set := scrapertest.NewNopSettings(metadata.Type)
+	logger, obs := observed()
+	set.Logger = logger
+	_, err := f.CreateMetrics(t.Context(), set, cfg)
+	require.NoError(t, err)
+	warns := obs.FilterLevelExact(zapcore.WarnLevel).All()
+	require.Len(t, warns, 1)
+	assert.Equal(t, cfg.DriveDB, warns[0].ContextMap()["path"])
+
+	require.NoError(t, os.WriteFile(cfg.DriveDB, []byte(newerDriveDB), 0o644))
+	logger, obs = observed()
+	set.Logger = logger
+	_, err = f.CreateMetrics(t.Context(), set, cfg)
+	require.NoError(t, err)
+	assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
+	assert.Equal(t, cfg.DriveDB, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
 }

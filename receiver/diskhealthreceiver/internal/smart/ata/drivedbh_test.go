@@ -217,12 +217,10 @@ func TestParseDriveDBErrors(t *testing.T) {
 		{"\xff", "not valid UTF-8"},
 	} {
 		_, err := ParseDriveDB([]byte(tc.in))
-		if assert.Error(t, err, tc.in) {
-			assert.Contains(t, err.Error(), tc.want, tc.in)
-		}
+		require.ErrorContains(t, err, tc.want, tc.in)
 	}
 	_, err := ParseDriveDB(make([]byte, MaxDriveDBSize+1))
-	assert.ErrorContains(t, err, "more than")
+	require.ErrorContains(t, err, "more than")
 }
 
 // Debian's smartmontools ships the drivedb.h its smartctl was built with.
