@@ -128,7 +128,8 @@ func resultKeys(t *testing.T, res []promSample) map[string]float64 {
 // a known time (the latency source's histograms). Every Grafana panel query and every alert rule's
 // series returns the same series on both engines, and the ones this host feeds (device I/O,
 // filesystems, latency) are not empty; the p50/p99 latency panels and the p99 rule agree between the
-// engines, and with the bucket of the collector's histogram that holds every read.
+// engines, and with the buckets of the collector's histogram that hold the reads (most of them in the
+// delay's).
 func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	testkit.RequireRoot(t, "the latency panels read the BPF latency source on a loop device (losetup, FUSE)")
 	bin := collectorBinary(t)
@@ -211,11 +212,27 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	}
 	require.Empty(t, problems, "dashboard and rule queries on Prometheus and VictoriaMetrics")
 
-	// The latency quantiles: every read lies in the collector's bucket (96.38, 105.11] ms. Prometheus
-	// interpolates inside that bucket; VictoriaMetrics keeps the counts in its own log-spaced buckets
-	// (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile lies in the ones that
-	// overlap the collector's bucket.
-	lower, upper := math.Exp2(-27.0/8), math.Exp2(-26.0/8)
+	// The latency quantiles. Most reads lie in the collector's bucket (96.38, 105.11] ms; on a loaded
+	// machine some take longer than the delay by more than the bucket's 8.6 ms, so the quantiles are
+	// held to the buckets that hold reads, in the collector's whole histogram as Prometheus stores it.
+	// Prometheus interpolates inside those buckets; VictoriaMetrics keeps the counts in its own
+	// log-spaced buckets (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile
+	// lies in the ones that overlap them.
+	delayLower, delayUpper := math.Exp2(-27.0/8), math.Exp2(-26.0/8)
+	whole := api.mustQuery(t, fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev))
+	require.Len(t, whole, 1, "the loop device's read histogram on Prometheus")
+	lower, upper, mode := math.Inf(1), 0.0, promBucket{}
+	for _, b := range whole[0].buckets(t) {
+		if b.count > 0 {
+			lower, upper = min(lower, b.lower), max(upper, b.upper)
+		}
+		if b.count > mode.count {
+			mode = b
+		}
+	}
+	t.Logf("the loop device's reads: in (%.4f, %.4f] s, most (%v) in (%.4f, %.4f]", lower, upper, mode.count, mode.lower, mode.upper)
+	assert.InDelta(t, delayLower, mode.lower, 1e-9, "most reads in the delay's bucket")
+	assert.InDelta(t, delayUpper, mode.upper, 1e-9, "most reads in the delay's bucket")
 	vmStep := math.Pow(10, 1.0/18)
 	var checked int
 	for _, n := range names {
@@ -229,7 +246,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 			vv, ok := onVM[n][k]
 			require.True(t, ok, "%s: %s not on VictoriaMetrics", n, k)
 			t.Logf("%s: %s Prometheus %.4f s, VictoriaMetrics %.4f s", n, k, pv, vv)
-			assert.True(t, lower <= pv && pv <= upper, "%s: Prometheus %.4f s outside the collector's bucket (%.4f, %.4f]", n, pv, lower, upper)
+			assert.True(t, lower <= pv && pv <= upper, "%s: Prometheus %.4f s outside the collector's buckets (%.4f, %.4f]", n, pv, lower, upper)
 			assert.True(t, lower/vmStep <= vv && vv <= upper*vmStep, "%s: VictoriaMetrics %.4f s outside the buckets around the collector's (%.4f, %.4f]", n, vv, lower, upper)
 			checked++
 		}
