@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/projquota"
@@ -51,6 +52,20 @@ type projectQuotas struct {
 	lastErr map[fsusage.Domain]string
 	seen    map[fsusage.Domain]bool
 	buf     []projquota.Project
+	// learners learn the checkpoint saves of each reported project directory with a hard block limit.
+	learners *learners[projectKey]
+}
+
+// projectKey is a project directory: its filesystem and project ID.
+type projectKey struct {
+	d  fsusage.Domain
+	id uint32
+}
+
+// projectRef is what an event says of a project directory.
+type projectRef struct {
+	id        int64
+	name, dir string
 }
 
 // namesFile is one names file, read again when its modification time changes.
@@ -72,7 +87,7 @@ func newProjectQuotas(logger *zap.Logger, cfg *Config) (*projectQuotas, error) {
 		return nil, err
 	}
 	p := &projectQuotas{cfg: pc, logger: logger, root: cfg.RootPath, sel: sel, read: projquota.Read,
-		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}}
+		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners[projectKey]()}
 	p.dirs = namesFile{path: pc.ProjectsFile, key: "projects_file", parse: projquota.ParseProjects}
 	p.names = namesFile{path: pc.ProjIDFile, key: "projid_file", parse: projquota.ParseProjID}
 	return p, nil
@@ -185,9 +200,11 @@ var projectLimitTypes = [...]metadata.AttributeSystemFilesystemProjectLimitType{
 	metadata.AttributeSystemFilesystemProjectLimitTypeHard, metadata.AttributeSystemFilesystemProjectLimitTypeSoft,
 }
 
-// recordProjects appends the domain's project points, when its projects are read; free is the headroom
-// of the domain's binding limit.
-func (s *fsScraper) recordProjects(ts pcommon.Timestamp, group []fsusage.Result, r *fsusage.Result, dom string, free int64) {
+// recordProjects appends the domain's project points, when its projects are read; bind is the domain's
+// binding limit. A directory with a hard block limit also gets its own checkpoint learner, which measures
+// free space as the directory's headroom, so the save that will hit EDQUOT is foreseen as the one that
+// will hit ENOSPC is.
+func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []fsusage.Result, r *fsusage.Result, c mountCache, bind limit) {
 	p := s.projects
 	if p == nil || !p.selected(group) {
 		return
@@ -196,16 +213,18 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, group []fsusage.Result,
 	if p.lastErr[r.Domain] != "" {
 		return
 	}
-	e, uuid := s.e, r.Domain.UUID
+	e, uuid, dom := s.e, r.Domain.UUID, c.domain
 	e.AppendSystemFilesystemProjectsDataPoint(ts, int64(all), r.Mount.Source, dom, uuid, r.Mount.FSType)
 	for i := range ps {
 		q := &ps[i]
 		id := int64(q.ID)
 		name := sanitize.String(sanitize.ProjectName, p.names.byID[q.ID])
 		dir := sanitize.String(sanitize.MountPoint, p.dirs.byID[q.ID])
-		headroom := free
+		headroom, binds := bind.headroom, bind.name.String()
 		if q.BlockHard > 0 {
-			headroom = min(headroom, emit.Int(q.BlockHard)-emit.Int(q.Used))
+			if quota := emit.Int(q.BlockHard) - emit.Int(q.Used); quota <= headroom {
+				headroom, binds = quota, "project_quota"
+			}
 		}
 		e.AppendSystemFilesystemProjectHeadroomDataPoint(ts, headroom, dom, uuid, id, name, dir)
 		for k, v := range [2]uint64{q.InodeHard, q.InodeSoft} {
@@ -220,5 +239,23 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, group []fsusage.Result,
 			}
 		}
 		e.AppendSystemFilesystemProjectUsageDataPoint(ts, emit.Int(q.Used), dom, uuid, id, name, dir)
+		if q.BlockHard == 0 {
+			continue
+		}
+		pr := p.learners.observe(projectKey{r.Domain, q.ID}, checkpoint.Sample{Time: now, Used: q.Used, Free: uint64(max(0, headroom))})
+		if pr.State == checkpoint.Learning {
+			continue
+		}
+		e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, pr.Headroom, dom, uuid, id, name, dir)
+		for _, st := range checkpointStates {
+			v := int64(0)
+			if st.state == pr.State {
+				v = 1
+			}
+			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st.attr)
+		}
+		if pr.State == checkpoint.WillFail && pr.Previous != checkpoint.WillFail {
+			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, &projectRef{id, name, dir})
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
@@ -142,7 +143,7 @@ func TestProjectQuotasConfig(t *testing.T) {
 
 // projectScraper is the host table's scraper with /data under prjquota holding n projects, every one
 // reported, named and limited, read from a fake quotactl.
-func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time) {
+func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time, *quotaTable) {
 	root := tb.TempDir()
 	clock := t0
 	mountinfo := strings.Replace(hostMountinfo, "/data rw,relatime shared:30 - xfs /dev/nvme0n1p2 rw,attr2,inode64",
@@ -174,7 +175,7 @@ func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time) 
 	md, err := s.scrape(context.Background()) // the table's first read, the names files, every statfs
 	require.NoError(tb, err)
 	require.Len(tb, projectPoints(md, "system.filesystem.project.usage"), n)
-	return s, &clock
+	return s, &clock, q
 }
 
 // TestProjectQuotasCPUPer1000: a scrape of a host whose filesystem has 1 000 project directories, each
@@ -182,7 +183,7 @@ func projectScraper(tb testing.TB, n int, inodes bool) (*fsScraper, *time.Time) 
 // garbage collection included; the quotactl calls are the kernel's, faked here).
 func TestProjectQuotasCPUPer1000(t *testing.T) {
 	const scrapes = 50
-	s, clock := projectScraper(t, 1000, false)
+	s, clock, _ := projectScraper(t, 1000, false)
 	cpu := dhtest.ProcessCPU(t, func() {
 		for range scrapes {
 			*clock = clock.Add(time.Minute)
@@ -203,7 +204,7 @@ func BenchmarkScrapeProjectQuotas1000(b *testing.B) {
 }
 
 func benchProjects(b *testing.B, inodes bool) {
-	s, clock := projectScraper(b, 1000, inodes)
+	s, clock, _ := projectScraper(b, 1000, inodes)
 	b.ReportAllocs()
 	for range b.N {
 		*clock = clock.Add(time.Minute)
@@ -211,4 +212,58 @@ func benchProjects(b *testing.B, inodes bool) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestFSScraperProjectCheckpointWillFail: a job saving about 100 MiB every 20 s (keep 2, rotation after
+// the save) into a project directory with a 1 GiB hard quota on a filesystem with 160 GB free, next to a
+// log growing 40 MiB per cycle: the directory's own learner foresees the save that passes the quota and
+// sends will_fail naming the project, with project_quota as the binding limit, at least one cadence
+// before the write that fails, while the filesystem's learner, whose free space is the filesystem's,
+// never says will_fail.
+func TestFSScraperProjectCheckpointWillFail(t *testing.T) {
+	s, clock, q := projectScraper(t, 1, false)
+	sink := new(consumertest.LogsSink)
+	s.sink = sink
+	data := filepath.Join(s.cfg.RootPath, "/data")
+	const mib, hard, cadence = 1 << 20, 1 << 30, 20 * time.Second
+	used := float64(300 * mib)
+	var copies []float64
+	var failAt, eventAt time.Duration
+	for i := 1; failAt == 0; i++ {
+		now := time.Duration(i) * time.Second
+		used += 40 * mib / cadence.Seconds()
+		if c := now % cadence; c > 0 && c <= 5*time.Second { // a save: five seconds of 20 MiB
+			used += 20 * mib
+			if c == 5*time.Second {
+				copies = append(copies, 100*mib)
+				if len(copies) > 2 {
+					used -= copies[0]
+					copies = copies[1:]
+				}
+			}
+		}
+		if used > hard {
+			failAt = now
+			break
+		}
+		q.byDir[data] = []projquota.Project{{ID: 1, Used: uint64(used), BlockHard: hard}}
+		*clock = t0.Add(now)
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		if eventAt == 0 && sink.LogRecordCount() > 0 {
+			eventAt = now
+		}
+		require.False(t, stateIs(md, "259:2", "will_fail"), "the filesystem has room")
+		require.Less(t, i, 2000)
+	}
+	require.NotZero(t, eventAt, "no will_fail before the quota was passed")
+	t.Logf("will_fail %v (%.1f cadences) before the save passes the quota", failAt-eventAt, (failAt-eventAt).Seconds()/cadence.Seconds())
+	assert.GreaterOrEqual(t, failAt-eventAt, cadence)
+	require.Equal(t, 1, sink.LogRecordCount())
+	a := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()
+	assert.Equal(t, int64(1), a["system.filesystem.project.id"])
+	assert.Equal(t, "run-1", a["system.filesystem.project.name"])
+	assert.Equal(t, "/data/runs/run-1", a["system.filesystem.project.directory"])
+	assert.Equal(t, "project_quota", a["disk_health.checkpoint.binding_limit"])
+	assert.Equal(t, "259:2", a["system.filesystem.domain"])
 }

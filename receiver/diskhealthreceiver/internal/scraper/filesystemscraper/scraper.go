@@ -34,7 +34,7 @@ type fsScraper struct {
 	tableErr error
 	// learners learn each domain's checkpoint saves; events buffers a scrape's log events for sink
 	// (nil: logged only).
-	learners *learners
+	learners *learners[fsusage.Domain]
 	events   *emit.Events
 	sink     consumer.Logs
 	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
@@ -63,7 +63,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
 
-		learners: newLearners(),
+		learners: newLearners[fsusage.Domain](),
 		kubelet:  newKubelet(set.Logger, cfg),
 		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:     sink,
@@ -174,6 +174,7 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	s.learners.sweep()
 	if s.projects != nil {
 		s.projects.sweep()
+		s.projects.learners.sweep()
 	}
 	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
 		err = errors.Join(err, serr)
@@ -298,7 +299,7 @@ func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fs
 	for _, l := range s.inodeLimits {
 		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
-	s.recordProjects(ts, group, r, dom, bind.headroom)
+	s.recordProjects(ts, now, group, r, c, bind)
 	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom, bind)
 }
 

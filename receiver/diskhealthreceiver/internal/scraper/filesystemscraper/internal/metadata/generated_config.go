@@ -941,6 +941,111 @@ func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.headroom metric.
+type SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.directory"
+)
+
+// SystemFilesystemProjectCheckpointHeadroomMetricConfig provides config for the system.filesystem.project.checkpoint.headroom metric.
+type SystemFilesystemProjectCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.state metric.
+type SystemFilesystemProjectCheckpointStateMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState  SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
+)
+
+// SystemFilesystemProjectCheckpointStateMetricConfig provides config for the system.filesystem.project.checkpoint.state metric.
+type SystemFilesystemProjectCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.state doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemProjectHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.headroom metric.
 type SystemFilesystemProjectHeadroomMetricAttributeKey string
 
@@ -1569,36 +1674,38 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
-	SystemFilesystemCheckpointCopies     SystemFilesystemCheckpointCopiesMetricConfig     `mapstructure:"system.filesystem.checkpoint.copies"`
-	SystemFilesystemCheckpointDuration   SystemFilesystemCheckpointDurationMetricConfig   `mapstructure:"system.filesystem.checkpoint.duration"`
-	SystemFilesystemCheckpointHeadroom   SystemFilesystemCheckpointHeadroomMetricConfig   `mapstructure:"system.filesystem.checkpoint.headroom"`
-	SystemFilesystemCheckpointInterval   SystemFilesystemCheckpointIntervalMetricConfig   `mapstructure:"system.filesystem.checkpoint.interval"`
-	SystemFilesystemCheckpointNextSave   SystemFilesystemCheckpointNextSaveMetricConfig   `mapstructure:"system.filesystem.checkpoint.next_save"`
-	SystemFilesystemCheckpointSize       SystemFilesystemCheckpointSizeMetricConfig       `mapstructure:"system.filesystem.checkpoint.size"`
-	SystemFilesystemCheckpointState      SystemFilesystemCheckpointStateMetricConfig      `mapstructure:"system.filesystem.checkpoint.state"`
-	SystemFilesystemCheckpointThroughput SystemFilesystemCheckpointThroughputMetricConfig `mapstructure:"system.filesystem.checkpoint.throughput"`
-	SystemFilesystemDomainBindingLimit   SystemFilesystemDomainBindingLimitMetricConfig   `mapstructure:"system.filesystem.domain.binding_limit"`
-	SystemFilesystemDomainHeadroom       SystemFilesystemDomainHeadroomMetricConfig       `mapstructure:"system.filesystem.domain.headroom"`
-	SystemFilesystemDomainInodesHeadroom SystemFilesystemDomainInodesHeadroomMetricConfig `mapstructure:"system.filesystem.domain.inodes.headroom"`
-	SystemFilesystemDomainLimit          SystemFilesystemDomainLimitMetricConfig          `mapstructure:"system.filesystem.domain.limit"`
-	SystemFilesystemDomainMounts         SystemFilesystemDomainMountsMetricConfig         `mapstructure:"system.filesystem.domain.mounts"`
-	SystemFilesystemDomainTimeToFull     SystemFilesystemDomainTimeToFullMetricConfig     `mapstructure:"system.filesystem.domain.time_to_full"`
-	SystemFilesystemDomainUsage          SystemFilesystemDomainUsageMetricConfig          `mapstructure:"system.filesystem.domain.usage"`
-	SystemFilesystemInodesUsage          SystemFilesystemInodesUsageMetricConfig          `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization    SystemFilesystemInodesUtilizationMetricConfig    `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit                SystemFilesystemLimitMetricConfig                `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemProjectHeadroom      SystemFilesystemProjectHeadroomMetricConfig      `mapstructure:"system.filesystem.project.headroom"`
-	SystemFilesystemProjectInodesLimit   SystemFilesystemProjectInodesLimitMetricConfig   `mapstructure:"system.filesystem.project.inodes.limit"`
-	SystemFilesystemProjectInodesUsage   SystemFilesystemProjectInodesUsageMetricConfig   `mapstructure:"system.filesystem.project.inodes.usage"`
-	SystemFilesystemProjectLimit         SystemFilesystemProjectLimitMetricConfig         `mapstructure:"system.filesystem.project.limit"`
-	SystemFilesystemProjectUsage         SystemFilesystemProjectUsageMetricConfig         `mapstructure:"system.filesystem.project.usage"`
-	SystemFilesystemProjects             SystemFilesystemProjectsMetricConfig             `mapstructure:"system.filesystem.projects"`
-	SystemFilesystemShmHeadroom          SystemFilesystemShmHeadroomMetricConfig          `mapstructure:"system.filesystem.shm.headroom"`
-	SystemFilesystemShmUsage             SystemFilesystemShmUsageMetricConfig             `mapstructure:"system.filesystem.shm.usage"`
-	SystemFilesystemStatus               SystemFilesystemStatusMetricConfig               `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull           SystemFilesystemTimeToFullMetricConfig           `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage                SystemFilesystemUsageMetricConfig                `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization          SystemFilesystemUtilizationMetricConfig          `mapstructure:"system.filesystem.utilization"`
+	SystemFilesystemCheckpointCopies          SystemFilesystemCheckpointCopiesMetricConfig          `mapstructure:"system.filesystem.checkpoint.copies"`
+	SystemFilesystemCheckpointDuration        SystemFilesystemCheckpointDurationMetricConfig        `mapstructure:"system.filesystem.checkpoint.duration"`
+	SystemFilesystemCheckpointHeadroom        SystemFilesystemCheckpointHeadroomMetricConfig        `mapstructure:"system.filesystem.checkpoint.headroom"`
+	SystemFilesystemCheckpointInterval        SystemFilesystemCheckpointIntervalMetricConfig        `mapstructure:"system.filesystem.checkpoint.interval"`
+	SystemFilesystemCheckpointNextSave        SystemFilesystemCheckpointNextSaveMetricConfig        `mapstructure:"system.filesystem.checkpoint.next_save"`
+	SystemFilesystemCheckpointSize            SystemFilesystemCheckpointSizeMetricConfig            `mapstructure:"system.filesystem.checkpoint.size"`
+	SystemFilesystemCheckpointState           SystemFilesystemCheckpointStateMetricConfig           `mapstructure:"system.filesystem.checkpoint.state"`
+	SystemFilesystemCheckpointThroughput      SystemFilesystemCheckpointThroughputMetricConfig      `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemDomainBindingLimit        SystemFilesystemDomainBindingLimitMetricConfig        `mapstructure:"system.filesystem.domain.binding_limit"`
+	SystemFilesystemDomainHeadroom            SystemFilesystemDomainHeadroomMetricConfig            `mapstructure:"system.filesystem.domain.headroom"`
+	SystemFilesystemDomainInodesHeadroom      SystemFilesystemDomainInodesHeadroomMetricConfig      `mapstructure:"system.filesystem.domain.inodes.headroom"`
+	SystemFilesystemDomainLimit               SystemFilesystemDomainLimitMetricConfig               `mapstructure:"system.filesystem.domain.limit"`
+	SystemFilesystemDomainMounts              SystemFilesystemDomainMountsMetricConfig              `mapstructure:"system.filesystem.domain.mounts"`
+	SystemFilesystemDomainTimeToFull          SystemFilesystemDomainTimeToFullMetricConfig          `mapstructure:"system.filesystem.domain.time_to_full"`
+	SystemFilesystemDomainUsage               SystemFilesystemDomainUsageMetricConfig               `mapstructure:"system.filesystem.domain.usage"`
+	SystemFilesystemInodesUsage               SystemFilesystemInodesUsageMetricConfig               `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization         SystemFilesystemInodesUtilizationMetricConfig         `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit                     SystemFilesystemLimitMetricConfig                     `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemProjectCheckpointHeadroom SystemFilesystemProjectCheckpointHeadroomMetricConfig `mapstructure:"system.filesystem.project.checkpoint.headroom"`
+	SystemFilesystemProjectCheckpointState    SystemFilesystemProjectCheckpointStateMetricConfig    `mapstructure:"system.filesystem.project.checkpoint.state"`
+	SystemFilesystemProjectHeadroom           SystemFilesystemProjectHeadroomMetricConfig           `mapstructure:"system.filesystem.project.headroom"`
+	SystemFilesystemProjectInodesLimit        SystemFilesystemProjectInodesLimitMetricConfig        `mapstructure:"system.filesystem.project.inodes.limit"`
+	SystemFilesystemProjectInodesUsage        SystemFilesystemProjectInodesUsageMetricConfig        `mapstructure:"system.filesystem.project.inodes.usage"`
+	SystemFilesystemProjectLimit              SystemFilesystemProjectLimitMetricConfig              `mapstructure:"system.filesystem.project.limit"`
+	SystemFilesystemProjectUsage              SystemFilesystemProjectUsageMetricConfig              `mapstructure:"system.filesystem.project.usage"`
+	SystemFilesystemProjects                  SystemFilesystemProjectsMetricConfig                  `mapstructure:"system.filesystem.projects"`
+	SystemFilesystemShmHeadroom               SystemFilesystemShmHeadroomMetricConfig               `mapstructure:"system.filesystem.shm.headroom"`
+	SystemFilesystemShmUsage                  SystemFilesystemShmUsageMetricConfig                  `mapstructure:"system.filesystem.shm.usage"`
+	SystemFilesystemStatus                    SystemFilesystemStatusMetricConfig                    `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull                SystemFilesystemTimeToFullMetricConfig                `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage                     SystemFilesystemUsageMetricConfig                     `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization               SystemFilesystemUtilizationMetricConfig               `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1692,6 +1799,16 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
 		},
 		SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
 			Enabled:             true,

@@ -135,6 +135,18 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
+			Name: "system.filesystem.project.checkpoint.headroom", Description: "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemProjectCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
+		},
+		{
+			Name: "system.filesystem.project.checkpoint.state", Description: "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectCheckpointState.Enabled, Strategy: m.SystemFilesystemProjectCheckpointState.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
+		},
+		{
 			Name: "system.filesystem.project.headroom", Description: "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
 			Enabled: m.SystemFilesystemProjectHeadroom.Enabled, Strategy: m.SystemFilesystemProjectHeadroom.AggregationStrategy, Attrs: 5,
@@ -668,9 +680,64 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
+// AppendSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointStateDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	m := e.Metric(19)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom, as MetricsBuilder.RecordSystemFilesystemProjectHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(18)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -696,7 +763,7 @@ func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Time
 
 // AppendSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit, as MetricsBuilder.RecordSystemFilesystemProjectInodesLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(19)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}
@@ -725,7 +792,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage, as MetricsBuilder.RecordSystemFilesystemProjectInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(20)
+	m := e.Metric(22)
 	if m == nil {
 		return
 	}
@@ -751,7 +818,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit, as MetricsBuilder.RecordSystemFilesystemProjectLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(21)
+	m := e.Metric(23)
 	if m == nil {
 		return
 	}
@@ -780,7 +847,7 @@ func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage, as MetricsBuilder.RecordSystemFilesystemProjectUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(22)
+	m := e.Metric(24)
 	if m == nil {
 		return
 	}
@@ -806,7 +873,7 @@ func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects, as MetricsBuilder.RecordSystemFilesystemProjectsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(23)
+	m := e.Metric(25)
 	if m == nil {
 		return
 	}
@@ -829,7 +896,7 @@ func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
-	m := e.Metric(24)
+	m := e.Metric(26)
 	if m == nil {
 		return
 	}
@@ -852,7 +919,7 @@ func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	m := e.Metric(25)
+	m := e.Metric(27)
 	if m == nil {
 		return
 	}
@@ -872,7 +939,7 @@ func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(26)
+	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -901,7 +968,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(27)
+	m := e.Metric(29)
 	if m == nil {
 		return
 	}
@@ -927,7 +994,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(28)
+	m := e.Metric(30)
 	if m == nil {
 		return
 	}
@@ -959,7 +1026,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(29)
+	m := e.Metric(31)
 	if m == nil {
 		return
 	}

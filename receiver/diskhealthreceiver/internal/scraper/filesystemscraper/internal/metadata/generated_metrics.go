@@ -367,6 +367,14 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemFilesystemProjectCheckpointHeadroom: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.headroom",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjectCheckpointState: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.state",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.state"},
+	},
 	SystemFilesystemProjectHeadroom: metricInfo{
 		Name:       "system.filesystem.project.headroom",
 		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
@@ -418,36 +426,38 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	SystemFilesystemCheckpointCopies     metricInfo
-	SystemFilesystemCheckpointDuration   metricInfo
-	SystemFilesystemCheckpointHeadroom   metricInfo
-	SystemFilesystemCheckpointInterval   metricInfo
-	SystemFilesystemCheckpointNextSave   metricInfo
-	SystemFilesystemCheckpointSize       metricInfo
-	SystemFilesystemCheckpointState      metricInfo
-	SystemFilesystemCheckpointThroughput metricInfo
-	SystemFilesystemDomainBindingLimit   metricInfo
-	SystemFilesystemDomainHeadroom       metricInfo
-	SystemFilesystemDomainInodesHeadroom metricInfo
-	SystemFilesystemDomainLimit          metricInfo
-	SystemFilesystemDomainMounts         metricInfo
-	SystemFilesystemDomainTimeToFull     metricInfo
-	SystemFilesystemDomainUsage          metricInfo
-	SystemFilesystemInodesUsage          metricInfo
-	SystemFilesystemInodesUtilization    metricInfo
-	SystemFilesystemLimit                metricInfo
-	SystemFilesystemProjectHeadroom      metricInfo
-	SystemFilesystemProjectInodesLimit   metricInfo
-	SystemFilesystemProjectInodesUsage   metricInfo
-	SystemFilesystemProjectLimit         metricInfo
-	SystemFilesystemProjectUsage         metricInfo
-	SystemFilesystemProjects             metricInfo
-	SystemFilesystemShmHeadroom          metricInfo
-	SystemFilesystemShmUsage             metricInfo
-	SystemFilesystemStatus               metricInfo
-	SystemFilesystemTimeToFull           metricInfo
-	SystemFilesystemUsage                metricInfo
-	SystemFilesystemUtilization          metricInfo
+	SystemFilesystemCheckpointCopies          metricInfo
+	SystemFilesystemCheckpointDuration        metricInfo
+	SystemFilesystemCheckpointHeadroom        metricInfo
+	SystemFilesystemCheckpointInterval        metricInfo
+	SystemFilesystemCheckpointNextSave        metricInfo
+	SystemFilesystemCheckpointSize            metricInfo
+	SystemFilesystemCheckpointState           metricInfo
+	SystemFilesystemCheckpointThroughput      metricInfo
+	SystemFilesystemDomainBindingLimit        metricInfo
+	SystemFilesystemDomainHeadroom            metricInfo
+	SystemFilesystemDomainInodesHeadroom      metricInfo
+	SystemFilesystemDomainLimit               metricInfo
+	SystemFilesystemDomainMounts              metricInfo
+	SystemFilesystemDomainTimeToFull          metricInfo
+	SystemFilesystemDomainUsage               metricInfo
+	SystemFilesystemInodesUsage               metricInfo
+	SystemFilesystemInodesUtilization         metricInfo
+	SystemFilesystemLimit                     metricInfo
+	SystemFilesystemProjectCheckpointHeadroom metricInfo
+	SystemFilesystemProjectCheckpointState    metricInfo
+	SystemFilesystemProjectHeadroom           metricInfo
+	SystemFilesystemProjectInodesLimit        metricInfo
+	SystemFilesystemProjectInodesUsage        metricInfo
+	SystemFilesystemProjectLimit              metricInfo
+	SystemFilesystemProjectUsage              metricInfo
+	SystemFilesystemProjects                  metricInfo
+	SystemFilesystemShmHeadroom               metricInfo
+	SystemFilesystemShmUsage                  metricInfo
+	SystemFilesystemStatus                    metricInfo
+	SystemFilesystemTimeToFull                metricInfo
+	SystemFilesystemUsage                     metricInfo
+	SystemFilesystemUtilization               metricInfo
 }
 
 type metricInfo struct {
@@ -2275,6 +2285,213 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
+type metricSystemFilesystemProjectCheckpointHeadroom struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.headroom metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.headroom")
+	m.data.SetDescription("system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointHeadroom(cfg SystemFilesystemProjectCheckpointHeadroomMetricConfig) metricSystemFilesystemProjectCheckpointHeadroom {
+	m := metricSystemFilesystemProjectCheckpointHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectCheckpointState struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.state metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointState) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.state")
+	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointState(cfg SystemFilesystemProjectCheckpointStateMetricConfig) metricSystemFilesystemProjectCheckpointState {
+	m := metricSystemFilesystemProjectCheckpointState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemProjectHeadroom struct {
 	data          pmetric.Metric                              // data buffer for generated metric.
 	config        SystemFilesystemProjectHeadroomMetricConfig // metric config provided by user.
@@ -3510,43 +3727,45 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter             map[string]filter.Filter
-	resourceAttributeExcludeFilter             map[string]filter.Filter
-	metricSystemFilesystemCheckpointCopies     metricSystemFilesystemCheckpointCopies
-	metricSystemFilesystemCheckpointDuration   metricSystemFilesystemCheckpointDuration
-	metricSystemFilesystemCheckpointHeadroom   metricSystemFilesystemCheckpointHeadroom
-	metricSystemFilesystemCheckpointInterval   metricSystemFilesystemCheckpointInterval
-	metricSystemFilesystemCheckpointNextSave   metricSystemFilesystemCheckpointNextSave
-	metricSystemFilesystemCheckpointSize       metricSystemFilesystemCheckpointSize
-	metricSystemFilesystemCheckpointState      metricSystemFilesystemCheckpointState
-	metricSystemFilesystemCheckpointThroughput metricSystemFilesystemCheckpointThroughput
-	metricSystemFilesystemDomainBindingLimit   metricSystemFilesystemDomainBindingLimit
-	metricSystemFilesystemDomainHeadroom       metricSystemFilesystemDomainHeadroom
-	metricSystemFilesystemDomainInodesHeadroom metricSystemFilesystemDomainInodesHeadroom
-	metricSystemFilesystemDomainLimit          metricSystemFilesystemDomainLimit
-	metricSystemFilesystemDomainMounts         metricSystemFilesystemDomainMounts
-	metricSystemFilesystemDomainTimeToFull     metricSystemFilesystemDomainTimeToFull
-	metricSystemFilesystemDomainUsage          metricSystemFilesystemDomainUsage
-	metricSystemFilesystemInodesUsage          metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization    metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit                metricSystemFilesystemLimit
-	metricSystemFilesystemProjectHeadroom      metricSystemFilesystemProjectHeadroom
-	metricSystemFilesystemProjectInodesLimit   metricSystemFilesystemProjectInodesLimit
-	metricSystemFilesystemProjectInodesUsage   metricSystemFilesystemProjectInodesUsage
-	metricSystemFilesystemProjectLimit         metricSystemFilesystemProjectLimit
-	metricSystemFilesystemProjectUsage         metricSystemFilesystemProjectUsage
-	metricSystemFilesystemProjects             metricSystemFilesystemProjects
-	metricSystemFilesystemShmHeadroom          metricSystemFilesystemShmHeadroom
-	metricSystemFilesystemShmUsage             metricSystemFilesystemShmUsage
-	metricSystemFilesystemStatus               metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull           metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage                metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization          metricSystemFilesystemUtilization
+	config                                          MetricsBuilderConfig // config of the metrics builder.
+	startTime                                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                 int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                   pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                       component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                  map[string]filter.Filter
+	resourceAttributeExcludeFilter                  map[string]filter.Filter
+	metricSystemFilesystemCheckpointCopies          metricSystemFilesystemCheckpointCopies
+	metricSystemFilesystemCheckpointDuration        metricSystemFilesystemCheckpointDuration
+	metricSystemFilesystemCheckpointHeadroom        metricSystemFilesystemCheckpointHeadroom
+	metricSystemFilesystemCheckpointInterval        metricSystemFilesystemCheckpointInterval
+	metricSystemFilesystemCheckpointNextSave        metricSystemFilesystemCheckpointNextSave
+	metricSystemFilesystemCheckpointSize            metricSystemFilesystemCheckpointSize
+	metricSystemFilesystemCheckpointState           metricSystemFilesystemCheckpointState
+	metricSystemFilesystemCheckpointThroughput      metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemDomainBindingLimit        metricSystemFilesystemDomainBindingLimit
+	metricSystemFilesystemDomainHeadroom            metricSystemFilesystemDomainHeadroom
+	metricSystemFilesystemDomainInodesHeadroom      metricSystemFilesystemDomainInodesHeadroom
+	metricSystemFilesystemDomainLimit               metricSystemFilesystemDomainLimit
+	metricSystemFilesystemDomainMounts              metricSystemFilesystemDomainMounts
+	metricSystemFilesystemDomainTimeToFull          metricSystemFilesystemDomainTimeToFull
+	metricSystemFilesystemDomainUsage               metricSystemFilesystemDomainUsage
+	metricSystemFilesystemInodesUsage               metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization         metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit                     metricSystemFilesystemLimit
+	metricSystemFilesystemProjectCheckpointHeadroom metricSystemFilesystemProjectCheckpointHeadroom
+	metricSystemFilesystemProjectCheckpointState    metricSystemFilesystemProjectCheckpointState
+	metricSystemFilesystemProjectHeadroom           metricSystemFilesystemProjectHeadroom
+	metricSystemFilesystemProjectInodesLimit        metricSystemFilesystemProjectInodesLimit
+	metricSystemFilesystemProjectInodesUsage        metricSystemFilesystemProjectInodesUsage
+	metricSystemFilesystemProjectLimit              metricSystemFilesystemProjectLimit
+	metricSystemFilesystemProjectUsage              metricSystemFilesystemProjectUsage
+	metricSystemFilesystemProjects                  metricSystemFilesystemProjects
+	metricSystemFilesystemShmHeadroom               metricSystemFilesystemShmHeadroom
+	metricSystemFilesystemShmUsage                  metricSystemFilesystemShmUsage
+	metricSystemFilesystemStatus                    metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull                metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage                     metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization               metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -3568,42 +3787,44 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                     mbc,
-		startTime:                                  pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                              pmetric.NewMetrics(),
-		buildInfo:                                  settings.BuildInfo,
-		metricSystemFilesystemCheckpointCopies:     newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
-		metricSystemFilesystemCheckpointDuration:   newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
-		metricSystemFilesystemCheckpointHeadroom:   newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
-		metricSystemFilesystemCheckpointInterval:   newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
-		metricSystemFilesystemCheckpointNextSave:   newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
-		metricSystemFilesystemCheckpointSize:       newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
-		metricSystemFilesystemCheckpointState:      newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
-		metricSystemFilesystemCheckpointThroughput: newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
-		metricSystemFilesystemDomainBindingLimit:   newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
-		metricSystemFilesystemDomainHeadroom:       newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
-		metricSystemFilesystemDomainInodesHeadroom: newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
-		metricSystemFilesystemDomainLimit:          newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
-		metricSystemFilesystemDomainMounts:         newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
-		metricSystemFilesystemDomainTimeToFull:     newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
-		metricSystemFilesystemDomainUsage:          newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
-		metricSystemFilesystemInodesUsage:          newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization:    newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:                newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemProjectHeadroom:      newMetricSystemFilesystemProjectHeadroom(mbc.Metrics.SystemFilesystemProjectHeadroom),
-		metricSystemFilesystemProjectInodesLimit:   newMetricSystemFilesystemProjectInodesLimit(mbc.Metrics.SystemFilesystemProjectInodesLimit),
-		metricSystemFilesystemProjectInodesUsage:   newMetricSystemFilesystemProjectInodesUsage(mbc.Metrics.SystemFilesystemProjectInodesUsage),
-		metricSystemFilesystemProjectLimit:         newMetricSystemFilesystemProjectLimit(mbc.Metrics.SystemFilesystemProjectLimit),
-		metricSystemFilesystemProjectUsage:         newMetricSystemFilesystemProjectUsage(mbc.Metrics.SystemFilesystemProjectUsage),
-		metricSystemFilesystemProjects:             newMetricSystemFilesystemProjects(mbc.Metrics.SystemFilesystemProjects),
-		metricSystemFilesystemShmHeadroom:          newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
-		metricSystemFilesystemShmUsage:             newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
-		metricSystemFilesystemStatus:               newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:           newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:                newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:          newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
+		config:                                          mbc,
+		startTime:                                       pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                                   pmetric.NewMetrics(),
+		buildInfo:                                       settings.BuildInfo,
+		metricSystemFilesystemCheckpointCopies:          newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
+		metricSystemFilesystemCheckpointDuration:        newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
+		metricSystemFilesystemCheckpointHeadroom:        newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
+		metricSystemFilesystemCheckpointInterval:        newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
+		metricSystemFilesystemCheckpointNextSave:        newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
+		metricSystemFilesystemCheckpointSize:            newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
+		metricSystemFilesystemCheckpointState:           newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
+		metricSystemFilesystemCheckpointThroughput:      newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemDomainBindingLimit:        newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
+		metricSystemFilesystemDomainHeadroom:            newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
+		metricSystemFilesystemDomainInodesHeadroom:      newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
+		metricSystemFilesystemDomainLimit:               newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
+		metricSystemFilesystemDomainMounts:              newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
+		metricSystemFilesystemDomainTimeToFull:          newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
+		metricSystemFilesystemDomainUsage:               newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
+		metricSystemFilesystemInodesUsage:               newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:         newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:                     newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemProjectCheckpointHeadroom: newMetricSystemFilesystemProjectCheckpointHeadroom(mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom),
+		metricSystemFilesystemProjectCheckpointState:    newMetricSystemFilesystemProjectCheckpointState(mbc.Metrics.SystemFilesystemProjectCheckpointState),
+		metricSystemFilesystemProjectHeadroom:           newMetricSystemFilesystemProjectHeadroom(mbc.Metrics.SystemFilesystemProjectHeadroom),
+		metricSystemFilesystemProjectInodesLimit:        newMetricSystemFilesystemProjectInodesLimit(mbc.Metrics.SystemFilesystemProjectInodesLimit),
+		metricSystemFilesystemProjectInodesUsage:        newMetricSystemFilesystemProjectInodesUsage(mbc.Metrics.SystemFilesystemProjectInodesUsage),
+		metricSystemFilesystemProjectLimit:              newMetricSystemFilesystemProjectLimit(mbc.Metrics.SystemFilesystemProjectLimit),
+		metricSystemFilesystemProjectUsage:              newMetricSystemFilesystemProjectUsage(mbc.Metrics.SystemFilesystemProjectUsage),
+		metricSystemFilesystemProjects:                  newMetricSystemFilesystemProjects(mbc.Metrics.SystemFilesystemProjects),
+		metricSystemFilesystemShmHeadroom:               newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
+		metricSystemFilesystemShmUsage:                  newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
+		metricSystemFilesystemStatus:                    newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:                newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:                     newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:               newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		resourceAttributeIncludeFilter:                  make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                  make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
@@ -3699,6 +3920,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointState.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectHeadroom.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectInodesLimit.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectInodesUsage.emit(ils.Metrics())
@@ -3830,6 +4053,16 @@ func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pc
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricSystemFilesystemProjectCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	mb.metricSystemFilesystemProjectCheckpointState.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
 }
 
 // RecordSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom metric.
