@@ -245,6 +245,13 @@ type vmRun struct {
 // markers after that line are timed late).
 func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
 	t.Helper()
+	return k.bootWith(t, guest, nil, timeout, onLine)
+}
+
+// bootWith is boot with more files in the guest's /test: files maps a name there to a host file (a test
+// binary the guest program runs).
+func (k *vmKit) bootWith(t *testing.T, guest string, files map[string]string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
+	t.Helper()
 	run := &vmRun{dir: t.TempDir(), marks: map[string]time.Time{}}
 	run.testLog = filepath.Join(run.dir, "test.log")
 	run.qmp = filepath.Join(run.dir, "qmp.sock")
@@ -257,6 +264,11 @@ func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine f
 	data, err := os.ReadFile(guest)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ov, "test", "guest"), data, 0o755))
+	for name, src := range files {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(ov, "test", name), data, 0o755))
+	}
 	shell(t, 2*time.Minute, `cd "$OV" && find . | cpio -o -H newc --quiet | gzip -1 | cat "$BASE" - >"$RUN/initrd"
 for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, "BASE="+k.base, "RUN="+run.dir)
 

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap/zapcore"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
+	"github.com/diskhealth/diskhealth/internal/testkit/quotakit"
 )
 
 const (
@@ -39,7 +39,7 @@ func main() {
 }
 
 func run(b *vmproto.ProjQuotaBundle) error {
-	if err := loadModules(); err != nil {
+	if err := guestrx.LoadExtraModules("null_blk.ko"); err != nil {
 		return err
 	}
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", 0, "size=900m"); err != nil {
@@ -187,23 +187,6 @@ func record(b *vmproto.ProjQuotaBundle, fsb map[string]*vmproto.ProjQuotaFS, nam
 	}
 }
 
-// loadModules inserts the harness's extra modules (xfs, ext4, the quota format, loop among them) in order.
-func loadModules() error {
-	list, err := os.ReadFile("/lib/modules/extra/extra.list")
-	if err != nil {
-		return err
-	}
-	for _, m := range strings.Fields(string(list)) {
-		if m == "null_blk.ko" {
-			continue // the latency and stack guests' device
-		}
-		if out, err := exec.Command("insmod", "/lib/modules/extra/"+m).CombinedOutput(); err != nil && !bytes.Contains(out, []byte("File exists")) {
-			return fmt.Errorf("insmod %s: %w: %s", m, err, out)
-		}
-	}
-	return nil
-}
-
 // makeFS makes a filesystem of type typ on a loop device over a sparse image and mounts it at mnt with
 // project quotas on.
 func makeFS(typ, mkfs, mnt string) error {
@@ -216,7 +199,7 @@ func makeFS(typ, mkfs, mnt string) error {
 		return err
 	}
 	f.Close()
-	loop, err := attachLoop(img)
+	loop, _, err := quotakit.AttachLoop(img) // attached until the guest powers off
 	if err != nil {
 		return err
 	}
@@ -229,93 +212,6 @@ func makeFS(typ, mkfs, mnt string) error {
 	}
 	if err := unix.Mount(loop, mnt, typ, 0, "prjquota"); err != nil {
 		return fmt.Errorf("mount -t %s -o prjquota %s %s: %w", typ, loop, mnt, err)
-	}
-	return nil
-}
-
-// attachLoop binds img to a free loop device, as losetup -f does.
-func attachLoop(img string) (string, error) {
-	ctl, err := os.OpenFile("/dev/loop-control", os.O_RDWR, 0)
-	if err != nil {
-		return "", err
-	}
-	defer ctl.Close()
-	n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
-	if err != nil {
-		return "", fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
-	}
-	dev := fmt.Sprintf("/dev/loop%d", n)
-	var lf *os.File
-	for i := 0; ; i++ { // devtmpfs makes the node a moment after the device exists
-		if lf, err = os.OpenFile(dev, os.O_RDWR, 0); err == nil || i == 50 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		return "", err
-	}
-	defer lf.Close()
-	f, err := os.OpenFile(img, os.O_RDWR, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if err := unix.IoctlSetInt(int(lf.Fd()), unix.LOOP_SET_FD, int(f.Fd())); err != nil {
-		return "", fmt.Errorf("LOOP_SET_FD %s: %w", dev, err)
-	}
-	return dev, nil
-}
-
-// fsxattr is struct fsxattr (linux/fs.h).
-type fsxattr struct {
-	XFlags, ExtSize, NExtents, ProjID, CowExtSize uint32
-	Pad                                           [8]byte
-}
-
-const (
-	fsIocFSGetXattr    = 0x801c581f
-	fsIocFSSetXattr    = 0x401c5820
-	fsXflagProjInherit = 0x200
-)
-
-// setProject gives dir project id, inherited by what is created in it (chattr -p id +P, xfs_quota project -s).
-func setProject(dir string, id uint32) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var x fsxattr
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFSGetXattr, uintptr(unsafe.Pointer(&x))); e != 0 {
-		return fmt.Errorf("FS_IOC_FSGETXATTR %s: %w", dir, e)
-	}
-	x.ProjID, x.XFlags = id, x.XFlags|fsXflagProjInherit
-	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFSSetXattr, uintptr(unsafe.Pointer(&x))); e != 0 {
-		return fmt.Errorf("FS_IOC_FSSETXATTR %s: %w", dir, e)
-	}
-	return nil
-}
-
-// ifDqblk is struct if_dqblk (linux/quota.h).
-type ifDqblk struct {
-	BHardLimit, BSoftLimit, CurSpace, IHardLimit, ISoftLimit, CurInodes, BTime, ITime uint64
-	Valid                                                                             uint32
-	_                                                                                 uint32
-}
-
-// setLimits sets project id's block limits (bytes, in 1 KiB units as the interface wants) and inode hard
-// limit on the filesystem at mnt (setquota -P).
-func setLimits(mnt string, id uint32, hard, soft, ihard uint64) error {
-	f, err := os.Open(mnt)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	const qSetQuota, prjQuota, qifLimits = 0x800008, 2, 1 | 4
-	q := ifDqblk{BHardLimit: hard >> 10, BSoftLimit: soft >> 10, IHardLimit: ihard, Valid: qifLimits}
-	if _, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, f.Fd(), qSetQuota<<8|prjQuota, uintptr(id), uintptr(unsafe.Pointer(&q)), 0, 0); e != 0 {
-		return fmt.Errorf("Q_SETQUOTA project %d on %s: %w", id, mnt, e)
 	}
 	return nil
 }
@@ -347,7 +243,7 @@ func fill(f *vmproto.ProjQuotaFS, mnt string, first uint32) error {
 			return err
 		}
 		id := first + uint32(i)
-		if err := setProject(dir, id); err != nil {
+		if err := quotakit.SetProject(dir, id); err != nil {
 			return err
 		}
 		d := &vmproto.ProjQuotaDir{ID: int64(id)}
@@ -365,7 +261,7 @@ func fill(f *vmproto.ProjQuotaFS, mnt string, first uint32) error {
 		}
 		if i%100 == 0 {
 			d.SetHard, d.SetSoft = int64(i/100+1)<<20, int64(i/100+1)<<19
-			if err := setLimits(mnt, id, uint64(d.SetHard), uint64(d.SetSoft), 100); err != nil {
+			if err := quotakit.SetProjectLimits(mnt, id, uint64(d.SetHard), uint64(d.SetSoft), 100); err != nil {
 				return err
 			}
 		}

@@ -18,12 +18,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
+	"github.com/diskhealth/diskhealth/internal/testkit/quotakit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/projquota"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
@@ -93,8 +97,9 @@ type writerChild struct {
 	cgroups []string
 }
 
-// startWriter starts the writer child in dir, in a new child cgroup of the host's v1 memory and blkio
-// hierarchies (made here, removed at the end; the mounts are not touched).
+// startWriter starts the writer child in dir, in a new child cgroup: of the v2 hierarchy where
+// /sys/fs/cgroup is one (the QEMU guest), else of the host's v1 memory and blkio hierarchies (made here,
+// removed at the end; no mount is touched).
 func startWriter(t *testing.T, dir string) *writerChild {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckpointWriterChild$")
@@ -114,20 +119,23 @@ func startWriter(t *testing.T, dir string) *writerChild {
 		}
 	})
 	name := fmt.Sprintf("diskhealth-ckpt-%d", cmd.Process.Pid)
-	for _, h := range []string{"memory", "blkio"} {
+	hierarchies := map[string]string{"memory": ":memory:/", "blkio": ":blkio:/"}
+	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
+		hierarchies = map[string]string{"": "0::/"}
+	}
+	for h, prefix := range hierarchies {
 		root := filepath.Join("/sys/fs/cgroup", h)
 		if _, err := os.Stat(filepath.Join(root, "cgroup.procs")); err != nil {
-			dhtest.Unavailable(t, "no cgroup v1 %s hierarchy at %s: %v", h, root, err)
+			dhtest.Unavailable(t, "no cgroup hierarchy at %s: %v", root, err)
 		}
 		cg := filepath.Join(root, name)
 		require.NoError(t, os.Mkdir(cg, 0o755))
 		w.cgroups = append(w.cgroups, cg)
 		require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644))
+		own, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
+		require.NoError(t, err)
+		require.Contains(t, string(own), prefix+name+"\n", "the writer is in its own cgroup")
 	}
-	own, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
-	require.NoError(t, err)
-	require.Contains(t, string(own), ":memory:/"+name, "the writer is in its memory cgroup")
-	require.Contains(t, string(own), ":blkio:/"+name, "the writer is in its blkio cgroup")
 	return w
 }
 
@@ -181,12 +189,15 @@ type jobRun struct {
 // runJob drives the job and the scraper in lockstep on simulated time: every 250 ms of it the writer
 // does that step's writes (through the child) and the source scrapes, with its clock at that time.
 // It ends at the first failed write.
-func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob) jobRun {
+// With project set, the job's directory is under that project quota, and the project directory's state
+// and events are the ones watched.
+func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, project uint32) jobRun {
 	const step = 250 * time.Millisecond
 	rng := rand.New(rand.NewPCG(seed, 7))
 	sink := new(consumertest.LogsSink)
 	cfg := createDefaultConfig()
 	cfg.MountPoints = match.Config{Include: []string{mnt}}
+	cfg.ProjectQuotas.Enabled = project != 0
 	clock := t0
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, sink, func() time.Time { return clock })
 	require.NoError(t, err)
@@ -247,6 +258,9 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob) 
 			out.willFailFrom = now
 		}
 		willFail = stateIs(md, dom, "will_fail")
+		if project != 0 {
+			willFail = projectStateIs(md, project, "will_fail")
+		}
 		if v, ok := domainValue(md, "system.filesystem.checkpoint.size", dom); ok {
 			out.sizeP50 = v
 		}
@@ -269,6 +283,24 @@ func stateIs(md pmetric.Metrics, dom, state string) bool {
 		}
 	}
 	return false
+}
+
+// projectStateIs says whether a project directory's checkpoint state is state.
+func projectStateIs(md pmetric.Metrics, project uint32, state string) bool {
+	found := false
+	pdatawalk.ForEachMetric(md, func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != "system.filesystem.project.checkpoint.state" {
+			return
+		}
+		dps := pdatawalk.NumberPoints(m)
+		for i := range dps.Len() {
+			a := dps.At(i).Attributes()
+			id, _ := a.Get("system.filesystem.project.id")
+			st, _ := a.Get("system.filesystem.checkpoint.state")
+			found = found || id.Int() == int64(project) && st.Str() == state && dps.At(i).IntValue() == 1
+		}
+	})
+	return found
 }
 
 // copiesPoint is the domain's learned copies and rotation.
@@ -310,7 +342,7 @@ func TestFSScraperCheckpointSeededRealExt4(t *testing.T) {
 		require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, j.prefill), "seed %d", seed)
 		require.NoError(t, f.Close())
 
-		r := runJob(t, seed, mnt, w, j)
+		r := runJob(t, seed, mnt, w, j, 0)
 		lead := r.failAt - r.willFailFrom
 		cadence := time.Duration(j.cadence * float64(time.Second))
 		var mean float64
@@ -356,4 +388,92 @@ func blockDomain(t *testing.T, path string) string {
 	var st unix.Stat_t
 	require.NoError(t, unix.Stat(path, &st))
 	return fmt.Sprintf("%d:%d", unix.Major(st.Dev), unix.Minor(st.Dev))
+}
+
+// guestEnv is set by e2e's TestCheckpointProjectQuotaQEMU in the QEMU guest, whose kernel has the project
+// quotas this project's CI host kernel is built without.
+const guestEnv = "DISKHEALTH_QEMU_GUEST"
+
+// TestFSScraperCheckpointSeededProjectQuota (issue 21, "done when" 1, project quotas): seeded jobs as in
+// TestFSScraperCheckpointSeededRealExt4, but saving into a directory under a 96 MiB project quota on a
+// loop-mounted XFS (-o prjquota; a project quota's failure is ENOSPC there) and ext4 (-O quota,project,
+// -o prjquota; EDQUOT) of 320 MiB, the writer in its own v2 cgroup, the sizes and the filling relative to
+// the quota. The directory's own learner must send will_fail at least one cadence before the quota
+// refuses a write in at least 19 of the 20 runs (10 per filesystem). It runs in the QEMU guest only
+// (e2e's TestCheckpointProjectQuotaQEMU), where mkfs.xfs and mke2fs are Debian's in /usr/sbin.
+func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
+	if os.Getenv(guestEnv) == "" {
+		t.Skip("runs in the QEMU guest: e2e's TestCheckpointProjectQuotaQEMU")
+	}
+	const quota, project, seedsPerFS = 96 << 20, 42, 10
+	var inTime, runs int
+	start := time.Now()
+	for _, fs := range []struct {
+		typ, failure string
+		mkfs         []string
+	}{
+		{"xfs", "ENOSPC", []string{"/usr/sbin/mkfs.xfs", "-q", "-f"}},
+		{"ext4", "EDQUOT", []string{"/usr/sbin/mke2fs", "-q", "-F", "-t", "ext4", "-O", "quota,project", "-I", "256", "-m", "0"}},
+	} {
+		dir := t.TempDir()
+		img := filepath.Join(dir, fs.typ+".img")
+		require.NoError(t, os.WriteFile(img, nil, 0o600))
+		require.NoError(t, os.Truncate(img, 320<<20))
+		loop, detach, err := quotakit.AttachLoop(img)
+		require.NoError(t, err)
+		run(t, fs.mkfs[0], append(fs.mkfs[1:], loop)...)
+		mnt := filepath.Join(dir, "mnt")
+		require.NoError(t, os.Mkdir(mnt, 0o755))
+		require.NoError(t, unix.Mount(loop, mnt, fs.typ, 0, "prjquota,discard"))
+		jobDir := filepath.Join(mnt, "job")
+		require.NoError(t, os.Mkdir(jobDir, 0o755))
+		require.NoError(t, quotakit.SetProject(jobDir, project))
+		require.NoError(t, quotakit.SetProjectLimits(mnt, project, quota, 0, 0))
+		w := startWriter(t, jobDir)
+
+		for seed := range uint64(seedsPerFS) {
+			j := newSeededJob(seed, quota, quota-projectUsed(t, mnt, project))
+			prefill := filepath.Join(jobDir, "dataset")
+			f, err := os.Create(prefill)
+			require.NoError(t, err)
+			require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, j.prefill), "%s seed %d", fs.typ, seed)
+			require.NoError(t, f.Close())
+
+			r := runJob(t, seed, mnt, w, j, project)
+			lead := r.failAt - r.willFailFrom
+			cadence := time.Duration(j.cadence * float64(time.Second))
+			ok := r.failure == fs.failure && r.willFailFrom > 0 && lead >= cadence
+			if ok {
+				inTime++
+			}
+			runs++
+			t.Logf("%s seed %2d: size %4.1f%% of the quota every %4.1fs keep %d after %v | %s after %3d saves; will_fail %5.1fs (%.1f cadences) before, %d events",
+				fs.typ, seed, 100*j.size/quota, j.cadence, j.keep, j.after, r.failure, len(r.sizes), lead.Seconds(), lead.Seconds()/j.cadence, r.events)
+
+			entries, err := os.ReadDir(jobDir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				require.NoError(t, os.Remove(filepath.Join(jobDir, e.Name())))
+			}
+			unix.Sync()
+		}
+		require.NoError(t, w.in.Close())
+		require.NoError(t, w.cmd.Wait())
+		require.NoError(t, unix.Unmount(mnt, 0))
+		detach()
+	}
+	t.Logf("%d of %d in time; %v for all", inTime, runs, time.Since(start).Round(100*time.Millisecond))
+	assert.GreaterOrEqual(t, inTime, runs-1, "will_fail at least one cadence before the quota refuses a write")
+}
+
+// projectUsed is the bytes charged to project on the filesystem at mnt.
+func projectUsed(t *testing.T, mnt string, project uint32) int64 {
+	ps, err := projquota.Read(mnt, "", nil)
+	require.NoError(t, err)
+	for _, p := range ps {
+		if p.ID == project {
+			return int64(p.Used)
+		}
+	}
+	return 0
 }
