@@ -21,6 +21,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
@@ -34,18 +36,30 @@ import (
 // writerChildEnv names the directory the checkpoint writer child (TestCheckpointWriterChild) writes in.
 const writerChildEnv = "DISKHEALTH_CKPT_WRITER_DIR"
 
-// TestCheckpointWriterChild is the training job's writer of TestFSScraperCheckpointSeededRealExt4, run
-// as its own process (this test binary again) so that it sits in its own cgroup. It does what stdin
-// says, one command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends
-// BYTES to NAME (created), "rm NAME" removes it. Run directly, without the environment, it has no job.
+// TestCheckpointWriterChild is the training job's writer of the seeded checkpoint tests, run as its own
+// process (this test binary again) so that it sits in its own cgroup, without CAP_SYS_RESOURCE. It does what stdin says, one
+// command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends BYTES to NAME
+// (opened, and created, at its first write, and kept open as a trainer keeps its log and the checkpoint
+// it is saving), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it. Run directly, without the environment, it
+// has no job.
 func TestCheckpointWriterChild(t *testing.T) {
 	dir := os.Getenv(writerChildEnv)
 	if dir == "" {
-		t.Skip("the checkpoint writer runs only as TestFSScraperCheckpointSeededRealExt4's child")
+		t.Skip("the checkpoint writer runs only as a seeded checkpoint test's child")
 	}
+	require.NoError(t, dropSysResource())
 	chunk := make([]byte, 1<<20)
 	for i := range chunk {
 		chunk[i] = byte(i) // not zeros: nothing may compress or skip them
+	}
+	open := map[string]*os.File{}
+	closeFile := func(name string) error {
+		f := open[name]
+		delete(open, name)
+		if f == nil {
+			return nil
+		}
+		return f.Close()
 	}
 	in, out := bufio.NewScanner(os.Stdin), bufio.NewWriter(os.Stdout)
 	for in.Scan() {
@@ -54,9 +68,22 @@ func TestCheckpointWriterChild(t *testing.T) {
 		switch {
 		case len(f) == 3 && f[0] == "w":
 			n, _ := strconv.Atoi(f[2])
-			err = appendBytes(filepath.Join(dir, f[1]), n, chunk)
+			if open[f[1]] == nil {
+				open[f[1]], err = os.OpenFile(filepath.Join(dir, f[1]), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			}
+			if err == nil {
+				err = writeBytes(open[f[1]], n, chunk)
+			}
+		case len(f) == 2 && f[0] == "close":
+			err = closeFile(f[1])
+		case len(f) == 1 && f[0] == "closeall":
+			for name := range open {
+				err = errors.Join(err, closeFile(name))
+			}
 		case len(f) == 2 && f[0] == "rm":
-			err = os.Remove(filepath.Join(dir, f[1]))
+			if err = closeFile(f[1]); err == nil {
+				err = os.Remove(filepath.Join(dir, f[1]))
+			}
 		default:
 			err = fmt.Errorf("bad command %q", in.Text())
 		}
@@ -71,22 +98,34 @@ func TestCheckpointWriterChild(t *testing.T) {
 		}
 		require.NoError(t, out.Flush())
 	}
+	for name := range open {
+		require.NoError(t, closeFile(name))
+	}
 }
 
-func appendBytes(path string, n int, chunk []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+// dropSysResource takes CAP_SYS_RESOURCE out of this process's effective and permitted sets: with it
+// root writes past ext4's (vfs) quota limits and into the root reserve, as no training job does.
+func dropSysResource() error {
+	h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var d [2]unix.CapUserData
+	if err := unix.Capget(&h, &d[0]); err != nil {
 		return err
 	}
+	bit := uint32(1) << (unix.CAP_SYS_RESOURCE % 32)
+	d[unix.CAP_SYS_RESOURCE/32].Effective &^= bit
+	d[unix.CAP_SYS_RESOURCE/32].Permitted &^= bit
+	return unix.Capset(&h, &d[0])
+}
+
+func writeBytes(f *os.File, n int, chunk []byte) error {
 	for n > 0 {
 		k, err := f.Write(chunk[:min(n, len(chunk))])
 		if err != nil {
-			f.Close()
 			return err
 		}
 		n -= k
 	}
-	return f.Close()
+	return nil
 }
 
 // writerChild is the running child and its v1 cgroups.
@@ -184,6 +223,8 @@ type jobRun struct {
 	sizes                []float64
 	sizeP50, copies      int64
 	rotation             string
+	// states counts the scrapes per project checkpoint state (project runs), "learning" when none.
+	states map[string]int
 }
 
 // runJob drives the job and the scraper in lockstep on simulated time: every 250 ms of it the writer
@@ -199,7 +240,9 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 	cfg.MountPoints = match.Config{Include: []string{mnt}}
 	cfg.ProjectQuotas.Enabled = project != 0
 	clock := t0
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, sink, func() time.Time { return clock })
+	set := scrapertest.NewNopSettings(metadata.Type)
+	set.Logger = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)) // a project quota that cannot be read says why
+	s, err := newScraper(set, cfg, sink, func() time.Time { return clock })
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
 	dom := blockDomain(t, mnt)
@@ -241,6 +284,7 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 				break
 			}
 			if remaining -= n; remaining <= 0 {
+				require.Equal(t, "ok", w.do(t, "close %s", current))
 				copies = append(copies, current)
 				writing = 0
 				if j.after && len(copies) > j.keep {
@@ -258,8 +302,21 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 			out.willFailFrom = now
 		}
 		willFail = stateIs(md, dom, "will_fail")
+		if project != 0 && i == 0 {
+			require.NotEmpty(t, projectPoints(md, "system.filesystem.project.usage"), "seed %d: the project is read", seed)
+		}
 		if project != 0 {
 			willFail = projectStateIs(md, project, "will_fail")
+			st := "learning"
+			for _, c := range []string{"fits", "tight", "will_fail"} {
+				if projectStateIs(md, project, c) {
+					st = c
+				}
+			}
+			if out.states == nil {
+				out.states = map[string]int{}
+			}
+			out.states[st]++
 		}
 		if v, ok := domainValue(md, "system.filesystem.checkpoint.size", dom); ok {
 			out.sizeP50 = v
@@ -269,6 +326,7 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 		}
 		require.Less(t, now, 30*time.Minute, "seed %d: no failure in 30 simulated minutes", seed)
 	}
+	require.Equal(t, "ok", w.do(t, "closeall"))
 	if !willFail {
 		out.willFailFrom = 0
 	}
@@ -397,7 +455,7 @@ const guestEnv = "DISKHEALTH_QEMU_GUEST"
 // TestFSScraperCheckpointSeededProjectQuota (issue 21, "done when" 1, project quotas): seeded jobs as in
 // TestFSScraperCheckpointSeededRealExt4, but saving into a directory under a 96 MiB project quota on a
 // loop-mounted XFS (-o prjquota; a project quota's failure is ENOSPC there) and ext4 (-O quota,project,
-// -o prjquota; EDQUOT) of 320 MiB, the writer in its own v2 cgroup, the sizes and the filling relative to
+// -o prjquota; EDQUOT) of 320 MiB (XFS with allocsize=64k), the writer in its own v2 cgroup, the sizes and the filling relative to
 // the quota. The directory's own learner must send will_fail at least one cadence before the quota
 // refuses a write in at least 19 of the 20 runs (10 per filesystem). It runs in the QEMU guest only
 // (e2e's TestCheckpointProjectQuotaQEMU), where mkfs.xfs and mke2fs are Debian's in /usr/sbin.
@@ -408,12 +466,14 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 	const quota, project, seedsPerFS = 96 << 20, 42, 10
 	var inTime, runs int
 	start := time.Now()
+	// XFS with a fixed end-of-file preallocation: its default, speculative one grows with an appended
+	// file, so a growing log's usage steps by up to its own size, which reads as bursts (README: limits).
 	for _, fs := range []struct {
-		typ, failure string
-		mkfs         []string
+		typ, failure, opts string
+		mkfs               []string
 	}{
-		{"xfs", "ENOSPC", []string{"/usr/sbin/mkfs.xfs", "-q", "-f"}},
-		{"ext4", "EDQUOT", []string{"/usr/sbin/mke2fs", "-q", "-F", "-t", "ext4", "-O", "quota,project", "-I", "256", "-m", "0"}},
+		{"xfs", "ENOSPC", "prjquota,discard,allocsize=64k", []string{"/usr/sbin/mkfs.xfs", "-q", "-f"}},
+		{"ext4", "EDQUOT", "prjquota,discard", []string{"/usr/sbin/mke2fs", "-q", "-F", "-t", "ext4", "-O", "quota,project", "-I", "256", "-m", "0"}},
 	} {
 		dir := t.TempDir()
 		img := filepath.Join(dir, fs.typ+".img")
@@ -424,7 +484,7 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 		run(t, fs.mkfs[0], append(fs.mkfs[1:], loop)...)
 		mnt := filepath.Join(dir, "mnt")
 		require.NoError(t, os.Mkdir(mnt, 0o755))
-		require.NoError(t, unix.Mount(loop, mnt, fs.typ, 0, "prjquota,discard"))
+		require.NoError(t, unix.Mount(loop, mnt, fs.typ, 0, fs.opts))
 		jobDir := filepath.Join(mnt, "job")
 		require.NoError(t, os.Mkdir(jobDir, 0o755))
 		require.NoError(t, quotakit.SetProject(jobDir, project))
@@ -447,8 +507,8 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 				inTime++
 			}
 			runs++
-			t.Logf("%s seed %2d: size %4.1f%% of the quota every %4.1fs keep %d after %v | %s after %3d saves; will_fail %5.1fs (%.1f cadences) before, %d events",
-				fs.typ, seed, 100*j.size/quota, j.cadence, j.keep, j.after, r.failure, len(r.sizes), lead.Seconds(), lead.Seconds()/j.cadence, r.events)
+			t.Logf("%s seed %2d: size %4.1f%% of the quota every %4.1fs keep %d after %-5v | %s after %3d saves; will_fail %5.1fs (%.1f cadences) before, %d events; scrapes per state %v",
+				fs.typ, seed, 100*j.size/quota, j.cadence, j.keep, j.after, r.failure, len(r.sizes), lead.Seconds(), lead.Seconds()/j.cadence, r.events, r.states)
 
 			entries, err := os.ReadDir(jobDir)
 			require.NoError(t, err)
