@@ -40,7 +40,7 @@ const writerChildEnv = "DISKHEALTH_CKPT_WRITER_DIR"
 // process (this test binary again) so that it sits in its own cgroup, without CAP_SYS_RESOURCE. It does what stdin says, one
 // command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends BYTES to NAME
 // (opened, and created, at its first write, and kept open as a trainer keeps its log and the checkpoint
-// it is saving), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it. Run directly, without the environment, it
+// it is saving), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it and waits for its blocks to be free (syncfs). Run directly, without the environment, it
 // has no job.
 func TestCheckpointWriterChild(t *testing.T) {
 	dir := os.Getenv(writerChildEnv)
@@ -84,6 +84,9 @@ func TestCheckpointWriterChild(t *testing.T) {
 			if err = closeFile(f[1]); err == nil {
 				err = os.Remove(filepath.Join(dir, f[1]))
 			}
+			if err == nil {
+				err = syncFS(dir)
+			}
 		default:
 			err = fmt.Errorf("bad command %q", in.Text())
 		}
@@ -115,6 +118,18 @@ func dropSysResource() error {
 	d[unix.CAP_SYS_RESOURCE/32].Effective &^= bit
 	d[unix.CAP_SYS_RESOURCE/32].Permitted &^= bit
 	return unix.Capset(&h, &d[0])
+}
+
+// syncFS waits for a removal's blocks to be free: XFS frees an unlinked inode's blocks in a background
+// worker (inodegc) that syncfs flushes. At a real scrape interval that is long done by the next scrape;
+// in compressed time the next scrape comes at once.
+func syncFS(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Syncfs(fd)
 }
 
 func writeBytes(f *os.File, n int, chunk []byte) error {
