@@ -22,7 +22,10 @@ import (
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
-const rulesFile = "../deploy/prometheus/diskhealth-rules.yaml"
+const (
+	rulesFile     = "../deploy/prometheus/diskhealth-rules.yaml"
+	rulesTestFile = "../deploy/prometheus/diskhealth-rules.test.yaml"
+)
 
 // promSample is one series of an instant-query result.
 type promSample struct {
@@ -160,6 +163,43 @@ func ruleExprs(t *testing.T) map[string]string {
 	}
 	require.NotEmpty(t, out)
 	return out
+}
+
+// TestAlertRulesUnit runs promtool's rule unit tests (deploy/prometheus/diskhealth-rules.test.yaml): the
+// NVMe rules fire on made-up series where they should, with the labels and summaries written there, and
+// stay quiet where they should not. Every rule the test file names is in the rule file.
+func TestAlertRulesUnit(t *testing.T) {
+	promtool := testkit.Debian.Tools(t, map[string]string{"promtool": "prometheus"})["promtool"]
+	tests, err := filepath.Abs(rulesTestFile)
+	require.NoError(t, err)
+	cmd := exec.Command(promtool, "test", "rules", filepath.Base(tests))
+	cmd.Dir = filepath.Dir(tests)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "promtool test rules:\n%s", out)
+	require.Contains(t, string(out), "SUCCESS")
+
+	data, err := os.ReadFile(tests)
+	require.NoError(t, err)
+	var f struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &f))
+	rules := ruleExprs(t)
+	tested := map[string]bool{}
+	for _, tc := range f.Tests {
+		for _, a := range tc.AlertRuleTest {
+			require.Contains(t, rules, a.Alertname)
+			tested[a.Alertname] = true
+		}
+	}
+	for _, n := range []string{"NVMeBadBlocksGrowing", "NVMeEndToEndErrors", "NVMePCIeErrorsRising", "NVMeCapacitorHealthLow",
+		"CloudVolumeThrottled", "DiskErrorLogEntries"} {
+		assert.True(t, tested[n], "no unit test for %s", n)
+	}
 }
 
 // TestPrometheusServer runs the built collector with config/prometheus.yaml and Debian's Prometheus

@@ -29,11 +29,13 @@ import (
 // controller's critical warning to 4 (reliability degraded) over QMP: the receiver must report
 // hw.status failed with the reason and send one state-change event. Finally the receiver runs as an
 // unprivileged user: each disk must say permission_denied (SATA stays ATA), with the unprivileged
-// fallbacks (NVMe hwmon temperature, SCSI log pages) still reported.
+// fallbacks (NVMe hwmon temperature, SCSI log pages) still reported. Last, a fresh receiver reads every
+// disk a thousand times (smart.interval 100 ms): every command stays on the read-only list (no vendor
+// or unadvertised log), the NVMe error log does not grow, and every export has the first one's metrics.
 func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 	qmpErr := make(chan error, 1)
 	asked := false
-	_, run := bootGuest(t, "smartguest", 5*time.Minute, func(run *vmRun, line string) {
+	_, run := bootGuest(t, "smartguest", 25*time.Minute, func(run *vmRun, line string) {
 		if strings.TrimSpace(line) == vmproto.MarkerQMPReady && !asked {
 			asked = true
 			// Not inline: the poll loop times the window markers that follow.
@@ -107,6 +109,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 	checkIOJoin(t, p1, b.Phase1.IO)
 	checkCriticalWarning(t, &b)
 	checkUnprivileged(t, &b)
+	checkMany(t, &b, p1)
 	t.Run("ReadOnlyAtTheDisk", func(t *testing.T) { checkDiskCommands(t, run) })
 }
 
@@ -515,6 +518,29 @@ func checkCriticalWarning(t *testing.T, b *vmproto.SMARTBundle) {
 
 // checkUnprivileged: as nobody without capabilities, ATA and NVMe are refused (and say so), SCSI log
 // pages and the NVMe hwmon temperature still work.
+// checkMany: a thousand reads of every disk change nothing the drives keep and lose no metric.
+func checkMany(t *testing.T, b *vmproto.SMARTBundle, p1 map[string]*smartDisk) {
+	t.Helper()
+	m := b.Many
+	t.Logf("phase 4: %d SMART exports in %.0f s", m.Exports, m.Seconds)
+	require.GreaterOrEqual(t, m.Exports, 1000)
+	assert.Empty(t, m.Differing, "every export of the thousand has the first one's disks and metrics")
+	var want []string
+	for name, d := range p1 {
+		for metric := range d.points {
+			want = append(want, name+" "+metric)
+		}
+	}
+	assert.ElementsMatch(t, want, m.First, "the thousand's first export has phase 1's disks and metrics")
+	// nvme-cli writes 64-bit counters as strings.
+	var before, after map[string]any
+	require.NoError(t, json.Unmarshal(m.Before, &before), "%s", m.Before)
+	require.NoError(t, json.Unmarshal(m.After, &after), "%s", m.After)
+	require.Contains(t, before, "num_err_log_entries")
+	assert.Equal(t, before["num_err_log_entries"], after["num_err_log_entries"],
+		"the NVMe controller's error log did not grow over a thousand reads")
+}
+
 func checkUnprivileged(t *testing.T, b *vmproto.SMARTBundle) {
 	t.Helper()
 	up := smartDisks(t, b.Unpriv)

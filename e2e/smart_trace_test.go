@@ -412,7 +412,7 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	require.NoError(t, err)
 	ws, err := windows(run.marks)
 	require.NoError(t, err)
-	require.Len(t, ws, 4, "the guest's windows: %v", run.marks)
+	require.Len(t, ws, 5, "the guest's windows: %v", run.marks)
 	r := sortCommands(cmds, ws)
 	total := 0
 	for _, w := range ws {
@@ -447,6 +447,16 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 		}
 		assert.Positive(t, r.inside[w]["nvme: NVMe admin 02h target 02h (Get Log Page)"], "window %s: no NVMe SMART log read", w)
 	}
+	// A thousand reads: each disk read at every one of them; the IDENTIFY cache of a fresh receiver
+	// asks once per disk, and QEMU's scsi-hd, which has no SMART pages, is asked once.
+	for _, want := range []string{
+		"ide.0 master: ATA B0h/D0h (SMART READ DATA)", "ahci port 0: ATA B0h/D0h (SMART READ DATA)",
+		"nvme: NVMe admin 02h target 02h (Get Log Page)", "nvme: NVMe admin 02h target 01h (Get Log Page)",
+	} {
+		assert.GreaterOrEqual(t, r.inside["many"][want], 1000, "window many: %q", want)
+	}
+	assert.Equal(t, 1, r.inside["many"]["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "window many: IDENTIFY DEVICE once per disk")
+	assert.Equal(t, 1, r.inside["many"]["scsi-hd target 0: SCSI 4Dh (LOG SENSE)"], "window many: LOG SENSE once on a disk without SMART pages")
 	// Unprivileged, the kernel refuses the ATA pass-through before it reaches the disk (the receiver
 	// reports permission_denied): the trace shows nothing on the ATA disks.
 	for k := range r.inside["unprivileged"] {

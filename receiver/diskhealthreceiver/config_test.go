@@ -70,6 +70,7 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, time.Hour, sm.Interval)
 	assert.Equal(t, "idle", sm.Standby)
 	assert.Equal(t, 3*time.Second, sm.Timeout)
+	assert.Equal(t, "/etc/otelcol-diskhealth/drivedb.h", sm.DriveDB)
 	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, sm.Devices)
 }
 

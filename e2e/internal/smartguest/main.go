@@ -8,7 +8,7 @@
 // Phases: (1) the first SMART and I/O exports and the tools' output; then it prints the QMP marker and
 // waits until the host has raised the NVMe critical warning (smart_critical_warning=4) and the receiver
 // reports it; (2) that export, the tools' output again and the health events; (3) one read as an
-// unprivileged user without capabilities.
+// unprivileged user without capabilities; (4) a thousand reads of every disk by a fresh receiver.
 //
 // Around each stretch in which only the receiver touches the disks it prints window markers
 // (DISKHEALTH-RO-BEGIN/END name): the host checks every command QEMU traced inside them against the
@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -244,8 +245,103 @@ func run() (vmproto.SMARTBundle, error) {
 	window("END", "unprivileged")
 	time.Sleep(windowMargin) // then the kernel's shutdown: SYNCHRONIZE CACHE, STANDBY IMMEDIATE
 	b.Unpriv = up
+
+	// Phase 4: years of a fleet's scrapes, compressed.
+	if b.Many, err = many(); err != nil {
+		return b, err
+	}
 	b.Timing["total_s"] = time.Since(t0).Seconds()
 	return b, nil
+}
+
+// manyReads is how many SMART reads of every disk phase 4 makes.
+const manyReads = 1000
+
+// many runs a fresh receiver with SMART alone every 100 ms (the shortest interval) until it has made
+// manyReads exports, inside the window "many", with nvme-cli's smart-log before and after it.
+func many() (vmproto.SMARTMany, error) {
+	var m vmproto.SMARTMany
+	var err error
+	if m.Before, err = exec.Command("nvme", "smart-log", "/dev/nvme0", "-o", "json").Output(); err != nil {
+		return m, fmt.Errorf("nvme smart-log before: %w", err)
+	}
+	window("BEGIN", "many")
+	time.Sleep(windowMargin)
+	t0 := time.Now()
+	stop, ms, _, err := guestrx.Start(logger(), map[string]any{
+		"collection_interval": time.Hour.String(),
+		"iostat":              map[string]any{"enabled": false},
+		"smart":               map[string]any{"interval": "100ms", "timeout": "20s"},
+	})
+	if err != nil {
+		return m, err
+	}
+	smart := hasMetric("hw.physical_disk.smart.read.status")
+	var sets [][]string
+	seen := 0
+	for deadline := time.Now().Add(20 * time.Minute); len(sets) < manyReads; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			stop()
+			return m, fmt.Errorf("%d SMART exports in 20 minutes, want %d", len(sets), manyReads)
+		}
+		all := ms.AllMetrics()
+		for _, md := range all[seen:] {
+			if smart(md) {
+				sets = append(sets, diskMetrics(md))
+			}
+		}
+		seen = len(all)
+	}
+	m.Seconds = time.Since(t0).Seconds()
+	stop()
+	window("END", "many")
+	time.Sleep(windowMargin)
+	m.Exports = len(sets)
+	m.First = sets[0]
+	for i, set := range sets[1:] {
+		if d := diff(m.First, set); d != "" && len(m.Differing) < 10 {
+			m.Differing = append(m.Differing, fmt.Sprintf("export %d: %s", i+2, d))
+		}
+	}
+	if m.After, err = exec.Command("nvme", "smart-log", "/dev/nvme0", "-o", "json").Output(); err != nil {
+		return m, fmt.Errorf("nvme smart-log after: %w", err)
+	}
+	return m, nil
+}
+
+// diskMetrics is the sorted set of "disk metric" of an export's disk resources (hw.name).
+func diskMetrics(md pmetric.Metrics) []string {
+	set := map[string]bool{}
+	pdatawalk.ForEachMetric(md, func(r pcommon.Resource, m pmetric.Metric) {
+		if n, ok := r.Attributes().Get("hw.name"); ok {
+			set[n.Str()+" "+m.Name()] = true
+		}
+	})
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// diff says what b adds to and misses of a, or "" when they are equal.
+func diff(a, b []string) string {
+	var added, missing []string
+	for _, k := range b {
+		if !slices.Contains(a, k) {
+			added = append(added, k)
+		}
+	}
+	for _, k := range a {
+		if !slices.Contains(b, k) {
+			missing = append(missing, k)
+		}
+	}
+	if added == nil && missing == nil {
+		return ""
+	}
+	return fmt.Sprintf("+%v -%v", added, missing)
 }
 
 // runUnprivileged re-runs this program as nobody without capabilities, with the device nodes opened

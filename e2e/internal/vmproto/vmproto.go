@@ -72,6 +72,7 @@ type SMARTBundle struct {
 	Events  json.RawMessage    `json:"events"` // OTLP JSON logs
 	Unpriv  json.RawMessage    `json:"unpriv"` // OTLP JSON metrics
 	Hwmon   map[string]string  `json:"hwmon"`  // nvme hwmon files
+	Many    SMARTMany          `json:"many"`
 	SysWWID map[string]string  `json:"sys_wwid"`
 	Timing  map[string]float64 `json:"timing"`
 }
@@ -81,6 +82,17 @@ type SMARTPhase struct {
 	SMART json.RawMessage            `json:"smart"` // OTLP JSON metrics, the SMART controller's export
 	IO    json.RawMessage            `json:"io"`    // OTLP JSON metrics, the iostat controller's export
 	Tools map[string]json.RawMessage `json:"tools"` // "smartctl -x /dev/sda" -> its JSON
+}
+
+// SMARTMany is the long run: a fresh receiver reading every disk a thousand times (smart.interval
+// 100 ms, the SMART source alone). Sets are "disk metric" strings of the disks' resources (hw.name).
+type SMARTMany struct {
+	Exports   int             `json:"exports"`   // exports with SMART data
+	Seconds   float64         `json:"seconds"`   // from the receiver's start to the last of them
+	First     []string        `json:"first"`     // the first export's set
+	Differing []string        `json:"differing"` // "export N: +added -missing" against First (at most 10)
+	Before    json.RawMessage `json:"before"`    // `nvme smart-log /dev/nvme0 -o json` before the run
+	After     json.RawMessage `json:"after"`     // and after it
 }
 
 // StackCheck is one comparison: what the tool (or the test's action) says, and what the receiver exported.

@@ -45,6 +45,11 @@ type Config struct {
 	// high-water mark across restarts, so the entries made while no collector ran are sent once when it
 	// starts again. Nil: kept in memory; a restart then sends none of the entries it finds.
 	Storage *component.ID `mapstructure:"storage"`
+	// DriveDB is a drive database in smartmontools' drivedb.h syntax that names and decodes the ATA
+	// attributes, replacing the built-in one (as smartctl -B FILE). Empty: the host's
+	// /var/lib/smartmontools/drivedb/drivedb.h (update-smart-drivedb's) under root_path when present,
+	// with /etc/smart_drivedb.h's entries first, as smartctl reads them; else the built-in database.
+	DriveDB string `mapstructure:"drivedb"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`

@@ -24,6 +24,7 @@ func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
 			if err != nil {
 				return nil, err
 			}
+			dc.DriveDB = loadDriveDB(set.Logger, c.RootPath, c.DriveDB)
 			s := newScraper(set, c, dc, events, time.Now)
 			s.storage, s.id = c.Storage, set.ID
 			return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))

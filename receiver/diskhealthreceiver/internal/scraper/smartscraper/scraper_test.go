@@ -304,6 +304,10 @@ func resourceOf(md pmetric.Metrics, disk string) pcommon.Map {
 
 // newTestScraper is a SMART scraper with the default section on the device doubles of dc.
 func newTestScraper(set scraper.Settings, sink consumer.Logs, dc device.Config) *smartScraper {
+	if dc.DriveDB == nil {
+		// As the factory does: the database is compiled before the first read, not inside its deadline.
+		dc.DriveDB = ata.Builtin()
+	}
 	return newScraper(set, createDefaultConfig(), dc, sink, time.Now)
 }
 

@@ -32,8 +32,8 @@ func BenchmarkDecodeSMART(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if Lookup("WDC WD40EFRX-68N32N0").Family != "" {
-			b.Fatal("unexpected family")
+		if !Lookup("WDC WD40EFRX-68N32N0").Known {
+			b.Fatal("a Western Digital Red not recognised")
 		}
 	}
 }

@@ -1,8 +1,10 @@
 // Package ata decodes the pages a SATA/PATA drive returns to read-only ATA
 // commands: IDENTIFY DEVICE, SMART READ DATA, SMART READ THRESHOLDS, the
 // SMART summary error and self-test logs, the device statistics log and the
-// register outputs of SMART RETURN STATUS and CHECK POWER MODE. A small drive
-// database (drivedb.go) says how each attribute's raw value is to be read.
+// register outputs of SMART RETURN STATUS and CHECK POWER MODE. A drive
+// database says how each attribute is named and its raw value read: the one
+// built in (drivedb.go), or smartmontools' drivedb.h read at run time
+// (drivedbh.go, ParseDriveDB).
 //
 // Every decoder takes bytes and nothing else, so the same code serves the
 // SG_IO device layer, fixture tests and fuzzing. A page that fails its own

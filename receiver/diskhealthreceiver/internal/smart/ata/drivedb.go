@@ -1,24 +1,29 @@
 package ata
 
 import (
+	"fmt"
 	"regexp"
 	"sync"
 )
 
 //go:generate go run ./internal/gendrivedb -o drivedb_gen.go
 
-// The drive database (drivedb_gen.go) is generated from the drive database of
-// github.com/anatol/smart.go at the version pinned in go.mod, itself generated
-// from smartmontools' drivedb.h: every family smartctl knows, with the
-// attribute names, raw formats and byte orders it applies. smart.go keeps that
-// table unexported and reachable only through its own SG_IO transport, which
-// cannot sit behind this receiver's command allowlist, so gendrivedb reads it
-// from the module source instead; TestDriveDBIsGenerated fails when the
-// committed table is not what the pinned module yields. Only the table is
-// taken: matching (anchored, as smartctl matches) and decoding are ours.
+// The built-in drive database (drivedb_gen.go) is generated from the drive
+// database of github.com/anatol/smart.go at the version pinned in go.mod,
+// itself generated from smartmontools' drivedb.h: every family smartctl knows,
+// with the attribute names, raw formats and byte orders it applies. smart.go
+// keeps that table unexported and reachable only through its own SG_IO
+// transport, which cannot sit behind this receiver's command allowlist, so
+// gendrivedb reads it from the module source instead; TestDriveDBIsGenerated
+// fails when the committed table is not what the pinned module yields. Only
+// the table is taken: matching (anchored, as smartctl matches) and decoding
+// are ours. At run time a drivedb.h (ParseDriveDB) replaces it, as smartctl's
+// -B does, so a drive released after the build is named without a rebuild.
 
 // AttrDef says how to name and decode one attribute.
 type AttrDef struct {
+	// Name is "" in a family entry that changes only the format ("-v 9,msec24hour32"):
+	// the default name then applies.
 	Name   string
 	Format Format
 	// ByteOrder overrides the format's default byte order ("" = default).
@@ -54,19 +59,77 @@ type compiledEntry struct {
 	model, firmware *regexp.Regexp
 }
 
-// compiled compiles the table once, on the first lookup. smartctl matches
-// whole strings, so every expression is anchored.
-var compiled = sync.OnceValue(func() []compiledEntry {
-	out := make([]compiledEntry, len(driveDB))
-	for i := range driveDB {
-		e := &driveDB[i]
-		out[i] = compiledEntry{dbEntry: e, model: regexp.MustCompile(`^(?:` + e.model + `)$`)}
+// DriveDB is a drive database: the default attribute definitions and the
+// family entries, searched in order (the first match wins, as in smartctl).
+// Safe for concurrent use.
+type DriveDB struct {
+	// Version says which database this is: the drivedb.h VERSION entry's
+	// text, or the smart.go module version of the built-in one.
+	Version  string
+	defaults map[uint8]AttrDef
+	entries  []compiledEntry
+	lookups  sync.Map // lookupKey → Preset
+}
+
+// newDriveDB compiles entries. smartctl matches whole strings, so every
+// expression is anchored. lines, when not nil, are the entries' lines in
+// their file, for the errors.
+func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, lines []int) (*DriveDB, error) {
+	db := &DriveDB{Version: version, defaults: defaults, entries: make([]compiledEntry, len(entries))}
+	fail := func(i int, what string, err error) error {
+		err = fmt.Errorf("entry %q: %s expression: %w", entries[i].family, what, err)
+		if lines != nil {
+			err = fmt.Errorf("line %d: %w", lines[i], err)
+		}
+		return err
+	}
+	for i := range entries {
+		e := &entries[i]
+		m, err := regexp.Compile(`^(?:` + e.model + `)$`)
+		if err != nil {
+			return nil, fail(i, "model", err)
+		}
+		db.entries[i] = compiledEntry{dbEntry: e, model: m}
 		if e.firmware != "" {
-			out[i].firmware = regexp.MustCompile(`^(?:` + e.firmware + `)$`)
+			if db.entries[i].firmware, err = regexp.Compile(`^(?:` + e.firmware + `)$`); err != nil {
+				return nil, fail(i, "firmware", err)
+			}
 		}
 	}
-	return out
+	return db, nil
+}
+
+// builtin is the generated table, compiled on first use.
+var builtin = sync.OnceValue(func() *DriveDB {
+	db, err := newDriveDB("smart.go "+driveDBVersion, defaultDefs, driveDB, nil)
+	if err != nil {
+		panic(err) // TestDatabaseIsWellFormed compiles every entry
+	}
+	return db
 })
+
+// Builtin is the drive database compiled into the receiver.
+func Builtin() *DriveDB { return builtin() }
+
+// Len is the number of family entries.
+func (db *DriveDB) Len() int { return len(db.or().entries) }
+
+// WithAdditions is db with extra's entries searched first: smartctl's
+// "-B +FILE" and /etc/smart_drivedb.h. db's defaults and version stay.
+func (db *DriveDB) WithAdditions(extra *DriveDB) *DriveDB {
+	db = db.or()
+	out := &DriveDB{Version: db.Version, defaults: db.defaults, entries: make([]compiledEntry, 0, len(extra.entries)+len(db.entries))}
+	out.entries = append(append(out.entries, extra.entries...), db.entries...)
+	return out
+}
+
+// or is db, or the built-in database when db is nil.
+func (db *DriveDB) or() *DriveDB {
+	if db == nil {
+		return Builtin()
+	}
+	return db
+}
 
 // Preset is what the drive database says about one drive.
 type Preset struct {
@@ -76,8 +139,9 @@ type Preset struct {
 	// Known reports whether a database entry matched the drive.
 	Known bool
 	// Entry is the matching entry's model expression ("" when none matched).
-	Entry string
-	defs  map[uint8]AttrDef
+	Entry    string
+	defs     map[uint8]AttrDef
+	defaults map[uint8]AttrDef
 	// rotation is IDENTIFY word 217: 1 solid state, >1 rpm, 0 unknown.
 	rotation uint16
 }
@@ -87,30 +151,35 @@ type lookupKey struct {
 	rotation        uint16
 }
 
-var lookups sync.Map // lookupKey → Preset
-
-// Lookup finds the drive family of a model number (any firmware) in the drive
-// database.
+// Lookup finds the drive family of a model number (any firmware) in the
+// built-in drive database.
 func Lookup(model string) Preset { return LookupDrive(model, "", 0) }
+
+// LookupDrive is Builtin().LookupDrive.
+func LookupDrive(model, firmware string, rotationRate uint16) Preset {
+	return Builtin().LookupDrive(model, firmware, rotationRate)
+}
 
 // LookupDrive finds the drive database entry of a model and firmware
 // revision, as smartctl does; rotationRate (IDENTIFY word 217) decides
 // whether HDD-only or SSD-only default names apply. Results are memoised: a
-// drive's identity is looked up once per process.
-func LookupDrive(model, firmware string, rotationRate uint16) Preset {
+// drive's identity is looked up once per database. A nil database is the
+// built-in one.
+func (db *DriveDB) LookupDrive(model, firmware string, rotationRate uint16) Preset {
+	db = db.or()
 	key := lookupKey{model, firmware, rotationRate}
-	if p, ok := lookups.Load(key); ok {
+	if p, ok := db.lookups.Load(key); ok {
 		return p.(Preset)
 	}
-	p := Preset{rotation: rotationRate}
-	for _, e := range compiled() {
+	p := Preset{rotation: rotationRate, defaults: db.defaults}
+	for _, e := range db.entries {
 		if !e.model.MatchString(model) || (e.firmware != nil && !e.firmware.MatchString(firmware)) {
 			continue
 		}
 		p.Family, p.Known, p.Entry, p.defs = e.family, true, e.dbEntry.model, e.defs
 		break
 	}
-	lookups.Store(key, p)
+	db.lookups.Store(key, p)
 	return p
 }
 
@@ -118,11 +187,19 @@ func LookupDrive(model, firmware string, rotationRate uint16) Preset {
 // family's definition, else the default one. A default restricted to hard
 // disks is "Unknown_SSD_Attribute" on a solid-state drive and one restricted
 // to SSDs "Unknown_HDD_Attribute" on a rotating one, as smartctl names them.
+// A family definition without a name takes the default name, unrestricted
+// (as smart.go's table has it).
 func (p Preset) Def(id uint8) AttrDef {
 	if d, ok := p.defs[id]; ok {
+		if d.Name == "" {
+			d.Name = unknownName
+			if def, ok := p.defaults[id]; ok {
+				d.Name = def.Name
+			}
+		}
 		return d
 	}
-	d, ok := defaultDefs[id]
+	d, ok := p.defaults[id]
 	if !ok {
 		return AttrDef{Name: unknownName}
 	}

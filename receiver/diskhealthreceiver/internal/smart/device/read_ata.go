@@ -84,7 +84,7 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
 	} else if th, err = ata.ParseThresholds(b); err != nil {
 		problem(fmt.Errorf("SMART READ THRESHOLDS: %w", err))
 	}
-	data.Attributes = ata.LookupDrive(cache.ata.Model, cache.ata.Firmware, cache.ata.RotationRate).Decode(page, th)
+	data.Attributes = r.cfg.DriveDB.LookupDrive(cache.ata.Model, cache.ata.Firmware, cache.ata.RotationRate).Decode(page, th)
 
 	if s, err := c.SMARTReturnStatus(); err != nil {
 		problem(err)

@@ -72,6 +72,8 @@ type Config struct {
 	// Discover lists the disks; nil means Discover(Root). Tests replace it
 	// to read disks that exist only as doubles.
 	Discover func(root string) ([]Disk, error)
+	// DriveDB names and decodes ATA attributes; nil is the built-in database.
+	DriveDB *ata.DriveDB
 }
 
 // Reader reads every disk in its own goroutine. A disk whose previous read
