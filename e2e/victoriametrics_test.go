@@ -83,7 +83,9 @@ var thresholdRe = regexp.MustCompile(`\s*(?:[<>]=?|[!=]=)\s*[0-9.e+-]+\s*$`)
 // source is off in the shipped configs; this kernel has no NFS).
 func healthyHostFeeds(expr string) bool {
 	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors",
-		"nfs_client_mount_", "fuse_connection_", "system_filesystem_client_state"} {
+		"nfs_client_mount_", "fuse_connection_", "system_filesystem_client_state",
+		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
+		"checkpoint_", "eviction", "shm_", "project_"} {
 		if strings.Contains(expr, n) {
 			return false
 		}

@@ -39,6 +39,8 @@ var vmPackages = map[string]string{
 	"xz":                 "xz-utils",
 	"dmsetup":            "dmsetup",
 	"mdadm":              "mdadm",
+	"mkfs.xfs":           "xfsprogs",
+	"mke2fs":             "e2fsprogs",
 }
 
 // vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
@@ -46,8 +48,10 @@ var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "vi
 
 // vmExtraModules are packed into the initramfs (with the dependencies vmModules do not bring) but not
 // loaded at boot: a guest program loads them from /lib/modules/extra, in extra.list's order, with the
-// parameters it needs (null_blk's completion time, device-mapper for dmsetup).
-var vmExtraModules = []string{"null_blk", "dm_mod", "raid1", "dm_thin_pool", "dm_multipath", "dm_round_robin"}
+// parameters it needs (null_blk's completion time, device-mapper for dmsetup; XFS and ext4 with the quota
+// format module, whose project quotas the CI host's kernel is built without).
+var vmExtraModules = []string{"null_blk", "dm_mod", "raid1", "dm_thin_pool", "dm_multipath", "dm_round_robin",
+	"loop", "xfs", "ext4", "quota_v2"}
 
 // baseKey names the base initramfs after what goes into it, so that a cache built by an older
 // harness (other modules, other tools) is rebuilt instead of used.
@@ -141,7 +145,9 @@ timeout 300 dpkg-deb --fsys-tarfile "$DEB" | tar -x --wildcards './boot/vmlinuz-
   './lib/modules/*/kernel/drivers/nvme/*' './lib/modules/*/kernel/drivers/ata/*' './lib/modules/*/kernel/drivers/scsi/*' \
   './lib/modules/*/kernel/drivers/virtio/*' './lib/modules/*/kernel/lib/*' './lib/modules/*/kernel/crypto/*' \
   './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' \
-  './lib/modules/*/kernel/drivers/block/*' './lib/modules/*/kernel/drivers/md/*' './lib/modules/*/kernel/fs/configfs/*' 2>/dev/null || true
+  './lib/modules/*/kernel/drivers/block/*' './lib/modules/*/kernel/drivers/md/*' './lib/modules/*/kernel/fs/configfs/*' \
+  './lib/modules/*/kernel/fs/xfs/*' './lib/modules/*/kernel/fs/ext4/*' './lib/modules/*/kernel/fs/jbd2/*' \
+  './lib/modules/*/kernel/fs/mbcache.ko*' './lib/modules/*/kernel/fs/quota/*' 2>/dev/null || true
 rm -f "$DEB"
 depmod -b "$KD" "$KVER"
 # The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
@@ -165,7 +171,7 @@ for m in $EXTRA; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
   awk '$1 == "insmod" && $2 !~ /\/kernel\/arch\// && !seen[$2]++ {print $2}' | while read -r f; do
     b=$(basename "$f"); b=${b%.xz}; grep -qxF "${b%.zst}" "$R/lib/modules/load.list" || echo "$f"; done |
   put "$R/lib/modules/extra" >"$R/lib/modules/extra/extra.list"
-for b in smartctl nvme dmsetup mdadm; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
+for b in smartctl nvme dmsetup mdadm mkfs.xfs mke2fs du; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
   ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done
 [ -f /usr/share/smartmontools/drivedb.h ] && cp /usr/share/smartmontools/drivedb.h "$R/usr/share/smartmontools/"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$BASE.tmp"
@@ -239,6 +245,13 @@ type vmRun struct {
 // markers after that line are timed late).
 func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
 	t.Helper()
+	return k.bootWith(t, guest, nil, timeout, onLine)
+}
+
+// bootWith is boot with more files in the guest's /test: files maps a name there to a host file (a test
+// binary the guest program runs).
+func (k *vmKit) bootWith(t *testing.T, guest string, files map[string]string, timeout time.Duration, onLine func(run *vmRun, line string)) *vmRun {
+	t.Helper()
 	run := &vmRun{dir: t.TempDir(), marks: map[string]time.Time{}}
 	run.testLog = filepath.Join(run.dir, "test.log")
 	run.qmp = filepath.Join(run.dir, "qmp.sock")
@@ -251,6 +264,11 @@ func (k *vmKit) boot(t *testing.T, guest string, timeout time.Duration, onLine f
 	data, err := os.ReadFile(guest)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(ov, "test", "guest"), data, 0o755))
+	for name, src := range files {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(ov, "test", name), data, 0o755))
+	}
 	shell(t, 2*time.Minute, `cd "$OV" && find . | cpio -o -H newc --quiet | gzip -1 | cat "$BASE" - >"$RUN/initrd"
 for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, "BASE="+k.base, "RUN="+run.dir)
 

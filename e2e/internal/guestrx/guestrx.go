@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,4 +148,22 @@ func ScsiDebugDisk() (string, error) {
 		}
 	}
 	return "", errors.New("no scsi_debug disk in /sys/block")
+}
+
+// LoadExtraModules inserts the harness's extra modules (/lib/modules/extra, in extra.list's order)
+// without parameters, but those named in skip; a module already in is fine.
+func LoadExtraModules(skip ...string) error {
+	list, err := os.ReadFile("/lib/modules/extra/extra.list")
+	if err != nil {
+		return err
+	}
+	for _, m := range strings.Fields(string(list)) {
+		if slices.Contains(skip, m) {
+			continue
+		}
+		if out, err := exec.Command("insmod", "/lib/modules/extra/"+m).CombinedOutput(); err != nil && !strings.Contains(string(out), "File exists") {
+			return fmt.Errorf("insmod %s: %w: %s", m, err, out)
+		}
+	}
+	return nil
 }

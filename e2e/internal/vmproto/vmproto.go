@@ -24,11 +24,12 @@ const (
 	MarkerUnpriv = "DISKHEALTH-UNPRIV "
 
 	// The bundles' markers, one per guest program.
-	MarkerSMART   = "DISKHEALTH-BUNDLE "
-	MarkerStack   = "DISKHEALTH-STACK-BUNDLE "
-	MarkerLatency = "DISKHEALTH-LATENCY-BUNDLE "
-	MarkerIOErr   = "DISKHEALTH-IOERR-BUNDLE "
-	MarkerVerdict = "DISKHEALTH-VERDICT-BUNDLE "
+	MarkerSMART     = "DISKHEALTH-BUNDLE "
+	MarkerStack     = "DISKHEALTH-STACK-BUNDLE "
+	MarkerLatency   = "DISKHEALTH-LATENCY-BUNDLE "
+	MarkerIOErr     = "DISKHEALTH-IOERR-BUNDLE "
+	MarkerVerdict   = "DISKHEALTH-VERDICT-BUNDLE "
+	MarkerProjQuota = "DISKHEALTH-PROJQUOTA-BUNDLE "
 )
 
 // Print writes bundle b as one line after its marker.
@@ -189,4 +190,31 @@ type VerdictBundle struct {
 	StackFirst json.RawMessage `json:"stack_first"`
 	StackLast  json.RawMessage `json:"stack_last"`
 	Events     json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+}
+
+// ProjQuotaBundle is what projquotaguest reports (MarkerProjQuota): per filesystem, each project
+// directory as the receiver reported it and as GNU du measured it.
+type ProjQuotaBundle struct {
+	Guest
+	Filesystems []*ProjQuotaFS `json:"filesystems"`
+}
+
+// ProjQuotaFS is one loop-mounted filesystem under project quotas.
+type ProjQuotaFS struct {
+	Type  string                   `json:"type"`
+	Block int64                    `json:"block"`
+	Dirs  map[string]*ProjQuotaDir `json:"dirs"`
+}
+
+// ProjQuotaDir is one project directory: the limits set (0: none), what the receiver reported, du -sB1.
+type ProjQuotaDir struct {
+	ID       int64  `json:"id"`
+	SetHard  int64  `json:"set_hard,omitempty"`
+	SetSoft  int64  `json:"set_soft,omitempty"`
+	Name     string `json:"name"`
+	Usage    int64  `json:"usage"`
+	Headroom int64  `json:"headroom"`
+	GotHard  int64  `json:"got_hard,omitempty"`
+	GotSoft  int64  `json:"got_soft,omitempty"`
+	Du       int64  `json:"du"`
 }

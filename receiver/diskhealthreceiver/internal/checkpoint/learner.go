@@ -266,16 +266,33 @@ const MaxBurstSamples = 4096
 // minutes, so a save may last up to a quarter hour and still stand out of it.
 const noiseWindow = 128
 
-// noise is the lower quartile of the recent absolute rates.
+// noiseSpan is how many consecutive rates the noise floor averages: a filesystem that allocates in
+// chunks (XFS preallocates an appended file's blocks 64 KiB and more at a time) moves a growing log's
+// usage by a chunk at some scrapes and not at all at the ones between, whose lower quartile alone is 0.
+const noiseSpan = 4
+
+// noise is the lower quartile of the recent absolute rates, each averaged over noiseSpan consecutive
+// samples (fewer while there are fewer).
 func (l *Learner) noise() float64 {
 	n := min(l.nrates, noiseWindow)
 	if n == 0 {
 		return 0
 	}
+	span := min(noiseSpan, n)
 	var buf [noiseWindow]float64
-	r := buf[:n]
-	copy(r, l.rates[:n])
-	return nth(r, n/4)
+	r := buf[:n-span+1]
+	first := l.nrates - n // the oldest rate kept, in the order they came
+	sum := 0.0
+	for j := range n {
+		sum += l.rates[(first+j)%noiseWindow]
+		if j >= span {
+			sum -= l.rates[(first+j-span)%noiseWindow]
+		}
+		if j >= span-1 {
+			r[j-span+1] = sum / float64(span)
+		}
+	}
+	return nth(r, len(r)/4)
 }
 
 // nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of

@@ -57,6 +57,9 @@ type Mount struct {
 	// an rw mount was switched by the filesystem itself
 	// (errors=remount-ro), not by the administrator.
 	MountRO, SuperRO bool
+	// ProjectQuota is true when the superblock options show project quotas on (XFS prjquota or
+	// pqnoenforce, ext4 prjquota): per-directory usage can be read from them.
+	ProjectQuota bool
 	// subvolume is true for a btrfs mount whose Root is the mounted
 	// subvolume itself, so that dedupe does not mistake it for a bind
 	// mount of a directory.
@@ -248,6 +251,7 @@ func parseLine(line []byte, m *Mount, text []byte, root, mp, fstype, source *[2]
 	m.EmergencyRO = optionPresent(super, "emergency_ro")
 	m.SuperRO = m.EmergencyRO || optionPresent(super, "ro")
 	m.ReadOnly = m.MountRO || m.SuperRO
+	m.ProjectQuota = optionPresent(super, "prjquota") || optionPresent(super, "pqnoenforce")
 
 	text = appendField(text, f[3], root)
 	text = appendField(text, f[4], mp)

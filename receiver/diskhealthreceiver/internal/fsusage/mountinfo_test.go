@@ -60,6 +60,21 @@ func TestParseMountInfoLine(t *testing.T) {
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "ext4", Source: "/dev/sda1"},
 		},
 		{
+			name: "project quotas: XFS enforced and accounting only, ext4; the user quota option is not one",
+			line: "1 0 8:1 / /x rw - xfs /dev/sda1 rw,attr2,inode64,prjquota",
+			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "xfs", Source: "/dev/sda1", ProjectQuota: true},
+		},
+		{
+			name: "project quota accounting only",
+			line: "1 0 8:1 / /x rw - xfs /dev/sda1 rw,pqnoenforce",
+			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "xfs", Source: "/dev/sda1", ProjectQuota: true},
+		},
+		{
+			name: "ext4 user quota",
+			line: "1 0 8:1 / /x rw - ext4 /dev/sda1 rw,usrquota",
+			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/", MountPoint: "/x", Path: "/x", FSType: "ext4", Source: "/dev/sda1"},
+		},
+		{
 			name: "escapes",
 			line: `1 0 8:1 /a\040b /m\011n\012o\134p rw - ext4 /dev/disk/by-label/x\040y rw`,
 			want: Mount{ID: 1, Major: 8, Minor: 1, Root: "/a b", MountPoint: "/m\tn\no\\p", Path: "/m\tn\no\\p",

@@ -46,6 +46,7 @@ const (
 	SystemdUnit             // systemd.unit.name: 256 (systemd's own limit)
 	HWID                    // hw.id: 512 (built from capped parts: WWN, or model_serial)
 	FSUUID                  // system.filesystem.uuid: 64 (a by-uuid link name; blkid's are at most 36)
+	ProjectName             // system.filesystem.project.name: 256 (an /etc/projid name)
 	NumKinds                // the number of kinds
 )
 
@@ -66,6 +67,7 @@ var kinds = [NumKinds]struct {
 	SystemdUnit: {"systemd.unit.name", 256},
 	HWID:        {"hw.id", 512},
 	FSUUID:      {"system.filesystem.uuid", 64},
+	ProjectName: {"system.filesystem.project.name", 256},
 }
 
 // Cap is the most bytes a sanitised string of kind k has.

@@ -22,35 +22,37 @@ const EventCheckpointWillFail = "disk_health.checkpoint.will_fail"
 // ENOSPC or the OOM killer.
 const EventSHMWillFail = "disk_health.shm.will_fail"
 
-// learners keeps one checkpoint learner per capacity domain, for as long as the domain is mounted.
-type learners struct {
-	byDomain map[fsusage.Domain]*checkpoint.Learner
-	seen     map[fsusage.Domain]bool
+// learners keeps one checkpoint learner per key (a capacity domain, a project directory), for as long as
+// the key is seen.
+type learners[K comparable] struct {
+	byKey map[K]*checkpoint.Learner
+	seen  map[K]bool
 }
 
-func newLearners() *learners {
-	return &learners{byDomain: map[fsusage.Domain]*checkpoint.Learner{}, seen: map[fsusage.Domain]bool{}}
+func newLearners[K comparable]() *learners[K] {
+	return &learners[K]{byKey: map[K]*checkpoint.Learner{}, seen: map[K]bool{}}
 }
 
-// observe feeds the domain's sample to its learner (made at the first).
-func (ls *learners) observe(d fsusage.Domain, s checkpoint.Sample) checkpoint.Prediction {
-	ls.seen[d] = true
-	l, ok := ls.byDomain[d]
+// observe feeds the key's sample to its learner (made at the first).
+func (ls *learners[K]) observe(k K, s checkpoint.Sample) checkpoint.Prediction {
+	ls.seen[k] = true
+	l, ok := ls.byKey[k]
 	if !ok {
 		l = checkpoint.NewLearner(checkpoint.Config{})
-		ls.byDomain[d] = l
+		ls.byKey[k] = l
 	}
 	return l.Observe(s)
 }
 
-// keep marks a domain present in this scrape even though it gave no sample (its statfs failed).
-func (ls *learners) keep(d fsusage.Domain) { ls.seen[d] = true }
+// keep marks a key present in this scrape even though it gave no sample (its statfs failed).
+func (ls *learners[K]) keep(k K) { ls.seen[k] = true }
 
-// sweep forgets the domains no longer mounted: a filesystem mounted again starts learning afresh.
-func (ls *learners) sweep() {
-	for d := range ls.byDomain {
-		if !ls.seen[d] {
-			delete(ls.byDomain, d)
+// sweep forgets the keys not seen since the last sweep: a filesystem mounted again, a project directory
+// back in the top N, starts learning afresh.
+func (ls *learners[K]) sweep() {
+	for k := range ls.byKey {
+		if !ls.seen[k] {
+			delete(ls.byKey, k)
 		}
 	}
 	clear(ls.seen)
@@ -100,19 +102,23 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 	}
 	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
 	if p.State == checkpoint.WillFail && p.Previous != checkpoint.WillFail {
-		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String())
+		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil)
 	}
 }
 
-// willFailEvent buffers the log record of a domain turning will_fail: what, where, how big, when,
-// and the limit that binds.
-func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string) {
+// willFailEvent buffers the log record of a domain (or, with proj set, a project directory on it)
+// turning will_fail: what, where, how big, when, and the limit that binds.
+func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef) {
 	retention := "no rotation seen yet"
 	if p.Keep > 0 {
 		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
 	}
-	body := fmt.Sprintf("filesystem %s (%s, %s): checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
-		dom, mp, r.Mount.Source, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
+	where := fmt.Sprintf("filesystem %s (%s, %s)", dom, mp, r.Mount.Source)
+	if proj != nil {
+		where = fmt.Sprintf("project directory %s (project %d, %s) on %s", proj.dir, proj.id, proj.name, where)
+	}
+	body := fmt.Sprintf("%s: checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
+		where, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
 		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
 	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
 	a := lr.Attributes()
@@ -120,6 +126,11 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 	a.PutStr("system.filesystem.uuid", r.Domain.UUID)
 	a.PutStr("system.filesystem.mountpoint", mp)
 	a.PutStr("system.device", r.Mount.Source)
+	if proj != nil {
+		a.PutInt("system.filesystem.project.id", proj.id)
+		a.PutStr("system.filesystem.project.name", proj.name)
+		a.PutStr("system.filesystem.project.directory", proj.dir)
+	}
 	a.PutInt("disk_health.checkpoint.size", emit.Int(p.SizeP90))
 	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
 	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)

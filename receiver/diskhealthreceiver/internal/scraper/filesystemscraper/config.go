@@ -59,6 +59,9 @@ type Config struct {
 	KubeletRootDir string `mapstructure:"kubelet_root_dir"`
 	ImageFSDir     string `mapstructure:"image_fs_dir"`
 
+	// ProjectQuotas reports per-directory usage from filesystem project quotas (off by default).
+	ProjectQuotas ProjectQuotasConfig `mapstructure:"project_quotas"`
+
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
@@ -83,8 +86,11 @@ func createDefaultConfig() *Config {
 		KubeletRootDir:          "/var/lib/kubelet",
 		PodSHM:                  true,
 		ImageFSDir:              "/var/lib/containerd",
-		RootPath:                "/",
-		MetricsBuilderConfig:    metadata.NewDefaultMetricsBuilderConfig(),
+		ProjectQuotas: ProjectQuotasConfig{
+			MaxPerFilesystem: 100, ProjectsFile: "/etc/projects", ProjIDFile: "/etc/projid",
+		},
+		RootPath:             "/",
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 
@@ -107,10 +113,17 @@ func (c *Config) Validate(key string) error {
 	}
 	for _, p := range []struct{ name, v string }{
 		{"kubelet_config_file", c.KubeletConfigFile}, {"kubelet_root_dir", c.KubeletRootDir}, {"image_fs_dir", c.ImageFSDir},
+		{"project_quotas.projects_file", c.ProjectQuotas.ProjectsFile}, {"project_quotas.projid_file", c.ProjectQuotas.ProjIDFile},
 	} {
 		if p.v != "" && !filepath.IsAbs(p.v) {
 			errs = append(errs, fmt.Errorf("%s.%s: must be an absolute path (as on the host), got %q", key, p.name, p.v))
 		}
+	}
+	if _, err := c.ProjectQuotas.MountPoints.Compile(key + ".project_quotas.mount_points"); err != nil {
+		errs = append(errs, err)
+	}
+	if c.ProjectQuotas.MaxPerFilesystem < 1 {
+		errs = append(errs, fmt.Errorf("%s.project_quotas.max_per_filesystem: must be at least 1, got %d", key, c.ProjectQuotas.MaxPerFilesystem))
 	}
 	if c.MountTableRereadScrapes < 1 {
 		errs = append(errs, fmt.Errorf("%s.mount_table_reread_scrapes: must be at least 1, got %d", key, c.MountTableRereadScrapes))

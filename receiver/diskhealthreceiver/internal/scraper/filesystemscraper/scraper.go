@@ -34,7 +34,7 @@ type fsScraper struct {
 	tableErr error
 	// learners learn each domain's checkpoint saves; events buffers a scrape's log events for sink
 	// (nil: logged only).
-	learners *learners
+	learners *learners[fsusage.Domain]
 	events   *emit.Events
 	sink     consumer.Logs
 	// kubelet knows the eviction thresholds; nodefs and imagefs are this scrape's kubelet
@@ -46,6 +46,8 @@ type fsScraper struct {
 	shmCfg                  *Config
 	nodefs, imagefs         *fsusage.Domain
 	byteLimits, inodeLimits []limit
+	// projects reads the project quotas (nil when project_quotas is off).
+	projects *projectQuotas
 
 	now func() time.Time
 }
@@ -61,7 +63,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
 
-		learners: newLearners(),
+		learners: newLearners[fsusage.Domain](),
 		kubelet:  newKubelet(set.Logger, cfg),
 		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:     sink,
@@ -82,6 +84,9 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 	}
 	if cfg.PodSHM {
 		s.shmCfg = cfg
+	}
+	if s.projects, err = newProjectQuotas(set.Logger, cfg); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -146,6 +151,9 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.kubelet.refresh() {
 		s.nodefs, s.imagefs = s.kubelet.domains(results)
 	}
+	if s.projects != nil {
+		s.projects.refresh()
+	}
 	for i := 0; i < len(results); {
 		j := i + 1
 		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
@@ -164,6 +172,10 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	s.mounts.Sweep()
 	s.learners.sweep()
+	if s.projects != nil {
+		s.projects.sweep()
+		s.projects.learners.sweep()
+	}
 	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
 		err = errors.Join(err, serr)
 	}
@@ -287,6 +299,7 @@ func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fs
 	for _, l := range s.inodeLimits {
 		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
+	s.recordProjects(ts, now, group, r, c, bind)
 	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom, bind)
 }
 

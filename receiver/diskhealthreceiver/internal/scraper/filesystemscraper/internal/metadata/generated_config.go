@@ -941,6 +941,424 @@ func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.headroom metric.
+type SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey = "system.filesystem.project.directory"
+)
+
+// SystemFilesystemProjectCheckpointHeadroomMetricConfig provides config for the system.filesystem.project.checkpoint.headroom metric.
+type SystemFilesystemProjectCheckpointHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                        `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectCheckpointStateMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.state metric.
+type SystemFilesystemProjectCheckpointStateMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState  SystemFilesystemProjectCheckpointStateMetricAttributeKey = "system.filesystem.checkpoint.state"
+)
+
+// SystemFilesystemProjectCheckpointStateMetricConfig provides config for the system.filesystem.project.checkpoint.state metric.
+type SystemFilesystemProjectCheckpointStateMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                     `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointStateMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointStateMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.state doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.state]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.headroom metric.
+type SystemFilesystemProjectHeadroomMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectHeadroomMetricAttributeKey = "system.filesystem.project.directory"
+)
+
+// SystemFilesystemProjectHeadroomMetricConfig provides config for the system.filesystem.project.headroom metric.
+type SystemFilesystemProjectHeadroomMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                              `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectHeadroomMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectHeadroomMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectHeadroomMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectInodesLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.inodes.limit metric.
+type SystemFilesystemProjectInodesLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType SystemFilesystemProjectInodesLimitMetricAttributeKey = "system.filesystem.project.limit.type"
+)
+
+// SystemFilesystemProjectInodesLimitMetricConfig provides config for the system.filesystem.project.inodes.limit metric.
+type SystemFilesystemProjectInodesLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectInodesLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectInodesLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectInodesLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.inodes.limit doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectInodesUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.inodes.usage metric.
+type SystemFilesystemProjectInodesUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectInodesUsageMetricAttributeKey = "system.filesystem.project.directory"
+)
+
+// SystemFilesystemProjectInodesUsageMetricConfig provides config for the system.filesystem.project.inodes.usage metric.
+type SystemFilesystemProjectInodesUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                 `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectInodesUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectInodesUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectInodesUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.inodes.usage doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.limit metric.
+type SystemFilesystemProjectLimitMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType SystemFilesystemProjectLimitMetricAttributeKey = "system.filesystem.project.limit.type"
+)
+
+// SystemFilesystemProjectLimitMetricConfig provides config for the system.filesystem.project.limit metric.
+type SystemFilesystemProjectLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectLimitMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectLimitMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.limit doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectUsageMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.usage metric.
+type SystemFilesystemProjectUsageMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain           SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID             SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID        SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName      SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory SystemFilesystemProjectUsageMetricAttributeKey = "system.filesystem.project.directory"
+)
+
+// SystemFilesystemProjectUsageMetricConfig provides config for the system.filesystem.project.usage metric.
+type SystemFilesystemProjectUsageMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                           `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectUsageMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectUsageMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectUsageMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.usage doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectsMetricAttributeKey specifies the key of an attribute for the system.filesystem.projects metric.
+type SystemFilesystemProjectsMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectsMetricAttributeKeySystemDevice           SystemFilesystemProjectsMetricAttributeKey = "system.device"
+	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID   SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType   SystemFilesystemProjectsMetricAttributeKey = "system.filesystem.type"
+)
+
+// SystemFilesystemProjectsMetricConfig provides config for the system.filesystem.projects metric.
+type SystemFilesystemProjectsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectsMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectsMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType:
+		default:
+			return fmt.Errorf("metric system.filesystem.projects doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemShmHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.shm.headroom metric.
 type SystemFilesystemShmHeadroomMetricAttributeKey string
 
@@ -1256,30 +1674,38 @@ func (ms *SystemFilesystemUtilizationMetricConfig) Validate() error {
 
 // MetricsConfig provides config for filesystem metrics.
 type MetricsConfig struct {
-	SystemFilesystemCheckpointCopies     SystemFilesystemCheckpointCopiesMetricConfig     `mapstructure:"system.filesystem.checkpoint.copies"`
-	SystemFilesystemCheckpointDuration   SystemFilesystemCheckpointDurationMetricConfig   `mapstructure:"system.filesystem.checkpoint.duration"`
-	SystemFilesystemCheckpointHeadroom   SystemFilesystemCheckpointHeadroomMetricConfig   `mapstructure:"system.filesystem.checkpoint.headroom"`
-	SystemFilesystemCheckpointInterval   SystemFilesystemCheckpointIntervalMetricConfig   `mapstructure:"system.filesystem.checkpoint.interval"`
-	SystemFilesystemCheckpointNextSave   SystemFilesystemCheckpointNextSaveMetricConfig   `mapstructure:"system.filesystem.checkpoint.next_save"`
-	SystemFilesystemCheckpointSize       SystemFilesystemCheckpointSizeMetricConfig       `mapstructure:"system.filesystem.checkpoint.size"`
-	SystemFilesystemCheckpointState      SystemFilesystemCheckpointStateMetricConfig      `mapstructure:"system.filesystem.checkpoint.state"`
-	SystemFilesystemCheckpointThroughput SystemFilesystemCheckpointThroughputMetricConfig `mapstructure:"system.filesystem.checkpoint.throughput"`
-	SystemFilesystemDomainBindingLimit   SystemFilesystemDomainBindingLimitMetricConfig   `mapstructure:"system.filesystem.domain.binding_limit"`
-	SystemFilesystemDomainHeadroom       SystemFilesystemDomainHeadroomMetricConfig       `mapstructure:"system.filesystem.domain.headroom"`
-	SystemFilesystemDomainInodesHeadroom SystemFilesystemDomainInodesHeadroomMetricConfig `mapstructure:"system.filesystem.domain.inodes.headroom"`
-	SystemFilesystemDomainLimit          SystemFilesystemDomainLimitMetricConfig          `mapstructure:"system.filesystem.domain.limit"`
-	SystemFilesystemDomainMounts         SystemFilesystemDomainMountsMetricConfig         `mapstructure:"system.filesystem.domain.mounts"`
-	SystemFilesystemDomainTimeToFull     SystemFilesystemDomainTimeToFullMetricConfig     `mapstructure:"system.filesystem.domain.time_to_full"`
-	SystemFilesystemDomainUsage          SystemFilesystemDomainUsageMetricConfig          `mapstructure:"system.filesystem.domain.usage"`
-	SystemFilesystemInodesUsage          SystemFilesystemInodesUsageMetricConfig          `mapstructure:"system.filesystem.inodes.usage"`
-	SystemFilesystemInodesUtilization    SystemFilesystemInodesUtilizationMetricConfig    `mapstructure:"system.filesystem.inodes.utilization"`
-	SystemFilesystemLimit                SystemFilesystemLimitMetricConfig                `mapstructure:"system.filesystem.limit"`
-	SystemFilesystemShmHeadroom          SystemFilesystemShmHeadroomMetricConfig          `mapstructure:"system.filesystem.shm.headroom"`
-	SystemFilesystemShmUsage             SystemFilesystemShmUsageMetricConfig             `mapstructure:"system.filesystem.shm.usage"`
-	SystemFilesystemStatus               SystemFilesystemStatusMetricConfig               `mapstructure:"system.filesystem.status"`
-	SystemFilesystemTimeToFull           SystemFilesystemTimeToFullMetricConfig           `mapstructure:"system.filesystem.time_to_full"`
-	SystemFilesystemUsage                SystemFilesystemUsageMetricConfig                `mapstructure:"system.filesystem.usage"`
-	SystemFilesystemUtilization          SystemFilesystemUtilizationMetricConfig          `mapstructure:"system.filesystem.utilization"`
+	SystemFilesystemCheckpointCopies          SystemFilesystemCheckpointCopiesMetricConfig          `mapstructure:"system.filesystem.checkpoint.copies"`
+	SystemFilesystemCheckpointDuration        SystemFilesystemCheckpointDurationMetricConfig        `mapstructure:"system.filesystem.checkpoint.duration"`
+	SystemFilesystemCheckpointHeadroom        SystemFilesystemCheckpointHeadroomMetricConfig        `mapstructure:"system.filesystem.checkpoint.headroom"`
+	SystemFilesystemCheckpointInterval        SystemFilesystemCheckpointIntervalMetricConfig        `mapstructure:"system.filesystem.checkpoint.interval"`
+	SystemFilesystemCheckpointNextSave        SystemFilesystemCheckpointNextSaveMetricConfig        `mapstructure:"system.filesystem.checkpoint.next_save"`
+	SystemFilesystemCheckpointSize            SystemFilesystemCheckpointSizeMetricConfig            `mapstructure:"system.filesystem.checkpoint.size"`
+	SystemFilesystemCheckpointState           SystemFilesystemCheckpointStateMetricConfig           `mapstructure:"system.filesystem.checkpoint.state"`
+	SystemFilesystemCheckpointThroughput      SystemFilesystemCheckpointThroughputMetricConfig      `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemDomainBindingLimit        SystemFilesystemDomainBindingLimitMetricConfig        `mapstructure:"system.filesystem.domain.binding_limit"`
+	SystemFilesystemDomainHeadroom            SystemFilesystemDomainHeadroomMetricConfig            `mapstructure:"system.filesystem.domain.headroom"`
+	SystemFilesystemDomainInodesHeadroom      SystemFilesystemDomainInodesHeadroomMetricConfig      `mapstructure:"system.filesystem.domain.inodes.headroom"`
+	SystemFilesystemDomainLimit               SystemFilesystemDomainLimitMetricConfig               `mapstructure:"system.filesystem.domain.limit"`
+	SystemFilesystemDomainMounts              SystemFilesystemDomainMountsMetricConfig              `mapstructure:"system.filesystem.domain.mounts"`
+	SystemFilesystemDomainTimeToFull          SystemFilesystemDomainTimeToFullMetricConfig          `mapstructure:"system.filesystem.domain.time_to_full"`
+	SystemFilesystemDomainUsage               SystemFilesystemDomainUsageMetricConfig               `mapstructure:"system.filesystem.domain.usage"`
+	SystemFilesystemInodesUsage               SystemFilesystemInodesUsageMetricConfig               `mapstructure:"system.filesystem.inodes.usage"`
+	SystemFilesystemInodesUtilization         SystemFilesystemInodesUtilizationMetricConfig         `mapstructure:"system.filesystem.inodes.utilization"`
+	SystemFilesystemLimit                     SystemFilesystemLimitMetricConfig                     `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemProjectCheckpointHeadroom SystemFilesystemProjectCheckpointHeadroomMetricConfig `mapstructure:"system.filesystem.project.checkpoint.headroom"`
+	SystemFilesystemProjectCheckpointState    SystemFilesystemProjectCheckpointStateMetricConfig    `mapstructure:"system.filesystem.project.checkpoint.state"`
+	SystemFilesystemProjectHeadroom           SystemFilesystemProjectHeadroomMetricConfig           `mapstructure:"system.filesystem.project.headroom"`
+	SystemFilesystemProjectInodesLimit        SystemFilesystemProjectInodesLimitMetricConfig        `mapstructure:"system.filesystem.project.inodes.limit"`
+	SystemFilesystemProjectInodesUsage        SystemFilesystemProjectInodesUsageMetricConfig        `mapstructure:"system.filesystem.project.inodes.usage"`
+	SystemFilesystemProjectLimit              SystemFilesystemProjectLimitMetricConfig              `mapstructure:"system.filesystem.project.limit"`
+	SystemFilesystemProjectUsage              SystemFilesystemProjectUsageMetricConfig              `mapstructure:"system.filesystem.project.usage"`
+	SystemFilesystemProjects                  SystemFilesystemProjectsMetricConfig                  `mapstructure:"system.filesystem.projects"`
+	SystemFilesystemShmHeadroom               SystemFilesystemShmHeadroomMetricConfig               `mapstructure:"system.filesystem.shm.headroom"`
+	SystemFilesystemShmUsage                  SystemFilesystemShmUsageMetricConfig                  `mapstructure:"system.filesystem.shm.usage"`
+	SystemFilesystemStatus                    SystemFilesystemStatusMetricConfig                    `mapstructure:"system.filesystem.status"`
+	SystemFilesystemTimeToFull                SystemFilesystemTimeToFullMetricConfig                `mapstructure:"system.filesystem.time_to_full"`
+	SystemFilesystemUsage                     SystemFilesystemUsageMetricConfig                     `mapstructure:"system.filesystem.usage"`
+	SystemFilesystemUtilization               SystemFilesystemUtilizationMetricConfig               `mapstructure:"system.filesystem.utilization"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1373,6 +1799,46 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+		},
+		SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+		},
+		SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
+			Enabled:             false,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+		},
+		SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
 		},
 		SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
 			Enabled:             true,

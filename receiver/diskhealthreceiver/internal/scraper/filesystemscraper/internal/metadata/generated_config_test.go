@@ -116,6 +116,46 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+					},
+					SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+					},
+					SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
+					},
 					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -246,6 +286,46 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointStateMetricAttributeKey{SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState},
+					},
+					SystemFilesystemProjectHeadroom: SystemFilesystemProjectHeadroomMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectHeadroomMetricAttributeKey{SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectInodesLimit: SystemFilesystemProjectInodesLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectInodesLimitMetricAttributeKey{SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+					},
+					SystemFilesystemProjectInodesUsage: SystemFilesystemProjectInodesUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectInodesUsageMetricAttributeKey{SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectLimit: SystemFilesystemProjectLimitMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectLimitMetricAttributeKey{SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType},
+					},
+					SystemFilesystemProjectUsage: SystemFilesystemProjectUsageMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectUsageMetricAttributeKey{SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjects: SystemFilesystemProjectsMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []SystemFilesystemProjectsMetricAttributeKey{SystemFilesystemProjectsMetricAttributeKeySystemDevice, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType},
+					},
 					SystemFilesystemShmHeadroom: SystemFilesystemShmHeadroomMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -286,7 +366,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -503,6 +583,102 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.limit doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.mode, system.filesystem.mountpoint, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectCheckpointStateMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointState
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointStateMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.state doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.state]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointState
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectHeadroomMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectHeadroom
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectHeadroomMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.headroom doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectInodesLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectInodesLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectInodesLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.inodes.limit doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectInodesLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectInodesUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectInodesUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectInodesUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.inodes.usage doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectInodesUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectLimitMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectLimit
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectLimitMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.limit doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.project.limit.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectLimit
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectUsageMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectUsage
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectUsageMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.usage doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectUsage
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectsMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjects
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectsMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.projects doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjects
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

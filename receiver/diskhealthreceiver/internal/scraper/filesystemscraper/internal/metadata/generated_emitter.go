@@ -135,6 +135,54 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
+			Name: "system.filesystem.project.checkpoint.headroom", Description: "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemProjectCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
+		},
+		{
+			Name: "system.filesystem.project.checkpoint.state", Description: "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectCheckpointState.Enabled, Strategy: m.SystemFilesystemProjectCheckpointState.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
+		},
+		{
+			Name: "system.filesystem.project.headroom", Description: "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemProjectHeadroom.Enabled, Strategy: m.SystemFilesystemProjectHeadroom.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectHeadroom.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
+		},
+		{
+			Name: "system.filesystem.project.inodes.limit", Description: "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", Unit: "{inode}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectInodesLimit.Enabled, Strategy: m.SystemFilesystemProjectInodesLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectInodesLimit.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType)),
+		},
+		{
+			Name: "system.filesystem.project.inodes.usage", Description: "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", Unit: "{inode}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectInodesUsage.Enabled, Strategy: m.SystemFilesystemProjectInodesUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectInodesUsage.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory)),
+		},
+		{
+			Name: "system.filesystem.project.limit", Description: "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectLimit.Enabled, Strategy: m.SystemFilesystemProjectLimit.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectLimit.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType)),
+		},
+		{
+			Name: "system.filesystem.project.usage", Description: "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", Unit: "By",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjectUsage.Enabled, Strategy: m.SystemFilesystemProjectUsage.AggregationStrategy, Attrs: 5,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectUsage.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory)),
+		},
+		{
+			Name: "system.filesystem.projects", Description: "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", Unit: "{project}",
+			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
+			Enabled: m.SystemFilesystemProjects.Enabled, Strategy: m.SystemFilesystemProjects.AggregationStrategy, Attrs: 4,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjects.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType)),
+		},
+		{
 			Name: "system.filesystem.shm.headroom", Description: "Bytes a pod can still write to its memory-backed emptyDir (its /dev/shm): min(tmpfs free, the pod's memory cgroup limit − usage), naming which bites first. Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
 			Enabled: m.SystemFilesystemShmHeadroom.Enabled, Strategy: m.SystemFilesystemShmHeadroom.AggregationStrategy, Attrs: 4,
@@ -632,9 +680,223 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
+// AppendSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointStateDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	m := e.Metric(19)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom, as MetricsBuilder.RecordSystemFilesystemProjectHeadroomDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	m := e.Metric(20)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit, as MetricsBuilder.RecordSystemFilesystemProjectInodesLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+	m := e.Metric(21)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage, as MetricsBuilder.RecordSystemFilesystemProjectInodesUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	m := e.Metric(22)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit, as MetricsBuilder.RecordSystemFilesystemProjectLimitDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+	m := e.Metric(23)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage, as MetricsBuilder.RecordSystemFilesystemProjectUsageDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	m := e.Metric(24)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
+// AppendSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects, as MetricsBuilder.RecordSystemFilesystemProjectsDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	m := e.Metric(25)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
-	m := e.Metric(18)
+	m := e.Metric(26)
 	if m == nil {
 		return
 	}
@@ -657,7 +919,7 @@ func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	m := e.Metric(19)
+	m := e.Metric(27)
 	if m == nil {
 		return
 	}
@@ -677,7 +939,7 @@ func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(20)
+	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -706,7 +968,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(21)
+	m := e.Metric(29)
 	if m == nil {
 		return
 	}
@@ -732,7 +994,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(22)
+	m := e.Metric(30)
 	if m == nil {
 		return
 	}
@@ -764,7 +1026,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(23)
+	m := e.Metric(31)
 	if m == nil {
 		return
 	}

@@ -42,6 +42,14 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectCheckpointState.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectInodesLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectInodesUsage.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectUsage.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjects.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemShmHeadroom.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemShmUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemStatus.AggregationStrategy = s
@@ -213,6 +221,54 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectInodesLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectInodesUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectLimitDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemProjectLimitType(1+k%2))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectUsageDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectsDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 10+int64(k)*7, "k8s.pod.uid-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), AttributeSystemFilesystemShmBound(1+k%2))

@@ -170,6 +170,32 @@ var MapAttributeSystemFilesystemMode = map[string]AttributeSystemFilesystemMode{
 	"rw": AttributeSystemFilesystemModeRw,
 }
 
+// AttributeSystemFilesystemProjectLimitType specifies the value system.filesystem.project.limit.type attribute.
+type AttributeSystemFilesystemProjectLimitType int
+
+const (
+	_ AttributeSystemFilesystemProjectLimitType = iota
+	AttributeSystemFilesystemProjectLimitTypeHard
+	AttributeSystemFilesystemProjectLimitTypeSoft
+)
+
+// String returns the string representation of the AttributeSystemFilesystemProjectLimitType.
+func (av AttributeSystemFilesystemProjectLimitType) String() string {
+	switch av {
+	case AttributeSystemFilesystemProjectLimitTypeHard:
+		return "hard"
+	case AttributeSystemFilesystemProjectLimitTypeSoft:
+		return "soft"
+	}
+	return ""
+}
+
+// MapAttributeSystemFilesystemProjectLimitType is a helper map of string to AttributeSystemFilesystemProjectLimitType attribute value.
+var MapAttributeSystemFilesystemProjectLimitType = map[string]AttributeSystemFilesystemProjectLimitType{
+	"hard": AttributeSystemFilesystemProjectLimitTypeHard,
+	"soft": AttributeSystemFilesystemProjectLimitTypeSoft,
+}
+
 // AttributeSystemFilesystemShmBound specifies the value system.filesystem.shm.bound attribute.
 type AttributeSystemFilesystemShmBound int
 
@@ -341,6 +367,38 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemFilesystemProjectCheckpointHeadroom: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.headroom",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjectCheckpointState: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.state",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.state"},
+	},
+	SystemFilesystemProjectHeadroom: metricInfo{
+		Name:       "system.filesystem.project.headroom",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjectInodesLimit: metricInfo{
+		Name:       "system.filesystem.project.inodes.limit",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.project.limit.type"},
+	},
+	SystemFilesystemProjectInodesUsage: metricInfo{
+		Name:       "system.filesystem.project.inodes.usage",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjectLimit: metricInfo{
+		Name:       "system.filesystem.project.limit",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.project.limit.type"},
+	},
+	SystemFilesystemProjectUsage: metricInfo{
+		Name:       "system.filesystem.project.usage",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjects: metricInfo{
+		Name:       "system.filesystem.projects",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
+	},
 	SystemFilesystemShmHeadroom: metricInfo{
 		Name:       "system.filesystem.shm.headroom",
 		Attributes: []string{"k8s.pod.uid", "system.filesystem.domain", "system.filesystem.mountpoint", "system.filesystem.shm.bound"},
@@ -368,30 +426,38 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	SystemFilesystemCheckpointCopies     metricInfo
-	SystemFilesystemCheckpointDuration   metricInfo
-	SystemFilesystemCheckpointHeadroom   metricInfo
-	SystemFilesystemCheckpointInterval   metricInfo
-	SystemFilesystemCheckpointNextSave   metricInfo
-	SystemFilesystemCheckpointSize       metricInfo
-	SystemFilesystemCheckpointState      metricInfo
-	SystemFilesystemCheckpointThroughput metricInfo
-	SystemFilesystemDomainBindingLimit   metricInfo
-	SystemFilesystemDomainHeadroom       metricInfo
-	SystemFilesystemDomainInodesHeadroom metricInfo
-	SystemFilesystemDomainLimit          metricInfo
-	SystemFilesystemDomainMounts         metricInfo
-	SystemFilesystemDomainTimeToFull     metricInfo
-	SystemFilesystemDomainUsage          metricInfo
-	SystemFilesystemInodesUsage          metricInfo
-	SystemFilesystemInodesUtilization    metricInfo
-	SystemFilesystemLimit                metricInfo
-	SystemFilesystemShmHeadroom          metricInfo
-	SystemFilesystemShmUsage             metricInfo
-	SystemFilesystemStatus               metricInfo
-	SystemFilesystemTimeToFull           metricInfo
-	SystemFilesystemUsage                metricInfo
-	SystemFilesystemUtilization          metricInfo
+	SystemFilesystemCheckpointCopies          metricInfo
+	SystemFilesystemCheckpointDuration        metricInfo
+	SystemFilesystemCheckpointHeadroom        metricInfo
+	SystemFilesystemCheckpointInterval        metricInfo
+	SystemFilesystemCheckpointNextSave        metricInfo
+	SystemFilesystemCheckpointSize            metricInfo
+	SystemFilesystemCheckpointState           metricInfo
+	SystemFilesystemCheckpointThroughput      metricInfo
+	SystemFilesystemDomainBindingLimit        metricInfo
+	SystemFilesystemDomainHeadroom            metricInfo
+	SystemFilesystemDomainInodesHeadroom      metricInfo
+	SystemFilesystemDomainLimit               metricInfo
+	SystemFilesystemDomainMounts              metricInfo
+	SystemFilesystemDomainTimeToFull          metricInfo
+	SystemFilesystemDomainUsage               metricInfo
+	SystemFilesystemInodesUsage               metricInfo
+	SystemFilesystemInodesUtilization         metricInfo
+	SystemFilesystemLimit                     metricInfo
+	SystemFilesystemProjectCheckpointHeadroom metricInfo
+	SystemFilesystemProjectCheckpointState    metricInfo
+	SystemFilesystemProjectHeadroom           metricInfo
+	SystemFilesystemProjectInodesLimit        metricInfo
+	SystemFilesystemProjectInodesUsage        metricInfo
+	SystemFilesystemProjectLimit              metricInfo
+	SystemFilesystemProjectUsage              metricInfo
+	SystemFilesystemProjects                  metricInfo
+	SystemFilesystemShmHeadroom               metricInfo
+	SystemFilesystemShmUsage                  metricInfo
+	SystemFilesystemStatus                    metricInfo
+	SystemFilesystemTimeToFull                metricInfo
+	SystemFilesystemUsage                     metricInfo
+	SystemFilesystemUtilization               metricInfo
 }
 
 type metricInfo struct {
@@ -2219,6 +2285,832 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
+type metricSystemFilesystemProjectCheckpointHeadroom struct {
+	data          pmetric.Metric                                        // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                                   // max observed number of data points added to the metric.
+	aggDataPoints []int64                                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.headroom metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.headroom")
+	m.data.SetDescription("system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointHeadroom(cfg SystemFilesystemProjectCheckpointHeadroomMetricConfig) metricSystemFilesystemProjectCheckpointHeadroom {
+	m := metricSystemFilesystemProjectCheckpointHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectCheckpointState struct {
+	data          pmetric.Metric                                     // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointStateMetricConfig // metric config provided by user.
+	capacity      int                                                // max observed number of data points added to the metric.
+	aggDataPoints []int64                                            // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.state metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointState) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.state")
+	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointState) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.state", systemFilesystemCheckpointStateAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointState) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointState) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointState(cfg SystemFilesystemProjectCheckpointStateMetricConfig) metricSystemFilesystemProjectCheckpointState {
+	m := metricSystemFilesystemProjectCheckpointState{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectHeadroom struct {
+	data          pmetric.Metric                              // data buffer for generated metric.
+	config        SystemFilesystemProjectHeadroomMetricConfig // metric config provided by user.
+	capacity      int                                         // max observed number of data points added to the metric.
+	aggDataPoints []int64                                     // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.headroom metric with initial data.
+func (m *metricSystemFilesystemProjectHeadroom) init() {
+	m.data.SetName("system.filesystem.project.headroom")
+	m.data.SetDescription("Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectHeadroom) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectHeadroomMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectHeadroom) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectHeadroom) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectHeadroom(cfg SystemFilesystemProjectHeadroomMetricConfig) metricSystemFilesystemProjectHeadroom {
+	m := metricSystemFilesystemProjectHeadroom{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectInodesLimit struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemProjectInodesLimitMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.inodes.limit metric with initial data.
+func (m *metricSystemFilesystemProjectInodesLimit) init() {
+	m.data.SetName("system.filesystem.project.inodes.limit")
+	m.data.SetDescription("A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectInodesLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesLimitMetricAttributeKeySystemFilesystemProjectLimitType) {
+		dp.Attributes().PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectInodesLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectInodesLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectInodesLimit(cfg SystemFilesystemProjectInodesLimitMetricConfig) metricSystemFilesystemProjectInodesLimit {
+	m := metricSystemFilesystemProjectInodesLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectInodesUsage struct {
+	data          pmetric.Metric                                 // data buffer for generated metric.
+	config        SystemFilesystemProjectInodesUsageMetricConfig // metric config provided by user.
+	capacity      int                                            // max observed number of data points added to the metric.
+	aggDataPoints []int64                                        // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.inodes.usage metric with initial data.
+func (m *metricSystemFilesystemProjectInodesUsage) init() {
+	m.data.SetName("system.filesystem.project.inodes.usage")
+	m.data.SetDescription("Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.")
+	m.data.SetUnit("{inode}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectInodesUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectInodesUsageMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectInodesUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectInodesUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectInodesUsage(cfg SystemFilesystemProjectInodesUsageMetricConfig) metricSystemFilesystemProjectInodesUsage {
+	m := metricSystemFilesystemProjectInodesUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectLimit struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        SystemFilesystemProjectLimitMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.limit metric with initial data.
+func (m *metricSystemFilesystemProjectLimit) init() {
+	m.data.SetName("system.filesystem.project.limit")
+	m.data.SetDescription("A project directory's block quota limits in bytes (only those set). Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectLimitMetricAttributeKeySystemFilesystemProjectLimitType) {
+		dp.Attributes().PutStr("system.filesystem.project.limit.type", systemFilesystemProjectLimitTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectLimit(cfg SystemFilesystemProjectLimitMetricConfig) metricSystemFilesystemProjectLimit {
+	m := metricSystemFilesystemProjectLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjectUsage struct {
+	data          pmetric.Metric                           // data buffer for generated metric.
+	config        SystemFilesystemProjectUsageMetricConfig // metric config provided by user.
+	capacity      int                                      // max observed number of data points added to the metric.
+	aggDataPoints []int64                                  // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.usage metric with initial data.
+func (m *metricSystemFilesystemProjectUsage) init() {
+	m.data.SetName("system.filesystem.project.usage")
+	m.data.SetDescription("Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectUsageMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectUsage) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectUsage) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectUsage(cfg SystemFilesystemProjectUsageMetricConfig) metricSystemFilesystemProjectUsage {
+	m := metricSystemFilesystemProjectUsage{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemProjects struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        SystemFilesystemProjectsMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.projects metric with initial data.
+func (m *metricSystemFilesystemProjects) init() {
+	m.data.SetName("system.filesystem.projects")
+	m.data.SetDescription("Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.")
+	m.data.SetUnit("{project}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjects) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectsMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjects) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjects) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjects(cfg SystemFilesystemProjectsMetricConfig) metricSystemFilesystemProjects {
+	m := metricSystemFilesystemProjects{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemShmHeadroom struct {
 	data          pmetric.Metric                          // data buffer for generated metric.
 	config        SystemFilesystemShmHeadroomMetricConfig // metric config provided by user.
@@ -2835,37 +3727,45 @@ func newMetricSystemFilesystemUtilization(cfg SystemFilesystemUtilizationMetricC
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                     MetricsBuilderConfig // config of the metrics builder.
-	startTime                                  pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                            int                  // maximum observed number of metrics per resource.
-	metricsBuffer                              pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                  component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter             map[string]filter.Filter
-	resourceAttributeExcludeFilter             map[string]filter.Filter
-	metricSystemFilesystemCheckpointCopies     metricSystemFilesystemCheckpointCopies
-	metricSystemFilesystemCheckpointDuration   metricSystemFilesystemCheckpointDuration
-	metricSystemFilesystemCheckpointHeadroom   metricSystemFilesystemCheckpointHeadroom
-	metricSystemFilesystemCheckpointInterval   metricSystemFilesystemCheckpointInterval
-	metricSystemFilesystemCheckpointNextSave   metricSystemFilesystemCheckpointNextSave
-	metricSystemFilesystemCheckpointSize       metricSystemFilesystemCheckpointSize
-	metricSystemFilesystemCheckpointState      metricSystemFilesystemCheckpointState
-	metricSystemFilesystemCheckpointThroughput metricSystemFilesystemCheckpointThroughput
-	metricSystemFilesystemDomainBindingLimit   metricSystemFilesystemDomainBindingLimit
-	metricSystemFilesystemDomainHeadroom       metricSystemFilesystemDomainHeadroom
-	metricSystemFilesystemDomainInodesHeadroom metricSystemFilesystemDomainInodesHeadroom
-	metricSystemFilesystemDomainLimit          metricSystemFilesystemDomainLimit
-	metricSystemFilesystemDomainMounts         metricSystemFilesystemDomainMounts
-	metricSystemFilesystemDomainTimeToFull     metricSystemFilesystemDomainTimeToFull
-	metricSystemFilesystemDomainUsage          metricSystemFilesystemDomainUsage
-	metricSystemFilesystemInodesUsage          metricSystemFilesystemInodesUsage
-	metricSystemFilesystemInodesUtilization    metricSystemFilesystemInodesUtilization
-	metricSystemFilesystemLimit                metricSystemFilesystemLimit
-	metricSystemFilesystemShmHeadroom          metricSystemFilesystemShmHeadroom
-	metricSystemFilesystemShmUsage             metricSystemFilesystemShmUsage
-	metricSystemFilesystemStatus               metricSystemFilesystemStatus
-	metricSystemFilesystemTimeToFull           metricSystemFilesystemTimeToFull
-	metricSystemFilesystemUsage                metricSystemFilesystemUsage
-	metricSystemFilesystemUtilization          metricSystemFilesystemUtilization
+	config                                          MetricsBuilderConfig // config of the metrics builder.
+	startTime                                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                                 int                  // maximum observed number of metrics per resource.
+	metricsBuffer                                   pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                       component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter                  map[string]filter.Filter
+	resourceAttributeExcludeFilter                  map[string]filter.Filter
+	metricSystemFilesystemCheckpointCopies          metricSystemFilesystemCheckpointCopies
+	metricSystemFilesystemCheckpointDuration        metricSystemFilesystemCheckpointDuration
+	metricSystemFilesystemCheckpointHeadroom        metricSystemFilesystemCheckpointHeadroom
+	metricSystemFilesystemCheckpointInterval        metricSystemFilesystemCheckpointInterval
+	metricSystemFilesystemCheckpointNextSave        metricSystemFilesystemCheckpointNextSave
+	metricSystemFilesystemCheckpointSize            metricSystemFilesystemCheckpointSize
+	metricSystemFilesystemCheckpointState           metricSystemFilesystemCheckpointState
+	metricSystemFilesystemCheckpointThroughput      metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemDomainBindingLimit        metricSystemFilesystemDomainBindingLimit
+	metricSystemFilesystemDomainHeadroom            metricSystemFilesystemDomainHeadroom
+	metricSystemFilesystemDomainInodesHeadroom      metricSystemFilesystemDomainInodesHeadroom
+	metricSystemFilesystemDomainLimit               metricSystemFilesystemDomainLimit
+	metricSystemFilesystemDomainMounts              metricSystemFilesystemDomainMounts
+	metricSystemFilesystemDomainTimeToFull          metricSystemFilesystemDomainTimeToFull
+	metricSystemFilesystemDomainUsage               metricSystemFilesystemDomainUsage
+	metricSystemFilesystemInodesUsage               metricSystemFilesystemInodesUsage
+	metricSystemFilesystemInodesUtilization         metricSystemFilesystemInodesUtilization
+	metricSystemFilesystemLimit                     metricSystemFilesystemLimit
+	metricSystemFilesystemProjectCheckpointHeadroom metricSystemFilesystemProjectCheckpointHeadroom
+	metricSystemFilesystemProjectCheckpointState    metricSystemFilesystemProjectCheckpointState
+	metricSystemFilesystemProjectHeadroom           metricSystemFilesystemProjectHeadroom
+	metricSystemFilesystemProjectInodesLimit        metricSystemFilesystemProjectInodesLimit
+	metricSystemFilesystemProjectInodesUsage        metricSystemFilesystemProjectInodesUsage
+	metricSystemFilesystemProjectLimit              metricSystemFilesystemProjectLimit
+	metricSystemFilesystemProjectUsage              metricSystemFilesystemProjectUsage
+	metricSystemFilesystemProjects                  metricSystemFilesystemProjects
+	metricSystemFilesystemShmHeadroom               metricSystemFilesystemShmHeadroom
+	metricSystemFilesystemShmUsage                  metricSystemFilesystemShmUsage
+	metricSystemFilesystemStatus                    metricSystemFilesystemStatus
+	metricSystemFilesystemTimeToFull                metricSystemFilesystemTimeToFull
+	metricSystemFilesystemUsage                     metricSystemFilesystemUsage
+	metricSystemFilesystemUtilization               metricSystemFilesystemUtilization
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2887,36 +3787,44 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                     mbc,
-		startTime:                                  pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                              pmetric.NewMetrics(),
-		buildInfo:                                  settings.BuildInfo,
-		metricSystemFilesystemCheckpointCopies:     newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
-		metricSystemFilesystemCheckpointDuration:   newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
-		metricSystemFilesystemCheckpointHeadroom:   newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
-		metricSystemFilesystemCheckpointInterval:   newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
-		metricSystemFilesystemCheckpointNextSave:   newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
-		metricSystemFilesystemCheckpointSize:       newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
-		metricSystemFilesystemCheckpointState:      newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
-		metricSystemFilesystemCheckpointThroughput: newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
-		metricSystemFilesystemDomainBindingLimit:   newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
-		metricSystemFilesystemDomainHeadroom:       newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
-		metricSystemFilesystemDomainInodesHeadroom: newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
-		metricSystemFilesystemDomainLimit:          newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
-		metricSystemFilesystemDomainMounts:         newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
-		metricSystemFilesystemDomainTimeToFull:     newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
-		metricSystemFilesystemDomainUsage:          newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
-		metricSystemFilesystemInodesUsage:          newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
-		metricSystemFilesystemInodesUtilization:    newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
-		metricSystemFilesystemLimit:                newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
-		metricSystemFilesystemShmHeadroom:          newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
-		metricSystemFilesystemShmUsage:             newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
-		metricSystemFilesystemStatus:               newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
-		metricSystemFilesystemTimeToFull:           newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
-		metricSystemFilesystemUsage:                newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
-		metricSystemFilesystemUtilization:          newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
-		resourceAttributeIncludeFilter:             make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter:             make(map[string]filter.Filter),
+		config:                                          mbc,
+		startTime:                                       pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                                   pmetric.NewMetrics(),
+		buildInfo:                                       settings.BuildInfo,
+		metricSystemFilesystemCheckpointCopies:          newMetricSystemFilesystemCheckpointCopies(mbc.Metrics.SystemFilesystemCheckpointCopies),
+		metricSystemFilesystemCheckpointDuration:        newMetricSystemFilesystemCheckpointDuration(mbc.Metrics.SystemFilesystemCheckpointDuration),
+		metricSystemFilesystemCheckpointHeadroom:        newMetricSystemFilesystemCheckpointHeadroom(mbc.Metrics.SystemFilesystemCheckpointHeadroom),
+		metricSystemFilesystemCheckpointInterval:        newMetricSystemFilesystemCheckpointInterval(mbc.Metrics.SystemFilesystemCheckpointInterval),
+		metricSystemFilesystemCheckpointNextSave:        newMetricSystemFilesystemCheckpointNextSave(mbc.Metrics.SystemFilesystemCheckpointNextSave),
+		metricSystemFilesystemCheckpointSize:            newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
+		metricSystemFilesystemCheckpointState:           newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
+		metricSystemFilesystemCheckpointThroughput:      newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemDomainBindingLimit:        newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
+		metricSystemFilesystemDomainHeadroom:            newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
+		metricSystemFilesystemDomainInodesHeadroom:      newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
+		metricSystemFilesystemDomainLimit:               newMetricSystemFilesystemDomainLimit(mbc.Metrics.SystemFilesystemDomainLimit),
+		metricSystemFilesystemDomainMounts:              newMetricSystemFilesystemDomainMounts(mbc.Metrics.SystemFilesystemDomainMounts),
+		metricSystemFilesystemDomainTimeToFull:          newMetricSystemFilesystemDomainTimeToFull(mbc.Metrics.SystemFilesystemDomainTimeToFull),
+		metricSystemFilesystemDomainUsage:               newMetricSystemFilesystemDomainUsage(mbc.Metrics.SystemFilesystemDomainUsage),
+		metricSystemFilesystemInodesUsage:               newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
+		metricSystemFilesystemInodesUtilization:         newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
+		metricSystemFilesystemLimit:                     newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemProjectCheckpointHeadroom: newMetricSystemFilesystemProjectCheckpointHeadroom(mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom),
+		metricSystemFilesystemProjectCheckpointState:    newMetricSystemFilesystemProjectCheckpointState(mbc.Metrics.SystemFilesystemProjectCheckpointState),
+		metricSystemFilesystemProjectHeadroom:           newMetricSystemFilesystemProjectHeadroom(mbc.Metrics.SystemFilesystemProjectHeadroom),
+		metricSystemFilesystemProjectInodesLimit:        newMetricSystemFilesystemProjectInodesLimit(mbc.Metrics.SystemFilesystemProjectInodesLimit),
+		metricSystemFilesystemProjectInodesUsage:        newMetricSystemFilesystemProjectInodesUsage(mbc.Metrics.SystemFilesystemProjectInodesUsage),
+		metricSystemFilesystemProjectLimit:              newMetricSystemFilesystemProjectLimit(mbc.Metrics.SystemFilesystemProjectLimit),
+		metricSystemFilesystemProjectUsage:              newMetricSystemFilesystemProjectUsage(mbc.Metrics.SystemFilesystemProjectUsage),
+		metricSystemFilesystemProjects:                  newMetricSystemFilesystemProjects(mbc.Metrics.SystemFilesystemProjects),
+		metricSystemFilesystemShmHeadroom:               newMetricSystemFilesystemShmHeadroom(mbc.Metrics.SystemFilesystemShmHeadroom),
+		metricSystemFilesystemShmUsage:                  newMetricSystemFilesystemShmUsage(mbc.Metrics.SystemFilesystemShmUsage),
+		metricSystemFilesystemStatus:                    newMetricSystemFilesystemStatus(mbc.Metrics.SystemFilesystemStatus),
+		metricSystemFilesystemTimeToFull:                newMetricSystemFilesystemTimeToFull(mbc.Metrics.SystemFilesystemTimeToFull),
+		metricSystemFilesystemUsage:                     newMetricSystemFilesystemUsage(mbc.Metrics.SystemFilesystemUsage),
+		metricSystemFilesystemUtilization:               newMetricSystemFilesystemUtilization(mbc.Metrics.SystemFilesystemUtilization),
+		resourceAttributeIncludeFilter:                  make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:                  make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["disk.major_minor"] = filter.CreateFilter(mbc.ResourceAttributes.DiskMajorMinor.MetricsInclude)
@@ -3012,6 +3920,14 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointState.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectInodesLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectInodesUsage.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectUsage.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjects.emit(ils.Metrics())
 	mb.metricSystemFilesystemShmHeadroom.emit(ils.Metrics())
 	mb.metricSystemFilesystemShmUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemStatus.emit(ils.Metrics())
@@ -3137,6 +4053,46 @@ func (mb *MetricsBuilder) RecordSystemFilesystemInodesUtilizationDataPoint(ts pc
 // RecordSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricSystemFilesystemProjectCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
+	mb.metricSystemFilesystemProjectCheckpointState.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointStateAttributeValue.String())
+}
+
+// RecordSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricSystemFilesystemProjectHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+	mb.metricSystemFilesystemProjectInodesLimit.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemProjectLimitTypeAttributeValue.String())
+}
+
+// RecordSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricSystemFilesystemProjectInodesUsage.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
+	mb.metricSystemFilesystemProjectLimit.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemProjectLimitTypeAttributeValue.String())
+}
+
+// RecordSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
+	mb.metricSystemFilesystemProjectUsage.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
+	mb.metricSystemFilesystemProjects.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
 // RecordSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom metric.

@@ -85,6 +85,14 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
+			aggMap["system.filesystem.project.checkpoint.headroom"] = mb.metricSystemFilesystemProjectCheckpointHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.project.checkpoint.state"] = mb.metricSystemFilesystemProjectCheckpointState.config.AggregationStrategy
+			aggMap["system.filesystem.project.headroom"] = mb.metricSystemFilesystemProjectHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.project.inodes.limit"] = mb.metricSystemFilesystemProjectInodesLimit.config.AggregationStrategy
+			aggMap["system.filesystem.project.inodes.usage"] = mb.metricSystemFilesystemProjectInodesUsage.config.AggregationStrategy
+			aggMap["system.filesystem.project.limit"] = mb.metricSystemFilesystemProjectLimit.config.AggregationStrategy
+			aggMap["system.filesystem.project.usage"] = mb.metricSystemFilesystemProjectUsage.config.AggregationStrategy
+			aggMap["system.filesystem.projects"] = mb.metricSystemFilesystemProjects.config.AggregationStrategy
 			aggMap["system.filesystem.shm.headroom"] = mb.metricSystemFilesystemShmHeadroom.config.AggregationStrategy
 			aggMap["system.filesystem.shm.usage"] = mb.metricSystemFilesystemShmUsage.config.AggregationStrategy
 			aggMap["system.filesystem.status"] = mb.metricSystemFilesystemStatus.config.AggregationStrategy
@@ -209,6 +217,54 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointStateFits)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointStateTight)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+			}
+
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemProjectLimitTypeHard)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectInodesLimitDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemProjectLimitTypeSoft)
+			}
+
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectInodesUsageDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemProjectLimitTypeHard)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectLimitDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemProjectLimitTypeSoft)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectUsageDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectsDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectsDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 1, "k8s.pod.uid-val", "system.filesystem.domain-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemShmBoundTmpfs)
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemShmHeadroomDataPoint(ts, 3, "k8s.pod.uid-val-2", "system.filesystem.domain-val-2", "system.filesystem.mountpoint-val-2", AttributeSystemFilesystemShmBoundCgroupMemory)
@@ -267,6 +323,14 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointState.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectInodesLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectInodesUsage.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectUsage.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjects.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemShmHeadroom.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemShmUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemStatus.aggDataPoints)
@@ -1384,6 +1448,520 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.mode")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.mountpoint")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.checkpoint.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.headroom")
+						validatedMetrics["system.filesystem.project.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.headroom")
+						validatedMetrics["system.filesystem.project.checkpoint.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.checkpoint.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.checkpoint.state":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.state")
+						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+						systemFilesystemCheckpointStateAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.True(t, ok)
+						assert.Equal(t, "fits", systemFilesystemCheckpointStateAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.state")
+						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.checkpoint.state"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.state")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.headroom":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.headroom")
+						validatedMetrics["system.filesystem.project.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.headroom")
+						validatedMetrics["system.filesystem.project.headroom"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Bytes that can still be written to a project directory: min(its hard block limit − its usage, the headroom of its filesystem's binding limit); the filesystem's alone without a hard limit. Negative once past it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.headroom"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.inodes.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.limit")
+						validatedMetrics["system.filesystem.project.inodes.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+						systemFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.project.limit.type")
+						assert.True(t, ok)
+						assert.Equal(t, "hard", systemFilesystemProjectLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.inodes.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.limit")
+						validatedMetrics["system.filesystem.project.inodes.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's inode quota limits (only those set). Off by default, as inode quotas seldom bind a checkpoint directory and they double the series per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.inodes.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.limit.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.inodes.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.usage")
+						validatedMetrics["system.filesystem.project.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.inodes.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.inodes.usage")
+						validatedMetrics["system.filesystem.project.inodes.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Inodes charged to a project directory's quota. Off by default (see system.filesystem.project.inodes.limit). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{inode}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.inodes.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.limit":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.limit")
+						validatedMetrics["system.filesystem.project.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+						systemFilesystemProjectLimitTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.project.limit.type")
+						assert.True(t, ok)
+						assert.Equal(t, "hard", systemFilesystemProjectLimitTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.limit"], "Found a duplicate in the metrics slice: system.filesystem.project.limit")
+						validatedMetrics["system.filesystem.project.limit"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "A project directory's block quota limits in bytes (only those set). Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.limit"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.limit.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.project.usage":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.usage")
+						validatedMetrics["system.filesystem.project.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.usage"], "Found a duplicate in the metrics slice: system.filesystem.project.usage")
+						validatedMetrics["system.filesystem.project.usage"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes charged to a project directory's quota: what du -sB1 of the tree finds, read from the filesystem's project quota instead of walking it. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.usage"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.projects":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.projects"], "Found a duplicate in the metrics slice: system.filesystem.projects")
+						validatedMetrics["system.filesystem.projects"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{project}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.projects"], "Found a duplicate in the metrics slice: system.filesystem.projects")
+						validatedMetrics["system.filesystem.projects"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Project quota records on the filesystem (project 0 aside), all of them, however many are reported per project. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{project}", mi.Unit())
+						assert.False(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.projects"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
