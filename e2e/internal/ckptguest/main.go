@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command ckptguest runs inside the QEMU guest of e2e's TestCheckpointProjectQuotaQEMU: it prepares what
 // the filesystem source's TestFSScraperCheckpointSeededProjectQuota needs (the XFS, ext4, quota format and
 // loop modules, a tmpfs for its images, the cgroup v2 hierarchy for its writer) and runs that test from

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command projquotaguest runs inside the QEMU guest of e2e's TestProjectQuotasQEMU, whose Debian kernel has
 // the XFS and ext4 project quotas the CI host's kernel lacks: on a loop-mounted XFS (-o prjquota) and a
 // loop-mounted ext4 (-O quota,project, -o prjquota) it makes 1 000 project directories each, fills them
