@@ -29,6 +29,7 @@ const (
 	MarkerLatency = "DISKHEALTH-LATENCY-BUNDLE "
 	MarkerIOErr   = "DISKHEALTH-IOERR-BUNDLE "
 	MarkerVerdict = "DISKHEALTH-VERDICT-BUNDLE "
+	MarkerNFS     = "DISKHEALTH-NFS-BUNDLE "
 )
 
 // Print writes bundle b as one line after its marker.
@@ -189,4 +190,37 @@ type VerdictBundle struct {
 	StackFirst json.RawMessage `json:"stack_first"`
 	StackLast  json.RawMessage `json:"stack_last"`
 	Events     json.RawMessage `json:"events"` // OTLP JSON logs: every event of the run
+}
+
+// NFSMount is one of nfsguest's mounts.
+type NFSMount struct {
+	Label      string `json:"label"`       // "v3", "v4.2", "v4.2-nconnect4"
+	Source     string `json:"source"`      // server:/export
+	MountPoint string `json:"mount_point"` // where the guest mounted it
+	Options    string `json:"options"`     // mount.nfs -o
+}
+
+// NFSBundle is what nfsguest reports (MarkerNFS).
+type NFSBundle struct {
+	Guest
+	Mounts []NFSMount `json:"mounts"`
+	// The settings the guest ran with, for the host's bounds.
+	Interval      float64 `json:"interval"`       // seconds between the hang part's scrapes
+	StatfsTimeout float64 `json:"statfs_timeout"` // netfs.statfs_timeout, seconds
+	RPCTimeout    float64 `json:"rpc_timeout"`    // timeo × (retrans + 1), seconds: the mounts' major timeout
+	// Accuracy part: a receiver (netfs alone, execute time and bytes on) whose first scrape read
+	// MountstatsBefore unchanged and whose second read MountstatsAfter unchanged, the I/O between.
+	MountstatsBefore string          `json:"mountstats_before"` // /proc/self/mountstats
+	MountstatsAfter  string          `json:"mountstats_after"`
+	First            json.RawMessage `json:"first"`  // OTLP JSON: the first scrape
+	Second           json.RawMessage `json:"second"` // OTLP JSON: the second scrape
+	IO               map[string]int  `json:"io"`     // bytes this program wrote and read back, per mount point
+	// Hang part: a second receiver (netfs and iostat at the defaults, a scrape each Interval).
+	NetfsExports []json.RawMessage `json:"netfs_exports"` // OTLP JSON: every netfs export, in order
+	IostatAt     []int64           `json:"iostat_at"`     // each iostat export's point time (Unix ns)
+	Events       json.RawMessage   `json:"events"`        // OTLP JSON logs: every event of the part
+	// Unix ns: the server stopped (rpc.nfsd 0 returned), started again, and the v3 mount remounted.
+	Stopped   int64 `json:"stopped"`
+	Restarted int64 `json:"restarted"`
+	Remounted int64 `json:"remounted"`
 }
