@@ -2,10 +2,11 @@
 
 // Command nfsguest runs inside the QEMU VM of the NFS end-to-end test (e2e/nfs_qemu_test.go): it
 // serves a tmpfs with the guest kernel's nfsd and mounts it over the loopback interface with NFSv3,
-// NFSv4.2 and NFSv4.2 nconnect=4. The accuracy part brackets direct reads and writes between two
-// scrapes of a receiver with the netfs source and keeps /proc/self/mountstats as those scrapes read
-// it; the hang part stops the server under a receiver scraping each second (netfs and iostat),
-// starts it again and remounts the v3 mount. Everything goes to the host as one JSON line. It is
+// NFSv4.2 and NFSv4.2 nconnect=4 (the last after the plain v4.2 mount is gone: the kernel would
+// merge their clients). The accuracy part brackets direct reads and writes between two scrapes of a
+// receiver with the netfs source and keeps /proc/self/mountstats as those scrapes read it; the hang
+// part stops the server under a receiver scraping each second (netfs and iostat), starts it again and
+// remounts the v3 mount. Everything goes to the host as one JSON line. It is
 // built by that test and means nothing outside the VM.
 package main
 
@@ -29,9 +30,9 @@ import (
 )
 
 const (
-	// accuracyInterval is the accuracy part's scrape interval: the I/O of all three mounts fits
-	// between its first and second scrape under TCG.
-	accuracyInterval = 20 * time.Second
+	// accuracyInterval is the accuracy part's scrape interval: a round's I/O fits between its first
+	// and second scrape under TCG, the first NFSv4 OPEN waiting out the server's 10 s grace period.
+	accuracyInterval = 30 * time.Second
 	interval         = time.Second // the hang part's
 	statfsTimeout    = 2 * time.Second
 	// timeo (deciseconds) and retrans of every mount: a major timeout after 3 s.
@@ -63,7 +64,7 @@ func (m mount) options() string {
 func main() {
 	b := &vmproto.NFSBundle{
 		Interval: interval.Seconds(), StatfsTimeout: statfsTimeout.Seconds(),
-		RPCTimeout: float64(timeo*(retrans+1)) / 10, IO: map[string]int{},
+		RPCTimeout: float64(timeo*(retrans+1)) / 10,
 	}
 	b.Kernel = guestrx.Kernel()
 	logf := func(f string, a ...any) { b.Logs = append(b.Logs, fmt.Sprintf(f, a...)) }
@@ -82,30 +83,49 @@ func runAll(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 		return err
 	}
 	for _, m := range mounts {
-		if err := run(logf, "mount.nfs", m.source(), m.point, "-o", m.options()); err != nil {
-			return err
-		}
 		b.Mounts = append(b.Mounts, vmproto.NFSMount{Label: m.label, Source: m.source(), MountPoint: m.point, Options: m.options()})
 	}
-	if err := accuracy(b, logf); err != nil {
-		return fmt.Errorf("accuracy part: %w", err)
+	v3, v42, v42n := mounts[0], mounts[1], mounts[2]
+	// The v4.2 mounts one after the other: the kernel would merge the second's client into the
+	// first's (session trunking), both with the first one's transports.
+	for _, m := range []mount{v3, v42} {
+		if err := mountNFS(logf, m); err != nil {
+			return err
+		}
 	}
-	if err := hang(b, logf); err != nil {
+	if err := accuracy(b, logf, v3, v42); err != nil {
+		return fmt.Errorf("accuracy part (v3, v4.2): %w", err)
+	}
+	if err := run(logf, "umount", v42.point); err != nil {
+		return err
+	}
+	if err := mountNFS(logf, v42n); err != nil {
+		return err
+	}
+	if err := accuracy(b, logf, v42n); err != nil {
+		return fmt.Errorf("accuracy part (nconnect): %w", err)
+	}
+	if err := hang(b, logf, v3, v42n); err != nil {
 		return fmt.Errorf("hang part: %w", err)
 	}
 	return nil
+}
+
+func mountNFS(logf func(string, ...any), m mount) error {
+	return run(logf, "mount.nfs", m.source(), m.point, "-o", m.options())
 }
 
 // accuracy: mountstats is read, then the receiver starts (its first scrape reads the same
 // counters: nothing touches the mounts in between), the I/O runs, mountstats is read again and the
 // second scrape reads that. The scrapes' statfs calls come after their reads, the first one's inside
 // the bracket.
-func accuracy(b *vmproto.NFSBundle, logf func(string, ...any)) error {
+func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) error {
+	r := vmproto.NFSRound{IO: map[string]int{}}
 	before, err := os.ReadFile("/proc/self/mountstats")
 	if err != nil {
 		return err
 	}
-	b.MountstatsBefore = string(before)
+	r.MountstatsBefore = string(before)
 	logger, logs := guestrx.Observe(zapcore.WarnLevel)
 	defer func() { b.Logs = append(b.Logs, guestrx.Lines(logs)...) }()
 	start := time.Now()
@@ -125,19 +145,22 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	b.First = guestrx.MetricsJSON(first)
-	for _, m := range mounts {
+	r.First = guestrx.MetricsJSON(first)
+	began := time.Now()
+	for _, m := range with {
 		n, err := readWrite(m.point + "/data")
 		if err != nil {
 			return err
 		}
-		b.IO[m.point] = n
+		r.IO[m.point] = n
+		r.Mounts = append(r.Mounts, m.label)
 	}
+	r.IOSeconds = time.Since(began).Seconds()
 	after, err := os.ReadFile("/proc/self/mountstats")
 	if err != nil {
 		return err
 	}
-	b.MountstatsAfter = string(after)
+	r.MountstatsAfter = string(after)
 	if took := time.Since(start); took >= accuracyInterval {
 		return fmt.Errorf("the I/O ended %v after the receiver started, past its second scrape (%v): the bracket is broken", took, accuracyInterval)
 	}
@@ -145,8 +168,8 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	b.Second = guestrx.MetricsJSON(second)
-	logf("accuracy part: I/O and mountstats read %v after the receiver started", time.Since(start).Round(time.Millisecond))
+	r.Second = guestrx.MetricsJSON(second)
+	b.Rounds = append(b.Rounds, r)
 	return nil
 }
 
@@ -201,7 +224,10 @@ func readWrite(path string) (int, error) {
 // hang stops the server (rpc.nfsd 0: its sockets close, the hard mounts' RPCs wait for it), waits
 // for every mount to be unresponsive and a few scrapes more, starts it again, waits for every mount
 // to be ok, then remounts the v3 mount and waits for a scrape of the new mount.
-func hang(b *vmproto.NFSBundle, logf func(string, ...any)) error {
+func hang(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) error {
+	for _, m := range with {
+		b.HangMounts = append(b.HangMounts, m.label)
+	}
 	logger, logs := guestrx.Observe(zapcore.WarnLevel)
 	defer func() { b.Logs = append(b.Logs, guestrx.Lines(logs)...) }()
 	stop, ms, ls, err := guestrx.Start(logger, diskhealthreceiver.Only("netfs", "iostat"), map[string]any{
@@ -220,7 +246,7 @@ func hang(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	next := 0
 	all := func(state string) func(pmetric.Metrics) bool {
 		return func(md pmetric.Metrics) bool {
-			for _, m := range mounts {
+			for _, m := range with {
 				if stateOf(md, m.point) != state {
 					return false
 				}
@@ -250,11 +276,11 @@ func hang(b *vmproto.NFSBundle, logf func(string, ...any)) error {
 	if _, next, err = guestrx.WaitExport(ms, next, 2*wait, "every mount ok again", all("ok")); err != nil {
 		return err
 	}
-	v3 := mounts[0]
+	v3 := with[0]
 	if err := run(logf, "umount", v3.point); err != nil {
 		return err
 	}
-	if err := run(logf, "mount.nfs", v3.source(), v3.point, "-o", v3.options()); err != nil {
+	if err := mountNFS(logf, v3); err != nil {
 		return err
 	}
 	b.Remounted = time.Now().UnixNano()
