@@ -22,16 +22,17 @@ import (
 // and NFSv4.2 nconnect=4 mounts.
 //
 //   - accuracy: between two scrapes of a receiver, 2 MiB of direct writes and reads per mount and a
-//     stat and a listing; mountstats as the scrapes read it. Operations per class and the bytes from
-//     and to the server equal mountstats exactly, at both scrapes; the second scrape's round-trip and
-//     execute times per class are within 1 % of nfsiostat's (Δ time / Δ operations of the summed
-//     operations, computed here from the two mountstats readings: the guest has no python3 for
-//     nfsiostat itself). The nconnect mount has its four transports.
+//     stat and a listing; mountstats as the scrapes read it. Two rounds: v3 and v4.2, then v4.2
+//     nconnect=4 alone (the kernel merges the NFSv4.1+ clients of one server). Operations per class
+//     and the bytes from and to the server equal mountstats exactly, at both scrapes; the second
+//     scrape's round-trip and execute times per class are within 1 % of nfsiostat's (Δ time /
+//     Δ operations of the summed operations, computed here from the two mountstats readings: the guest
+//     has no python3 for nfsiostat itself). The nconnect mount has its four transports.
 //   - series: at the defaults no mount has more than 12 points in any export.
-//   - hang: `rpc.nfsd 0` under a receiver scraping each second: every mount is unresponsive within one
-//     scrape after the mounts' major RPC timeout and the statfs deadline, with one event; iostat's
-//     exports keep their interval; `rpc.nfsd 4`: ok again with one event; a remount of the v3 mount is
-//     a new series (a later start time, counters from zero, the same identity).
+//   - hang (the v3 and nconnect mounts): `rpc.nfsd 0` under a receiver scraping each second: each is
+//     unresponsive within one scrape after the mounts' major RPC timeout and the statfs deadline, with
+//     one event; iostat's exports keep their interval; `rpc.nfsd 4`: ok again with one event; a remount
+//     of the v3 mount is a new series (a later start time, counters from zero, the same identity).
 func TestNFSClientQEMU(t *testing.T) {
 	_, run := bootGuest(t, "nfsguest", 10*time.Minute, nil)
 	var b vmproto.NFSBundle
