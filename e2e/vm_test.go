@@ -41,7 +41,28 @@ var vmPackages = map[string]string{
 	"mdadm":              "mdadm",
 	"mkfs.xfs":           "xfsprogs",
 	"mke2fs":             "e2fsprogs",
+	// The NFS user space (vmNFSPackages) is unpacked, never installed: installing it would start an
+	// NFS server on the host. These are the libraries its programs link and libtirpc's netconfig.
+	"/etc/netconfig":                            "libtirpc-common",
+	"/lib/x86_64-linux-gnu/libtirpc.so.3":       "libtirpc3",
+	"/lib/x86_64-linux-gnu/libwrap.so.0":        "libwrap0",
+	"/lib/x86_64-linux-gnu/libnsl.so.2":         "libnsl2",
+	"/lib/x86_64-linux-gnu/libgssapi_krb5.so.2": "libgssapi-krb5-2",
+	"/lib/x86_64-linux-gnu/libmount.so.1":       "libmount1",
+	"/lib/x86_64-linux-gnu/libblkid.so.1":       "libblkid1",
+	"/lib/x86_64-linux-gnu/libsystemd.so.0":     "libsystemd0",
 }
+
+// vmNFSPackages are the Debian packages whose NFS server and client programs the guest gets
+// (vmNFSPrograms): downloaded and unpacked into the kernel's cache directory, not installed.
+var vmNFSPackages = []string{"nfs-kernel-server", "nfs-common", "rpcbind"}
+
+// vmNFSPrograms are the programs taken from vmNFSPackages, by their path in the packages.
+var vmNFSPrograms = []string{"usr/sbin/rpc.nfsd", "usr/sbin/rpc.mountd", "usr/sbin/exportfs", "sbin/rpcbind", "sbin/mount.nfs"}
+
+// vmNFSModules are packed into /lib/modules/nfs (nfs.list: with their dependencies, in modprobe's
+// order) for the NFS guest to load: the server, and the client with NFSv3 and NFSv4.x.
+var vmNFSModules = []string{"nfsd", "nfsv3", "nfsv4"}
 
 // vmModules are the kernel modules the guest loads (with their dependencies, in modprobe's order).
 var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "virtio_scsi", "scsi_debug"}
@@ -56,7 +77,8 @@ var vmExtraModules = []string{"null_blk", "dm_mod", "raid1", "dm_thin_pool", "dm
 // baseKey names the base initramfs after what goes into it, so that a cache built by an older
 // harness (other modules, other tools) is rebuilt instead of used.
 func baseKey() string {
-	h := sha256.Sum256([]byte(buildBaseScript + strings.Join(vmModules, " ") + "|" + strings.Join(vmExtraModules, " ")))
+	h := sha256.Sum256([]byte(buildBaseScript + strings.Join(vmModules, " ") + "|" + strings.Join(vmExtraModules, " ") +
+		"|" + strings.Join(vmNFSModules, " ") + "|" + strings.Join(vmNFSPackages, " ") + "|" + strings.Join(vmNFSPrograms, " ")))
 	return hex.EncodeToString(h[:6])
 }
 
@@ -133,8 +155,20 @@ func buildBase(t *testing.T, k *vmKit, kd, pkg string) {
 	if err != nil {
 		testkit.Unavailable(t, "cannot download the Debian kernel %s: %v", pkg, err)
 	}
+	// Each package is downloaded into a directory of its own (Download wants the one .deb there).
+	nfsDebs := make([]string, 0, len(vmNFSPackages))
+	for _, p := range vmNFSPackages {
+		dir := filepath.Join(kd, "debs", p)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		d, err := testkit.Debian.Download(p, dir)
+		if err != nil {
+			testkit.Unavailable(t, "cannot download %s for the NFS guest: %v", p, err)
+		}
+		nfsDebs = append(nfsDebs, d)
+	}
 	shell(t, 20*time.Minute, buildBaseScript, "KD="+kd, "DEB="+deb, "KVER="+k.kver, "MODULES="+strings.Join(vmModules, " "),
-		"EXTRA="+strings.Join(vmExtraModules, " "), "BASE="+filepath.Base(k.base))
+		"EXTRA="+strings.Join(vmExtraModules, " "), "NFSMOD="+strings.Join(vmNFSModules, " "),
+		"NFSDEBS="+strings.Join(nfsDebs, " "), "NFSPROGS="+strings.Join(vmNFSPrograms, " "), "BASE="+filepath.Base(k.base))
 }
 
 // buildBaseScript unpacks the downloaded kernel package (nothing is installed: the host's /boot is
@@ -147,7 +181,10 @@ timeout 300 dpkg-deb --fsys-tarfile "$DEB" | tar -x --wildcards './boot/vmlinuz-
   './lib/modules/*/kernel/arch/x86/crypto/*' './lib/modules/*/kernel/block/*' \
   './lib/modules/*/kernel/drivers/block/*' './lib/modules/*/kernel/drivers/md/*' './lib/modules/*/kernel/fs/configfs/*' \
   './lib/modules/*/kernel/fs/xfs/*' './lib/modules/*/kernel/fs/ext4/*' './lib/modules/*/kernel/fs/jbd2/*' \
-  './lib/modules/*/kernel/fs/mbcache.ko*' './lib/modules/*/kernel/fs/quota/*' 2>/dev/null || true
+  './lib/modules/*/kernel/fs/mbcache.ko*' './lib/modules/*/kernel/fs/quota/*' \
+  './lib/modules/*/kernel/fs/nfs/*' './lib/modules/*/kernel/fs/nfsd/*' './lib/modules/*/kernel/fs/nfs_common/*' \
+  './lib/modules/*/kernel/fs/lockd/*' './lib/modules/*/kernel/fs/netfs/*' './lib/modules/*/kernel/fs/fscache/*' \
+  './lib/modules/*/kernel/net/sunrpc/*' './lib/modules/*/kernel/net/dns_resolver/*' 2>/dev/null || true
 rm -f "$DEB"
 depmod -b "$KD" "$KVER"
 # The uncompressed kernel boots through PVH without the xz decompressor, seconds faster under TCG.
@@ -171,8 +208,21 @@ for m in $EXTRA; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
   awk '$1 == "insmod" && $2 !~ /\/kernel\/arch\// && !seen[$2]++ {print $2}' | while read -r f; do
     b=$(basename "$f"); b=${b%.xz}; grep -qxF "${b%.zst}" "$R/lib/modules/load.list" || echo "$f"; done |
   put "$R/lib/modules/extra" >"$R/lib/modules/extra/extra.list"
-for b in smartctl nvme dmsetup mdadm mkfs.xfs mke2fs du; do p=$(command -v "$b"); cp "$p" "$R/usr/sbin/"
-  ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done
+# The NFS modules, apart from what the lists above load, for the NFS guest alone.
+mkdir -p "$R/lib/modules/nfs"
+for m in $NFSMOD; do modprobe -d "$KD" -S "$KVER" --show-depends "$m"; done |
+  awk '$1 == "insmod" && $2 !~ /\/kernel\/arch\// && !seen[$2]++ {print $2}' | while read -r f; do
+    b=$(basename "$f"); b=${b%.xz}; grep -qxF "${b%.zst}" "$R/lib/modules/load.list" "$R/lib/modules/extra/extra.list" || echo "$f"; done |
+  put "$R/lib/modules/nfs" >"$R/lib/modules/nfs/nfs.list"
+# pack PROGRAM...: copies each program and every library ldd names (a library the host lacks fails the build).
+pack() { for p in "$@"; do cp "$p" "$R/usr/sbin/"
+  if ldd "$p" | grep 'not found'; then echo "$p: libraries missing on the host" >&2; exit 1; fi
+  ldd "$p" | grep -o '/[^ ]*' | while read -r l; do mkdir -p "$R${l%/*}"; cp -L "$l" "$R$l"; done; done; }
+pack $(for b in smartctl nvme dmsetup mdadm mkfs.xfs mke2fs du; do command -v "$b"; done)
+N=$KD/nfsx; rm -rf "$N"; for d in $NFSDEBS; do dpkg-deb -x "$d" "$N"; done
+pack $(for p in $NFSPROGS; do echo "$N/$p"; done)
+mkdir -p "$R/etc"; cp /etc/netconfig "$R/etc/"
+rm -rf "$N" "$KD/debs"
 [ -f /usr/share/smartmontools/drivedb.h ] && cp /usr/share/smartmontools/drivedb.h "$R/usr/share/smartmontools/"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) >"$BASE.tmp"
 mv "$BASE.tmp" "$BASE"

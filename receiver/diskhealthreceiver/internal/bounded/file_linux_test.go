@@ -95,3 +95,22 @@ func TestDirFS(t *testing.T) {
 	_, err = fs.ReadFile(fsys, "block/missing")
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// A file of many seq_file records comes a kernel page at a time: the first read of /proc/kallsyms
+// (megabytes of one-line records) is short of the buffer without being its end. ReadRecords reads on
+// to the end, as os.ReadFile does, and keeps to its cap; ReadFile stops at the short read.
+func TestReadRecordsReadsEveryRecord(t *testing.T) {
+	const p = "/proc/kallsyms"
+	want, err := os.ReadFile(p)
+	if err != nil || len(want) < 64<<10 {
+		t.Skipf("no large %s to read (%d bytes, %v)", p, len(want), err)
+	}
+	got, err := ReadRecords(p, 64<<20, nil)
+	require.NoError(t, err)
+	assert.Len(t, got, len(want), "the whole file")
+	short, err := ReadFile(p, 64<<20, nil)
+	require.NoError(t, err)
+	assert.Less(t, len(short), len(want), "ReadFile stops at the first short read")
+	_, err = ReadRecords(p, len(want)/2, nil)
+	require.ErrorIs(t, err, ErrTooLarge)
+}

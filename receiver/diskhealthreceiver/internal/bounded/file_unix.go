@@ -59,10 +59,27 @@ func ReadFile(path string, limit int, buf []byte) ([]byte, error) {
 	return ReadFD(fd, path, limit, buf)
 }
 
+// ReadRecords is ReadFile for a file of many seq_file records (/proc/<pid>/mountstats, mountinfo,
+// kallsyms): the kernel fills each read with the records that fit in its page-sized buffer, so a read
+// short of the caller's buffer is no end of file there. It reads until a read returns nothing.
+func ReadRecords(path string, limit int, buf []byte) ([]byte, error) {
+	fd, err := OpenFD(path)
+	if err != nil {
+		return buf[:0], err
+	}
+	defer func() { _ = unix.Close(fd) }() // read-only: a failed close loses nothing
+	return readFD(fd, path, limit, buf, true)
+}
+
 // ReadFD reads fd from its offset to the end, at most limit bytes, into buf[:0]. Reading stops when a
 // read does not fill the buffer: kernfs, procfs and sysfs hand out a whole file in one read when it
-// fits, as the kernel builds it in one pass.
+// fits, as the kernel builds it in one pass (not a file of many seq_file records: ReadRecords).
 func ReadFD(fd int, path string, limit int, buf []byte) ([]byte, error) {
+	return readFD(fd, path, limit, buf, false)
+}
+
+// readFD is ReadFD; toEOF: only a read that returns nothing ends the file.
+func readFD(fd int, path string, limit int, buf []byte, toEOF bool) ([]byte, error) {
 	if cap(buf) == 0 {
 		buf = make([]byte, 0, min(4096, limit+1))
 	}
@@ -79,10 +96,12 @@ func ReadFD(fd int, path string, limit int, buf []byte) ([]byte, error) {
 		if len(buf) > limit {
 			return buf[:0], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w of %d bytes", ErrTooLarge, limit)}
 		}
-		if n == 0 || len(buf) < cap(buf) {
+		if n == 0 || (!toEOF && len(buf) < cap(buf)) {
 			return buf, nil
 		}
-		buf = grow(buf, limit)
+		if len(buf) == cap(buf) {
+			buf = grow(buf, limit)
+		}
 	}
 }
 

@@ -185,11 +185,14 @@ func (t *Tracker) judgeRPC(at time.Time, r *RPC, worse func(State, string, ...an
 		}
 		return
 	}
+	// The kernel counts an operation's retransmissions and major timeouts when it completes: the
+	// first completions after an outage bring the outage's own, already shown as unresponsive.
+	recovering := !t.rpcStalled.IsZero() || t.state == Unresponsive
 	t.rpcStalled = time.Time{}
 	if t.cfg.SlowRTT > 0 && r.RTT >= t.cfg.SlowRTT {
 		worse(Slow, "rpc: mean round trip %v over %d operations in %v (slow at %v)", r.RTT, r.Completed, over, t.cfg.SlowRTT)
 	}
-	if r.MajorTimeouts > 0 || r.Retransmissions > 0 {
+	if (r.MajorTimeouts > 0 || r.Retransmissions > 0) && !recovering {
 		worse(Slow, "rpc: %d retransmissions and %d major timeouts beside %d completed operations in %v",
 			r.Retransmissions, r.MajorTimeouts, r.Completed, over)
 	}

@@ -122,6 +122,26 @@ func TestRPCStallLastsUntilACompletion(t *testing.T) {
 	assert.Equal(t, Unresponsive, c.From)
 }
 
+// TestRecoveryBringsTheOutagesTimeouts: operations that waited through an outage (statfs past its
+// deadline) complete with the major timeouts they took; that interval is the recovery (ok, one
+// change), and timeouts in the next one are slow again.
+func TestRecoveryBringsTheOutagesTimeouts(t *testing.T) {
+	tr := NewTracker(cfg)
+	iv := time.Second
+	s, _ := tr.Observe(Observation{At: at(1), Statfs: StatfsOK, RPC: &RPC{Interval: iv, Completed: 4, Sent: 4, Received: 4}})
+	assert.Equal(t, OK, s)
+	s, c := tr.Observe(Observation{At: at(2), Statfs: StatfsTimeout, StatfsErr: errors.New("timeout"), RPC: &RPC{Interval: iv}})
+	assert.Equal(t, Unresponsive, s)
+	require.NotNil(t, c)
+	s, c = tr.Observe(Observation{At: at(12), Statfs: StatfsOK, RPC: &RPC{Interval: iv, Completed: 2, Sent: 2, Received: 2, MajorTimeouts: 3}})
+	assert.Equal(t, OK, s)
+	require.NotNil(t, c)
+	assert.Equal(t, Unresponsive, c.From)
+	s, c = tr.Observe(Observation{At: at(13), Statfs: StatfsOK, RPC: &RPC{Interval: iv, Completed: 2, Sent: 3, Received: 2, Retransmissions: 1}})
+	assert.Equal(t, Slow, s)
+	require.NotNil(t, c)
+}
+
 func TestFUSEGone(t *testing.T) {
 	tr := NewTracker(cfg)
 	tr.Observe(Observation{At: t0, Statfs: StatfsOK, FUSE: &FUSE{Connected: true}})

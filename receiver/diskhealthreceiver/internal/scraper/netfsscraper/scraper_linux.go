@@ -255,7 +255,9 @@ func statfsOutcome(r *fsusage.Result) clientstate.Statfs {
 func (s *netfsScraper) readMountstats(errs *scrapererror.ScrapeErrors) map[string]*mountstats.Mount {
 	file, _ := s.table.File()
 	path := filepath.Join(filepath.Dir(file), "mountstats")
-	data, err := bounded.ReadFile(path, bounded.Mountinfo, s.buf)
+	// One seq_file record per mount: a plain read would stop at the first page, losing the NFSv4
+	// mounts (about 4 KiB each) past it.
+	data, err := bounded.ReadRecords(path, bounded.Mountinfo, s.buf)
 	s.buf = data[:0]
 	if err != nil {
 		errs.AddPartial(1, err)
