@@ -45,3 +45,8 @@ func ReadFile(path string, limit int, buf []byte) ([]byte, error) {
 	}
 	return append(buf[:0], b...), nil
 }
+
+// ReadRecords is ReadFile: it reads to the end of the file (on Unix it differs for seq_file files).
+func ReadRecords(path string, limit int, buf []byte) ([]byte, error) {
+	return ReadFile(path, limit, buf)
+}
