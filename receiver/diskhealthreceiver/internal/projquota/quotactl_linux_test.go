@@ -46,7 +46,11 @@ func TestScanErrors(t *testing.T) {
 	require.ErrorIs(t, err, unix.EPERM)
 	require.ErrorContains(t, err, "Q_GETNEXTQUOTA (project 0)")
 	next := uint32(1)
-	got, err := scan(func(id uint32, q *ifNextDqblk) error { *q = ifNextDqblk{ID: max(id, next), CurSpace: 1}; next++; return nil }, nil)
+	got, err := scan(func(id uint32, q *ifNextDqblk) error {
+		*q = ifNextDqblk{ID: max(id, next), CurSpace: 1}
+		next++
+		return nil
+	}, nil)
 	require.ErrorIs(t, err, ErrTruncated)
 	assert.Len(t, got, MaxScan)
 }
