@@ -197,16 +197,19 @@ func makeFS(typ, mkfs, mnt string) error {
 	if err != nil {
 		return err
 	}
-	if err := f.Truncate(imageSize); err != nil {
+	err = f.Truncate(imageSize)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return err
 	}
-	f.Close()
 	loop, _, err := quotakit.AttachLoop(img) // attached until the guest powers off
 	if err != nil {
 		return err
 	}
-	args := append(strings.Fields(mkfs)[1:], loop)
-	if out, err := exec.Command(strings.Fields(mkfs)[0], args...).CombinedOutput(); err != nil {
+	cmd := append(strings.Fields(mkfs), loop)
+	if out, err := exec.Command(cmd[0], cmd[1:]...).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %s: %w: %s", mkfs, loop, err, out)
 	}
 	if err := os.MkdirAll(mnt, 0o755); err != nil {
@@ -231,7 +234,7 @@ func fill(f *vmproto.ProjQuotaFS, mnt string, first uint32) error {
 		for n > 0 {
 			k, err := w.Write(chunk[:min(n, len(chunk))])
 			if err != nil {
-				w.Close()
+				_ = w.Close() // the write failed first: that is the error
 				return err
 			}
 			n -= k

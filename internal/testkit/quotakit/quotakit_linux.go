@@ -16,7 +16,7 @@ func AttachLoop(img string) (dev string, detach func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	defer ctl.Close()
+	defer func() { _ = ctl.Close() }() // a control node: nothing to lose
 	n, err := unix.IoctlRetInt(int(ctl.Fd()), unix.LOOP_CTL_GET_FREE)
 	if err != nil {
 		return "", nil, fmt.Errorf("LOOP_CTL_GET_FREE: %w", err)
@@ -34,17 +34,17 @@ func AttachLoop(img string) (dev string, detach func(), err error) {
 	}
 	f, err := os.OpenFile(img, os.O_RDWR, 0)
 	if err != nil {
-		lf.Close()
+		_ = lf.Close()
 		return "", nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // the loop device holds the image from here
 	if err := unix.IoctlSetInt(int(lf.Fd()), unix.LOOP_SET_FD, int(f.Fd())); err != nil {
-		lf.Close()
+		_ = lf.Close()
 		return "", nil, fmt.Errorf("LOOP_SET_FD %s: %w", dev, err)
 	}
 	return dev, func() {
 		_ = unix.IoctlSetInt(int(lf.Fd()), unix.LOOP_CLR_FD, 0)
-		lf.Close()
+		_ = lf.Close()
 	}, nil
 }
 
@@ -66,7 +66,7 @@ func SetProject(dir string, id uint32) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened for an ioctl: nothing to lose
 	var x fsxattr
 	if _, _, e := unix.Syscall(unix.SYS_IOCTL, f.Fd(), fsIocFSGetXattr, uintptr(unsafe.Pointer(&x))); e != 0 {
 		return fmt.Errorf("FS_IOC_FSGETXATTR %s: %w", dir, e)
@@ -92,7 +92,7 @@ func SetProjectLimits(mnt string, id uint32, hard, soft, ihard uint64) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened for an ioctl: nothing to lose
 	const qSetQuota, prjQuota, qifLimits = 0x800008, 2, 1 | 4
 	q := ifDqblk{BHardLimit: hard >> 10, BSoftLimit: soft >> 10, IHardLimit: ihard, Valid: qifLimits}
 	if _, _, e := unix.Syscall6(unix.SYS_QUOTACTL_FD, f.Fd(), qSetQuota<<8|prjQuota, uintptr(id), uintptr(unsafe.Pointer(&q)), 0, 0); e != 0 {

@@ -36,7 +36,7 @@ func Read(dir, device string, dst []Project) ([]Project, error) {
 	if err != nil {
 		return dst, &fs.PathError{Op: "open", Path: dir, Err: err}
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }() // read-only: a failed close loses nothing
 	get := func(id uint32, q *ifNextDqblk) error { return quotactlFD(fd, id, q) }
 	var q ifNextDqblk
 	if err := get(0, &q); errors.Is(err, unix.ENOSYS) {

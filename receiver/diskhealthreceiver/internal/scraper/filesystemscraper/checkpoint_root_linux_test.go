@@ -93,11 +93,11 @@ func TestCheckpointWriterChild(t *testing.T) {
 		var errno syscall.Errno
 		switch {
 		case err == nil:
-			fmt.Fprintln(out, "ok")
+			_, _ = fmt.Fprintln(out, "ok")
 		case errors.As(err, &errno):
-			fmt.Fprintln(out, unix.ErrnoName(errno))
+			_, _ = fmt.Fprintln(out, unix.ErrnoName(errno))
 		default:
-			fmt.Fprintln(out, strings.ReplaceAll(err.Error(), "\n", " "))
+			_, _ = fmt.Fprintln(out, strings.ReplaceAll(err.Error(), "\n", " "))
 		}
 		require.NoError(t, out.Flush())
 	}
