@@ -55,15 +55,29 @@ func thinPart(e *env) error {
 				return werr
 			}
 		}
-		from := e.count()
-		md, err := e.export(from, "pool "+s.want, func(md pmetric.Metrics) bool { return status(md, id) == s.want })
-		if err != nil {
+		isWant := func(md pmetric.Metrics) bool { return status(md, id) == s.want }
+		if _, err := e.export(e.count(), "pool "+s.want, isWant); err != nil {
 			e.check(s.step+": hw.status", s.want, "not within a minute")
 			return err
 		}
-		st, err := e.tool(s.step+": dmsetup status pool", "dmsetup", "status", "pool")
-		if err != nil {
-			return err
+		// The pool commits its metadata by itself (each second): its used metadata blocks can move after
+		// the writes. An export read between two equal statuses saw that status.
+		var md pmetric.Metrics
+		var st string
+		for try := 0; ; try++ {
+			before, err := e.tool(s.step+": dmsetup status pool", "dmsetup", "status", "pool")
+			if err != nil {
+				return err
+			}
+			if md, err = e.export(e.count(), "pool "+s.want, isWant); err != nil {
+				return err
+			}
+			if st, err = e.tool(s.step+": dmsetup status pool", "dmsetup", "status", "pool"); err != nil {
+				return err
+			}
+			if st == before || try == 9 {
+				break
+			}
 		}
 		_, _ = e.tool(s.step+": dmsetup status thin", "dmsetup", "status", "thin") // shown, not compared
 		// 0 131072 thin-pool <txid> <used meta>/<meta> <used data>/<data> <held root> <mode> ...
