@@ -126,9 +126,13 @@ func (c Config) withDefaults() Config {
 // Prediction is what a Learner knows after a sample.
 type Prediction struct {
 	State State
-	// Previous is the state before this sample: State != Previous is a change (an event when State is
-	// WillFail).
+	// Previous is the state before this sample.
 	Previous State
+	// Alert is set when the state turns will_fail for the first time in an episode: the will_fail
+	// event is due. An episode ends once every predicted save has fit for a whole interval, so a
+	// prediction that wavers around the limit (a filesystem that allocates in chunks, a save's last
+	// step) alerts once, and a job that runs out of room again after space was freed alerts again.
+	Alert bool
 	// Saves is the number of saves seen.
 	Saves int
 	// SizeP50 and SizeP90 are the medians and 90th percentiles of the last History saves' sizes.
@@ -203,6 +207,10 @@ type Learner struct {
 	replay []uint64
 
 	state State
+	// alerted: an Alert was given in the episode still open; fitsSince: when the state last turned
+	// fits (zero while it is not).
+	alerted   bool
+	fitsSince time.Time
 }
 
 // NewLearner returns a Learner with cfg (zero values: defaults).
@@ -485,7 +493,7 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 	}
 	// A job that stopped saving (three intervals without a save) predicts nothing until it saves again.
 	if !l.isRegular || !l.inBurst && s.Time.Sub(l.starts[len(l.starts)-1]) > 3*l.interval {
-		l.state = Learning
+		l.state, l.fitsSince = Learning, time.Time{}
 		p.State = Learning
 		return p
 	}
@@ -554,5 +562,15 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 		p.State = Fits
 	}
 	l.state = p.State
+	switch {
+	case p.State == WillFail:
+		p.Alert, l.alerted, l.fitsSince = !l.alerted, true, time.Time{}
+	case p.State != Fits:
+		l.fitsSince = time.Time{}
+	case l.fitsSince.IsZero():
+		l.fitsSince = s.Time
+	case s.Time.Sub(l.fitsSince) >= p.Interval:
+		l.alerted = false
+	}
 	return p
 }

@@ -187,3 +187,47 @@ func TestLearnerForgetsAStoppedJob(t *testing.T) {
 	p := l.Observe(Sample{Time: t0.Add(4*2*time.Hour + 3*2*time.Hour + time.Minute), Used: u, Free: 4*tib - u})
 	assert.Equal(t, Learning, p.State)
 }
+
+// TestLearnerAlertsOncePerEpisode: a prediction that wavers around the limit alerts once; only after
+// every save has fit for a whole interval (space was freed) does running out of room alert again.
+func TestLearnerAlertsOncePerEpisode(t *testing.T) {
+	j := job{limit: 2 * tib, base: 900 * gib, size: 300 * gib, rate: 1 * gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: RotationAfter}
+	l := NewLearner(Config{})
+	preds, used := j.run(l, 3)
+	var alerts int
+	for _, p := range preds {
+		if p.Alert {
+			alerts++
+		}
+	}
+	require.Equal(t, WillFail, preds[len(preds)-1].State)
+	require.Equal(t, 1, alerts, "the first will_fail alerts")
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Add(4*j.cadence - j.scrape)
+	u := used[len(used)-1]
+	step := func(free uint64) Prediction {
+		at = at.Add(j.scrape)
+		return l.Observe(Sample{Time: at, Used: u, Free: free})
+	}
+	alerts = 0
+	for i := range 8 { // wavering: room for two saves, then for none, every few minutes
+		free := uint64(2 * j.size)
+		if i%4 == 0 {
+			free = j.size / 2
+		}
+		p := step(free)
+		if p.Alert {
+			alerts++
+		}
+	}
+	assert.Zero(t, alerts, "no new episode while the state wavers")
+	for range 60 { // room for every save for half an interval
+		require.Equal(t, Fits, step(10*j.size).State)
+	}
+	assert.False(t, step(j.size/2).Alert, "fits for half an interval: the episode goes on")
+	for range 121 {
+		require.Equal(t, Fits, step(10*j.size).State)
+	}
+	p := step(j.size / 2)
+	assert.Equal(t, WillFail, p.State)
+	assert.True(t, p.Alert, "after fitting for a whole interval, a new episode alerts")
+}

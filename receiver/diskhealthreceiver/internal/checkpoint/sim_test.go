@@ -103,7 +103,7 @@ func simulate(horizon time.Duration, seed uint64, used0 float64, tick func(rng *
 			continue
 		}
 		p := l.Observe(Sample{Time: simT0.Add(t), Used: uint64(fs.used), Free: uint64(simLimit - fs.used)})
-		if p.State == WillFail && p.Previous != WillFail {
+		if p.Alert {
 			out.willFails++
 			out.willFailFrom = simT0.Add(t)
 		}

@@ -101,7 +101,7 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st.attr)
 	}
 	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
-	if p.State == checkpoint.WillFail && p.Previous != checkpoint.WillFail {
+	if p.Alert {
 		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil)
 	}
 }

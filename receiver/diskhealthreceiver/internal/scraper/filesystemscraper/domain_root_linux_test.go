@@ -31,19 +31,31 @@ func run(t *testing.T, name string, args ...string) string {
 // unmounted and detached when the test ends. It returns the mount point and the device.
 func loopExt4(t *testing.T, dir string, size int64) (mnt, loop string) {
 	t.Helper()
+	return loopFS(t, dir, size, "e2fsprogs", []string{"mkfs.ext4", "-q"}, "")
+}
+
+// loopFS makes a filesystem of size bytes with mkfs (a command and its arguments before the device, from
+// Debian's pkg) on a fresh loop device, mounted at dir/mnt with opts; everything is unmounted and
+// detached when the test ends. It returns the mount point and the device.
+func loopFS(t *testing.T, dir string, size int64, pkg string, mkfs []string, opts string) (mnt, loop string) {
+	t.Helper()
 	dhtest.RequireRoot(t, "loop devices, mount")
-	for tool, pkg := range map[string]string{"mkfs.ext4": "e2fsprogs", "losetup": "mount", "mount": "mount"} {
+	for tool, pkg := range map[string]string{mkfs[0]: pkg, "losetup": "mount", "mount": "mount"} {
 		dhtest.Tool(t, tool, pkg)
 	}
-	img := filepath.Join(dir, "ext4.img")
+	img := filepath.Join(dir, "fs.img")
 	require.NoError(t, os.WriteFile(img, nil, 0o600))
 	require.NoError(t, os.Truncate(img, size))
 	loop = strings.TrimSpace(run(t, "losetup", "-f", "--show", img))
 	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
-	run(t, "mkfs.ext4", "-q", loop)
+	run(t, mkfs[0], append(mkfs[1:], loop)...)
 	mnt = filepath.Join(dir, "mnt")
 	require.NoError(t, os.Mkdir(mnt, 0o755))
-	run(t, "mount", loop, mnt)
+	args := []string{loop, mnt}
+	if opts != "" {
+		args = append(args, "-o", opts)
+	}
+	run(t, "mount", args...)
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
 	return mnt, loop
 }

@@ -2,6 +2,7 @@ package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/d
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -52,8 +53,19 @@ type projectQuotas struct {
 	lastErr map[fsusage.Domain]string
 	seen    map[fsusage.Domain]bool
 	buf     []projquota.Project
+	// timeout bounds one domain's quotactl scan (statfs_timeout: the disk under a local filesystem can
+	// hang); stuck holds the domains whose scan passed it and has not returned, each asked again only
+	// once its call is back.
+	timeout time.Duration
+	stuck   map[fsusage.Domain]chan quotaScan
 	// learners learn the checkpoint saves of each reported project directory with a hard block limit.
 	learners *learners[projectKey]
+}
+
+// quotaScan is what one quotactl scan returned.
+type quotaScan struct {
+	ps  []projquota.Project
+	err error
 }
 
 // projectKey is a project directory: its filesystem and project ID.
@@ -87,7 +99,8 @@ func newProjectQuotas(logger *zap.Logger, cfg *Config) (*projectQuotas, error) {
 		return nil, err
 	}
 	p := &projectQuotas{cfg: pc, logger: logger, root: cfg.RootPath, sel: sel, read: projquota.Read,
-		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners[projectKey]()}
+		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners[projectKey](),
+		timeout: cfg.StatfsTimeout, stuck: map[fsusage.Domain]chan quotaScan{}}
 	p.dirs = namesFile{path: pc.ProjectsFile, key: "projects_file", parse: projquota.ParseProjects}
 	p.names = namesFile{path: pc.ProjIDFile, key: "projid_file", parse: projquota.ParseProjID}
 	return p, nil
@@ -155,7 +168,7 @@ func (p *projectQuotas) projects(r *fsusage.Result) ([]projquota.Project, int) {
 	if strings.HasPrefix(r.Mount.Source, "/dev/") {
 		dev = filepath.Join(p.root, r.Mount.Source)
 	}
-	ps, err := p.read(r.Mount.Path, dev, p.buf[:0])
+	ps, err := p.scan(d, r.Mount.Path, dev)
 	if errors.Is(err, projquota.ErrTruncated) {
 		err = nil // the first MaxScan are still right; ErrTruncated is said by the count staying at MaxScan
 	}
@@ -165,6 +178,39 @@ func (p *projectQuotas) projects(r *fsusage.Result) ([]projquota.Project, int) {
 		return nil, 0
 	}
 	return projquota.Top(ps, p.cfg.MaxPerFilesystem), len(ps)
+}
+
+// scan reads the domain's records within the timeout. A scan past it is left to return in its own
+// goroutine (a system call cannot be cancelled), keeps its buffer, and is the domain's only one until it
+// has.
+func (p *projectQuotas) scan(d fsusage.Domain, dir, dev string) ([]projquota.Project, error) {
+	if ch, ok := p.stuck[d]; ok {
+		select {
+		case <-ch:
+			delete(p.stuck, d)
+		default:
+			return nil, p.errStuck()
+		}
+	}
+	ch := make(chan quotaScan, 1)
+	buf := p.buf[:0]
+	go func() {
+		ps, err := p.read(dir, dev, buf)
+		ch <- quotaScan{ps, err}
+	}()
+	t := time.NewTimer(p.timeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r.ps, r.err
+	case <-t.C:
+		p.buf, p.stuck[d] = nil, ch
+		return nil, p.errStuck()
+	}
+}
+
+func (p *projectQuotas) errStuck() error {
+	return fmt.Errorf("quotactl did not return within statfs_timeout (%v): the filesystem may hang; not asked again until the call returns", p.timeout)
 }
 
 func (p *projectQuotas) report(r *fsusage.Result, err error) {
@@ -191,6 +237,13 @@ func (p *projectQuotas) sweep() {
 	for d := range p.lastErr {
 		if !p.seen[d] {
 			delete(p.lastErr, d)
+		}
+	}
+	// A stuck scan of a domain gone is forgotten once it has returned; until then it still guards the
+	// domain, should it come back.
+	for d, ch := range p.stuck {
+		if !p.seen[d] && len(ch) > 0 {
+			delete(p.stuck, d)
 		}
 	}
 	clear(p.seen)
@@ -246,7 +299,12 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []
 		if pr.State == checkpoint.Learning {
 			continue
 		}
+		if pr.Keep > 0 {
+			e.AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts, int64(pr.Keep), dom, uuid, id, name, dir, rotations[pr.Rotation])
+		}
 		e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, pr.Headroom, dom, uuid, id, name, dir)
+		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP50), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
+		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP90), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
 		for _, st := range checkpointStates {
 			v := int64(0)
 			if st.state == pr.State {
@@ -254,7 +312,7 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []
 			}
 			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st.attr)
 		}
-		if pr.State == checkpoint.WillFail && pr.Previous != checkpoint.WillFail {
+		if pr.Alert {
 			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, &projectRef{id, name, dir})
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/projquota"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
@@ -266,4 +268,44 @@ func TestFSScraperProjectCheckpointWillFail(t *testing.T) {
 	assert.Equal(t, "/data/runs/run-1", a["system.filesystem.project.directory"])
 	assert.Equal(t, "project_quota", a["disk_health.checkpoint.binding_limit"])
 	assert.Equal(t, "259:2", a["system.filesystem.domain"])
+}
+
+// TestProjectQuotasScanDeadline: a quotactl scan that hangs costs one statfs_timeout, once: the domain
+// says so and is not asked again until the call returns; another domain is read meanwhile.
+func TestProjectQuotasScanDeadline(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.ProjectQuotas.Enabled = true
+	cfg.StatfsTimeout = 20 * time.Millisecond
+	p, err := newProjectQuotas(zap.NewNop(), cfg)
+	require.NoError(t, err)
+	release := make(chan struct{})
+	var calls atomic.Int32
+	p.read = func(dir, _ string, dst []projquota.Project) ([]projquota.Project, error) {
+		calls.Add(1)
+		if dir == "/hung" {
+			<-release
+		}
+		return append(dst, projquota.Project{ID: 9, Used: 1 << 20}), nil
+	}
+	hung, fine := fsusage.Domain{Major: 8, Minor: 1}, fsusage.Domain{Major: 8, Minor: 2}
+
+	start := time.Now()
+	_, err = p.scan(hung, "/hung", "")
+	require.ErrorContains(t, err, "quotactl did not return within statfs_timeout (20ms)")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	_, err = p.scan(hung, "/hung", "")
+	require.ErrorContains(t, err, "not asked again until the call returns")
+	assert.Equal(t, int32(1), calls.Load(), "no second call while the first is out")
+
+	ps, err := p.scan(fine, "/fine", "")
+	require.NoError(t, err, "another filesystem is read meanwhile")
+	assert.Len(t, ps, 1)
+
+	close(release)
+	require.Eventually(t, func() bool { return len(p.stuck[hung]) == 1 }, 5*time.Second, time.Millisecond)
+	ps, err = p.scan(hung, "/hung", "")
+	require.NoError(t, err, "the call came back: asked again")
+	assert.Equal(t, []projquota.Project{{ID: 9, Used: 1 << 20}}, ps)
+	assert.Equal(t, int32(3), calls.Load())
+	assert.Empty(t, p.stuck)
 }

@@ -941,6 +941,59 @@ func (ms *SystemFilesystemLimitMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemProjectCheckpointCopiesMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.copies metric.
+type SystemFilesystemProjectCheckpointCopiesMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain             SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID               SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID          SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName        SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory   SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation SystemFilesystemProjectCheckpointCopiesMetricAttributeKey = "system.filesystem.checkpoint.rotation"
+)
+
+// SystemFilesystemProjectCheckpointCopiesMetricConfig provides config for the system.filesystem.project.checkpoint.copies metric.
+type SystemFilesystemProjectCheckpointCopiesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                      `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointCopiesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointCopiesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.copies doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.rotation]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.headroom metric.
 type SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey string
 
@@ -981,6 +1034,59 @@ func (ms *SystemFilesystemProjectCheckpointHeadroomMetricConfig) Validate() erro
 		case SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory:
 		default:
 			return fmt.Errorf("metric system.filesystem.project.checkpoint.headroom doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// SystemFilesystemProjectCheckpointSizeMetricAttributeKey specifies the key of an attribute for the system.filesystem.project.checkpoint.size metric.
+type SystemFilesystemProjectCheckpointSizeMetricAttributeKey string
+
+const (
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain               SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID                 SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID            SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.id"
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName          SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.name"
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory     SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.project.directory"
+	SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile SystemFilesystemProjectCheckpointSizeMetricAttributeKey = "system.filesystem.checkpoint.percentile"
+)
+
+// SystemFilesystemProjectCheckpointSizeMetricConfig provides config for the system.filesystem.project.checkpoint.size metric.
+type SystemFilesystemProjectCheckpointSizeMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                    `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemProjectCheckpointSizeMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemProjectCheckpointSizeMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile:
+		default:
+			return fmt.Errorf("metric system.filesystem.project.checkpoint.size doesn't have an attribute %v, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.percentile]", val)
 		}
 	}
 
@@ -1692,7 +1798,9 @@ type MetricsConfig struct {
 	SystemFilesystemInodesUsage               SystemFilesystemInodesUsageMetricConfig               `mapstructure:"system.filesystem.inodes.usage"`
 	SystemFilesystemInodesUtilization         SystemFilesystemInodesUtilizationMetricConfig         `mapstructure:"system.filesystem.inodes.utilization"`
 	SystemFilesystemLimit                     SystemFilesystemLimitMetricConfig                     `mapstructure:"system.filesystem.limit"`
+	SystemFilesystemProjectCheckpointCopies   SystemFilesystemProjectCheckpointCopiesMetricConfig   `mapstructure:"system.filesystem.project.checkpoint.copies"`
 	SystemFilesystemProjectCheckpointHeadroom SystemFilesystemProjectCheckpointHeadroomMetricConfig `mapstructure:"system.filesystem.project.checkpoint.headroom"`
+	SystemFilesystemProjectCheckpointSize     SystemFilesystemProjectCheckpointSizeMetricConfig     `mapstructure:"system.filesystem.project.checkpoint.size"`
 	SystemFilesystemProjectCheckpointState    SystemFilesystemProjectCheckpointStateMetricConfig    `mapstructure:"system.filesystem.project.checkpoint.state"`
 	SystemFilesystemProjectHeadroom           SystemFilesystemProjectHeadroomMetricConfig           `mapstructure:"system.filesystem.project.headroom"`
 	SystemFilesystemProjectInodesLimit        SystemFilesystemProjectInodesLimitMetricConfig        `mapstructure:"system.filesystem.project.inodes.limit"`
@@ -1800,10 +1908,20 @@ func DefaultMetricsConfig() MetricsConfig {
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 		},
+		SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+		},
 		SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+		},
+		SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
 		},
 		SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
 			Enabled:             true,

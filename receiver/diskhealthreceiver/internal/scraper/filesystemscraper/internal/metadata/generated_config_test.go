@@ -116,10 +116,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
 					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
 					},
 					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
 						Enabled:             true,
@@ -286,10 +296,20 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []SystemFilesystemLimitMetricAttributeKey{SystemFilesystemLimitMetricAttributeKeySystemDevice, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemProjectCheckpointCopies: SystemFilesystemProjectCheckpointCopiesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation},
+					},
 					SystemFilesystemProjectCheckpointHeadroom: SystemFilesystemProjectCheckpointHeadroomMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemProjectCheckpointHeadroomMetricAttributeKey{SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory},
+					},
+					SystemFilesystemProjectCheckpointSize: SystemFilesystemProjectCheckpointSizeMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile},
 					},
 					SystemFilesystemProjectCheckpointState: SystemFilesystemProjectCheckpointStateMetricConfig{
 						Enabled:             false,
@@ -366,7 +386,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointCopiesMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointSizeMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -587,6 +607,18 @@ func TestSystemFilesystemLimitMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
+func TestSystemFilesystemProjectCheckpointCopiesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointCopies
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointCopiesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.copies doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.rotation]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointCopies
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestSystemFilesystemProjectCheckpointHeadroomMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
 	require.NoError(t, cfg.Validate())
@@ -595,6 +627,18 @@ func TestSystemFilesystemProjectCheckpointHeadroomMetricsConfig_Validate(t *test
 	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.headroom doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointHeadroom
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemProjectCheckpointSizeMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemProjectCheckpointSize
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemProjectCheckpointSizeMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.project.checkpoint.size doesn't have an attribute invalid, valid attributes: [system.filesystem.domain, system.filesystem.uuid, system.filesystem.project.id, system.filesystem.project.name, system.filesystem.project.directory, system.filesystem.checkpoint.percentile]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemProjectCheckpointSize
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -63,7 +63,7 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointSize.EnabledAttributes, SystemFilesystemCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
 		},
 		{
-			Name: "system.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Name: "system.filesystem.checkpoint.state", Description: "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemCheckpointState.Enabled, Strategy: m.SystemFilesystemCheckpointState.AggregationStrategy, Attrs: 5,
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointState.EnabledAttributes, SystemFilesystemCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
@@ -135,13 +135,25 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMode), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemMountpoint), slices.Contains(m.SystemFilesystemLimit.EnabledAttributes, SystemFilesystemLimitMetricAttributeKeySystemFilesystemType)),
 		},
 		{
+			Name: "system.filesystem.project.checkpoint.copies", Description: "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", Unit: "{copy}",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemProjectCheckpointCopies.Enabled, Strategy: m.SystemFilesystemProjectCheckpointCopies.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointCopies.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation)),
+		},
+		{
 			Name: "system.filesystem.project.checkpoint.headroom", Description: "system.filesystem.checkpoint.headroom of a project directory with a hard block quota: its own checkpoint learner, fed with the directory's usage and headroom, predicts the next save against the quota (EDQUOT; XFS says ENOSPC) or the filesystem, whichever binds first. Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
 			Gauge:   true,
 			Enabled: m.SystemFilesystemProjectCheckpointHeadroom.Enabled, Strategy: m.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy, Attrs: 5,
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointHeadroom.EnabledAttributes, SystemFilesystemProjectCheckpointHeadroomMetricAttributeKeySystemFilesystemProjectDirectory)),
 		},
 		{
-			Name: "system.filesystem.project.checkpoint.state", Description: "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", Unit: "1",
+			Name: "system.filesystem.project.checkpoint.size", Description: "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", Unit: "By",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemProjectCheckpointSize.Enabled, Strategy: m.SystemFilesystemProjectCheckpointSize.AggregationStrategy, Attrs: 6,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointSize.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile)),
+		},
+		{
+			Name: "system.filesystem.project.checkpoint.state", Description: "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemProjectCheckpointState.Enabled, Strategy: m.SystemFilesystemProjectCheckpointState.AggregationStrategy, Attrs: 6,
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectID), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectName), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemProjectDirectory), slices.Contains(m.SystemFilesystemProjectCheckpointState.EnabledAttributes, SystemFilesystemProjectCheckpointStateMetricAttributeKeySystemFilesystemCheckpointState)),
@@ -680,9 +692,38 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 	e.SetInt(m, dp, val)
 }
 
+// AppendSystemFilesystemProjectCheckpointCopiesDataPoint adds a data point to system.filesystem.project.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointCopiesDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+	m := e.Metric(18)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(18)
+	m := e.Metric(19)
 	if m == nil {
 		return
 	}
@@ -706,9 +747,38 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pc
 	e.SetInt(m, dp, val)
 }
 
+// AppendSystemFilesystemProjectCheckpointSizeDataPoint adds a data point to system.filesystem.project.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointSizeDataPoint does.
+func (e *Emitter) AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+	m := e.Metric(20)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue.String())
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointStateDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
-	m := e.Metric(19)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}
@@ -737,7 +807,7 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcomm
 
 // AppendSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom, as MetricsBuilder.RecordSystemFilesystemProjectHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(20)
+	m := e.Metric(22)
 	if m == nil {
 		return
 	}
@@ -763,7 +833,7 @@ func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Time
 
 // AppendSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit, as MetricsBuilder.RecordSystemFilesystemProjectInodesLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(21)
+	m := e.Metric(23)
 	if m == nil {
 		return
 	}
@@ -792,7 +862,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage, as MetricsBuilder.RecordSystemFilesystemProjectInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(22)
+	m := e.Metric(24)
 	if m == nil {
 		return
 	}
@@ -818,7 +888,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit, as MetricsBuilder.RecordSystemFilesystemProjectLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(23)
+	m := e.Metric(25)
 	if m == nil {
 		return
 	}
@@ -847,7 +917,7 @@ func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage, as MetricsBuilder.RecordSystemFilesystemProjectUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(24)
+	m := e.Metric(26)
 	if m == nil {
 		return
 	}
@@ -873,7 +943,7 @@ func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects, as MetricsBuilder.RecordSystemFilesystemProjectsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(25)
+	m := e.Metric(27)
 	if m == nil {
 		return
 	}
@@ -896,7 +966,7 @@ func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
-	m := e.Metric(26)
+	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -919,7 +989,7 @@ func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	m := e.Metric(27)
+	m := e.Metric(29)
 	if m == nil {
 		return
 	}
@@ -939,7 +1009,7 @@ func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(28)
+	m := e.Metric(30)
 	if m == nil {
 		return
 	}
@@ -968,7 +1038,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(29)
+	m := e.Metric(31)
 	if m == nil {
 		return
 	}
@@ -994,7 +1064,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(30)
+	m := e.Metric(32)
 	if m == nil {
 		return
 	}
@@ -1026,7 +1096,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(31)
+	m := e.Metric(33)
 	if m == nil {
 		return
 	}

@@ -42,7 +42,9 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 		mbc.Metrics.SystemFilesystemInodesUsage.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemInodesUtilization.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemLimit.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectCheckpointCopies.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemProjectCheckpointSize.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemProjectCheckpointState.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemProjectHeadroom.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemProjectInodesLimit.AggregationStrategy = s
@@ -223,10 +225,22 @@ func testPoints(k int) []testPoint {
 				e.AppendSystemFilesystemLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), AttributeSystemFilesystemMode(1+k%2), "system.filesystem.mountpoint-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointRotation(1+k%3))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))

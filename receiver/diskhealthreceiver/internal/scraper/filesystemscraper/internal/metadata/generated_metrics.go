@@ -367,9 +367,17 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.mode", "system.filesystem.mountpoint", "system.filesystem.type"},
 	},
+	SystemFilesystemProjectCheckpointCopies: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.copies",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.rotation"},
+	},
 	SystemFilesystemProjectCheckpointHeadroom: metricInfo{
 		Name:       "system.filesystem.project.checkpoint.headroom",
 		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory"},
+	},
+	SystemFilesystemProjectCheckpointSize: metricInfo{
+		Name:       "system.filesystem.project.checkpoint.size",
+		Attributes: []string{"system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.project.id", "system.filesystem.project.name", "system.filesystem.project.directory", "system.filesystem.checkpoint.percentile"},
 	},
 	SystemFilesystemProjectCheckpointState: metricInfo{
 		Name:       "system.filesystem.project.checkpoint.state",
@@ -444,7 +452,9 @@ type metricsInfo struct {
 	SystemFilesystemInodesUsage               metricInfo
 	SystemFilesystemInodesUtilization         metricInfo
 	SystemFilesystemLimit                     metricInfo
+	SystemFilesystemProjectCheckpointCopies   metricInfo
 	SystemFilesystemProjectCheckpointHeadroom metricInfo
+	SystemFilesystemProjectCheckpointSize     metricInfo
 	SystemFilesystemProjectCheckpointState    metricInfo
 	SystemFilesystemProjectHeadroom           metricInfo
 	SystemFilesystemProjectInodesLimit        metricInfo
@@ -1069,7 +1079,7 @@ type metricSystemFilesystemCheckpointState struct {
 // init fills system.filesystem.checkpoint.state metric with initial data.
 func (m *metricSystemFilesystemCheckpointState) init() {
 	m.data.SetName("system.filesystem.checkpoint.state")
-	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.")
+	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2285,6 +2295,110 @@ func newMetricSystemFilesystemLimit(cfg SystemFilesystemLimitMetricConfig) metri
 	return m
 }
 
+type metricSystemFilesystemProjectCheckpointCopies struct {
+	data          pmetric.Metric                                      // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointCopiesMetricConfig // metric config provided by user.
+	capacity      int                                                 // max observed number of data points added to the metric.
+	aggDataPoints []int64                                             // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.copies metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointCopies) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.copies")
+	m.data.SetDescription("system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.")
+	m.data.SetUnit("{copy}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointCopies) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointCopiesMetricAttributeKeySystemFilesystemCheckpointRotation) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.rotation", systemFilesystemCheckpointRotationAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointCopies) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointCopies) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointCopies(cfg SystemFilesystemProjectCheckpointCopiesMetricConfig) metricSystemFilesystemProjectCheckpointCopies {
+	m := metricSystemFilesystemProjectCheckpointCopies{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemProjectCheckpointHeadroom struct {
 	data          pmetric.Metric                                        // data buffer for generated metric.
 	config        SystemFilesystemProjectCheckpointHeadroomMetricConfig // metric config provided by user.
@@ -2386,6 +2500,110 @@ func newMetricSystemFilesystemProjectCheckpointHeadroom(cfg SystemFilesystemProj
 	return m
 }
 
+type metricSystemFilesystemProjectCheckpointSize struct {
+	data          pmetric.Metric                                    // data buffer for generated metric.
+	config        SystemFilesystemProjectCheckpointSizeMetricConfig // metric config provided by user.
+	capacity      int                                               // max observed number of data points added to the metric.
+	aggDataPoints []int64                                           // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.project.checkpoint.size metric with initial data.
+func (m *metricSystemFilesystemProjectCheckpointSize) init() {
+	m.data.SetName("system.filesystem.project.checkpoint.size")
+	m.data.SetDescription("system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemProjectCheckpointSize) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectID) {
+		dp.Attributes().PutInt("system.filesystem.project.id", systemFilesystemProjectIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectName) {
+		dp.Attributes().PutStr("system.filesystem.project.name", systemFilesystemProjectNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemProjectDirectory) {
+		dp.Attributes().PutStr("system.filesystem.project.directory", systemFilesystemProjectDirectoryAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemProjectCheckpointSizeMetricAttributeKeySystemFilesystemCheckpointPercentile) {
+		dp.Attributes().PutStr("system.filesystem.checkpoint.percentile", systemFilesystemCheckpointPercentileAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemProjectCheckpointSize) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemProjectCheckpointSize) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemProjectCheckpointSize(cfg SystemFilesystemProjectCheckpointSizeMetricConfig) metricSystemFilesystemProjectCheckpointSize {
+	m := metricSystemFilesystemProjectCheckpointSize{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricSystemFilesystemProjectCheckpointState struct {
 	data          pmetric.Metric                                     // data buffer for generated metric.
 	config        SystemFilesystemProjectCheckpointStateMetricConfig // metric config provided by user.
@@ -2396,7 +2614,7 @@ type metricSystemFilesystemProjectCheckpointState struct {
 // init fills system.filesystem.project.checkpoint.state metric with initial data.
 func (m *metricSystemFilesystemProjectCheckpointState) init() {
 	m.data.SetName("system.filesystem.project.checkpoint.state")
-	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.")
+	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -3752,7 +3970,9 @@ type MetricsBuilder struct {
 	metricSystemFilesystemInodesUsage               metricSystemFilesystemInodesUsage
 	metricSystemFilesystemInodesUtilization         metricSystemFilesystemInodesUtilization
 	metricSystemFilesystemLimit                     metricSystemFilesystemLimit
+	metricSystemFilesystemProjectCheckpointCopies   metricSystemFilesystemProjectCheckpointCopies
 	metricSystemFilesystemProjectCheckpointHeadroom metricSystemFilesystemProjectCheckpointHeadroom
+	metricSystemFilesystemProjectCheckpointSize     metricSystemFilesystemProjectCheckpointSize
 	metricSystemFilesystemProjectCheckpointState    metricSystemFilesystemProjectCheckpointState
 	metricSystemFilesystemProjectHeadroom           metricSystemFilesystemProjectHeadroom
 	metricSystemFilesystemProjectInodesLimit        metricSystemFilesystemProjectInodesLimit
@@ -3809,7 +4029,9 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricSystemFilesystemInodesUsage:               newMetricSystemFilesystemInodesUsage(mbc.Metrics.SystemFilesystemInodesUsage),
 		metricSystemFilesystemInodesUtilization:         newMetricSystemFilesystemInodesUtilization(mbc.Metrics.SystemFilesystemInodesUtilization),
 		metricSystemFilesystemLimit:                     newMetricSystemFilesystemLimit(mbc.Metrics.SystemFilesystemLimit),
+		metricSystemFilesystemProjectCheckpointCopies:   newMetricSystemFilesystemProjectCheckpointCopies(mbc.Metrics.SystemFilesystemProjectCheckpointCopies),
 		metricSystemFilesystemProjectCheckpointHeadroom: newMetricSystemFilesystemProjectCheckpointHeadroom(mbc.Metrics.SystemFilesystemProjectCheckpointHeadroom),
+		metricSystemFilesystemProjectCheckpointSize:     newMetricSystemFilesystemProjectCheckpointSize(mbc.Metrics.SystemFilesystemProjectCheckpointSize),
 		metricSystemFilesystemProjectCheckpointState:    newMetricSystemFilesystemProjectCheckpointState(mbc.Metrics.SystemFilesystemProjectCheckpointState),
 		metricSystemFilesystemProjectHeadroom:           newMetricSystemFilesystemProjectHeadroom(mbc.Metrics.SystemFilesystemProjectHeadroom),
 		metricSystemFilesystemProjectInodesLimit:        newMetricSystemFilesystemProjectInodesLimit(mbc.Metrics.SystemFilesystemProjectInodesLimit),
@@ -3920,7 +4142,9 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemInodesUsage.emit(ils.Metrics())
 	mb.metricSystemFilesystemInodesUtilization.emit(ils.Metrics())
 	mb.metricSystemFilesystemLimit.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointCopies.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectCheckpointHeadroom.emit(ils.Metrics())
+	mb.metricSystemFilesystemProjectCheckpointSize.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectCheckpointState.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectHeadroom.emit(ils.Metrics())
 	mb.metricSystemFilesystemProjectInodesLimit.emit(ils.Metrics())
@@ -4055,9 +4279,19 @@ func (mb *MetricsBuilder) RecordSystemFilesystemLimitDataPoint(ts pcommon.Timest
 	mb.metricSystemFilesystemLimit.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemModeAttributeValue.String(), systemFilesystemMountpointAttributeValue, systemFilesystemTypeAttributeValue)
 }
 
+// RecordSystemFilesystemProjectCheckpointCopiesDataPoint adds a data point to system.filesystem.project.checkpoint.copies metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
+	mb.metricSystemFilesystemProjectCheckpointCopies.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointRotationAttributeValue.String())
+}
+
 // RecordSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
 	mb.metricSystemFilesystemProjectCheckpointHeadroom.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue)
+}
+
+// RecordSystemFilesystemProjectCheckpointSizeDataPoint adds a data point to system.filesystem.project.checkpoint.size metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
+	mb.metricSystemFilesystemProjectCheckpointSize.recordDataPoint(mb.startTime, ts, val, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemProjectIDAttributeValue, systemFilesystemProjectNameAttributeValue, systemFilesystemProjectDirectoryAttributeValue, systemFilesystemCheckpointPercentileAttributeValue.String())
 }
 
 // RecordSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state metric.

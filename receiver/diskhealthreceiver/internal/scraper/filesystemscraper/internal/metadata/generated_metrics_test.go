@@ -85,7 +85,9 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.inodes.usage"] = mb.metricSystemFilesystemInodesUsage.config.AggregationStrategy
 			aggMap["system.filesystem.inodes.utilization"] = mb.metricSystemFilesystemInodesUtilization.config.AggregationStrategy
 			aggMap["system.filesystem.limit"] = mb.metricSystemFilesystemLimit.config.AggregationStrategy
+			aggMap["system.filesystem.project.checkpoint.copies"] = mb.metricSystemFilesystemProjectCheckpointCopies.config.AggregationStrategy
 			aggMap["system.filesystem.project.checkpoint.headroom"] = mb.metricSystemFilesystemProjectCheckpointHeadroom.config.AggregationStrategy
+			aggMap["system.filesystem.project.checkpoint.size"] = mb.metricSystemFilesystemProjectCheckpointSize.config.AggregationStrategy
 			aggMap["system.filesystem.project.checkpoint.state"] = mb.metricSystemFilesystemProjectCheckpointState.config.AggregationStrategy
 			aggMap["system.filesystem.project.headroom"] = mb.metricSystemFilesystemProjectHeadroom.config.AggregationStrategy
 			aggMap["system.filesystem.project.inodes.limit"] = mb.metricSystemFilesystemProjectInodesLimit.config.AggregationStrategy
@@ -217,9 +219,21 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointRotationBeforeSave)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectCheckpointCopiesDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointRotationAfterSave)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 1, "system.filesystem.domain-val", "system.filesystem.uuid-val", 28, "system.filesystem.project.name-val", "system.filesystem.project.directory-val", AttributeSystemFilesystemCheckpointPercentileP50)
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemProjectCheckpointSizeDataPoint(ts, 3, "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", 29, "system.filesystem.project.name-val-2", "system.filesystem.project.directory-val-2", AttributeSystemFilesystemCheckpointPercentileP90)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -323,7 +337,9 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemInodesUsage.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemInodesUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemLimit.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointCopies.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointHeadroom.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointSize.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemProjectCheckpointState.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemProjectHeadroom.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemProjectInodesLimit.aggDataPoints)
@@ -710,7 +726,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -739,7 +755,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1452,6 +1468,71 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.type")
 						assert.False(t, ok)
 					}
+				case "system.filesystem.project.checkpoint.copies":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.copies")
+						validatedMetrics["system.filesystem.project.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+						systemFilesystemCheckpointRotationAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.True(t, ok)
+						assert.Equal(t, "before_save", systemFilesystemCheckpointRotationAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.copies"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.copies")
+						validatedMetrics["system.filesystem.project.checkpoint.copies"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.copies of a project directory with a hard block quota: the copies its job keeps, with the rotation pattern, learned by the directory's own learner. Emitted once known. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{copy}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.checkpoint.copies"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.rotation")
+						assert.False(t, ok)
+					}
 				case "system.filesystem.project.checkpoint.headroom":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.headroom"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.headroom")
@@ -1512,13 +1593,78 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
 						assert.False(t, ok)
 					}
+				case "system.filesystem.project.checkpoint.size":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.size")
+						validatedMetrics["system.filesystem.project.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemProjectIDAttrVal, ok := dp.Attributes().Get("system.filesystem.project.id")
+						assert.True(t, ok)
+						assert.EqualValues(t, 28, systemFilesystemProjectIDAttrVal.Int())
+						systemFilesystemProjectNameAttrVal, ok := dp.Attributes().Get("system.filesystem.project.name")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.name-val", systemFilesystemProjectNameAttrVal.Str())
+						systemFilesystemProjectDirectoryAttrVal, ok := dp.Attributes().Get("system.filesystem.project.directory")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.project.directory-val", systemFilesystemProjectDirectoryAttrVal.Str())
+						systemFilesystemCheckpointPercentileAttrVal, ok := dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.True(t, ok)
+						assert.Equal(t, "p50", systemFilesystemCheckpointPercentileAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.size"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.size")
+						validatedMetrics["system.filesystem.project.checkpoint.size"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "system.filesystem.checkpoint.size of a project directory with a hard block quota (p50 and p90 of its last five saves). Emitted once a save pattern is learned. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.project.checkpoint.size"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.project.directory")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.checkpoint.percentile")
+						assert.False(t, ok)
+					}
 				case "system.filesystem.project.checkpoint.state":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["system.filesystem.project.checkpoint.state"], "Found a duplicate in the metrics slice: system.filesystem.project.checkpoint.state")
 						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1550,7 +1696,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.project.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
