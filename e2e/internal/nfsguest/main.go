@@ -134,6 +134,7 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) er
 		"netfs":               map[string]any{"statfs_timeout": statfsTimeout.String()},
 		"metrics": map[string]any{
 			"nfs.client.mount.operation.execute_time": map[string]any{"enabled": true},
+			"nfs.client.mount.operation.queue_time":   map[string]any{"enabled": true},
 			"nfs.client.mount.io":                     map[string]any{"enabled": true},
 		},
 	})

@@ -228,7 +228,7 @@ type NFSMount struct {
 	Options    string `json:"options"`     // mount.nfs -o
 }
 
-// NFSRound is one accuracy round: a receiver (netfs alone, execute time and bytes on) whose first
+// NFSRound is one accuracy round: a receiver (netfs alone, execute and queue time and bytes on) whose first
 // scrape read MountstatsBefore unchanged and whose second read MountstatsAfter unchanged, the I/O of
 // Mounts between.
 type NFSRound struct {
