@@ -35,7 +35,9 @@ import (
 //   - series: at the defaults no mount has more than 12 points in any export.
 //   - hang (the v3 and nconnect mounts): `rpc.nfsd 0` under a receiver scraping each second: each is
 //     unresponsive within one scrape after the mounts' major RPC timeout and the statfs deadline, with
-//     one event; iostat's exports keep their interval; `rpc.nfsd 4`: ok again with one event; a remount
+//     one event; the kernel logs "nfs: server X not responding, still trying" and then "nfs: server X
+//     OK", and an event after such a line carries it as evidence (the recovery's, at least);
+//     iostat's exports keep their interval; `rpc.nfsd 4`: ok again with one event; a remount
 //     of the v3 mount is a new series (a later start time, counters from zero, the same identity).
 func TestNFSClientQEMU(t *testing.T) {
 	_, run := bootGuest(t, "nfsguest", 10*time.Minute, nil)
@@ -317,6 +319,70 @@ func nfsSeries(t *testing.T, b *vmproto.NFSBundle) {
 	}
 }
 
+// nfsKernelLine is a kernel log record about an NFS server, placed on the Unix clock.
+type nfsKernelLine struct {
+	at   int64 // Unix ns
+	text string
+}
+
+// nfsKernelLines reads the guest's /dev/kmsg records ("PRIO,SEQ,USEC,FLAGS;MESSAGE").
+func nfsKernelLines(t *testing.T, b *vmproto.NFSBundle) []nfsKernelLine {
+	var out []nfsKernelLine
+	for _, rec := range b.KernelLog {
+		head, msg, ok := strings.Cut(rec, ";")
+		f := strings.Split(head, ",")
+		require.True(t, ok && len(f) >= 4, "a /dev/kmsg record: %q", rec)
+		usec, err := strconv.ParseInt(f[2], 10, 64)
+		require.NoError(t, err, "%q", rec)
+		msg, _, _ = strings.Cut(msg, "\n")
+		out = append(out, nfsKernelLine{at: b.Realtime - (b.Monotonic - usec*1000), text: msg})
+	}
+	return out
+}
+
+// nfsKernelEvidence: the kernel said the mount's server stopped answering and answered again, with
+// the lines Linux 6.1 prints for a hard mount; a state change that came after the kernel's line
+// carries it as evidence (the OK line comes with the reply that ends the outage, before the mount
+// is judged ok; the "not responding" line comes after the major timeout, usually after the statfs
+// deadline has made the mount unresponsive).
+func nfsKernelEvidence(t *testing.T, b *vmproto.NFSBundle, m vmproto.NFSMount, down, up plog.LogRecord) {
+	server, _, _ := strings.Cut(m.Source, ":")
+	var notResponding, ok *nfsKernelLine
+	lines := nfsKernelLines(t, b)
+	for i, l := range lines {
+		switch {
+		case notResponding == nil && l.text == "nfs: server "+server+" not responding, still trying" && l.at > b.Stopped:
+			notResponding = &lines[i]
+		case ok == nil && notResponding != nil && l.text == "nfs: server "+server+" OK":
+			ok = &lines[i]
+		}
+	}
+	require.NotNil(t, notResponding, "the kernel's \"not responding\" line for %s after the server stopped; its NFS lines: %q", server, b.KernelLog)
+	require.NotNil(t, ok, "the kernel's \"OK\" line for %s after it said not responding; its NFS lines: %q", server, b.KernelLog)
+	secs := func(ns int64) float64 { return float64(ns) / 1e9 }
+	// The kernel's clock is placed on the Unix one to within a few ms: a line well before the
+	// change's scrape began was read by that scrape or an earlier one.
+	const margin = int64(100 * time.Millisecond)
+	carries := 0
+	for _, c := range []struct {
+		what string
+		line *nfsKernelLine
+		ev   plog.LogRecord
+	}{{"unresponsive", notResponding, down}, {"ok", ok, up}} {
+		evidence, _ := c.ev.Attributes().Get("disk_health.evidence")
+		at := int64(c.ev.Timestamp())
+		t.Logf("kernel: %q at +%.2f s after rpc.nfsd 0; the %s event's scrape began at +%.2f s, evidence %q",
+			c.line.text, secs(c.line.at-b.Stopped), c.what, secs(at-b.Stopped), evidence.Str())
+		if c.line.at < at-margin {
+			assert.Contains(t, evidence.Str(), "kernel: "+c.line.text, "the %s event came after the kernel's line: its evidence", c.what)
+		}
+		if strings.Contains(evidence.Str(), "kernel: "+c.line.text) {
+			carries++
+		}
+	}
+	assert.Positive(t, carries, "an event of the outage carries the kernel's line")
+}
+
 // nfsState is a mount's state in md and the time of its point ("" when it has none).
 func nfsState(md pmetric.Metrics, mp string) (string, int64) {
 	var s string
@@ -366,6 +432,7 @@ func nfsHang(t *testing.T, b *vmproto.NFSBundle) {
 			assert.LessOrEqual(t, exported, bound, "unresponsive within one scrape after the RPC timeout and the statfs deadline")
 
 			var got []string
+			var evs []plog.LogRecord
 			pdatawalk.ForEachLogRecord(events, func(_ pcommon.Resource, lr plog.LogRecord) {
 				mp, _ := lr.Attributes().Get("system.filesystem.mountpoint")
 				if mp.Str() != m.MountPoint {
@@ -375,8 +442,12 @@ func nfsHang(t *testing.T, b *vmproto.NFSBundle) {
 				prev, _ := lr.Attributes().Get("disk_health.previous_state")
 				t.Logf("event at +%.2f s: %s", secs(int64(lr.Timestamp())-b.Stopped), lr.Body().Str())
 				got = append(got, prev.Str()+"→"+st.Str())
+				evs = append(evs, lr)
 			})
 			assert.Equal(t, []string{"ok→unresponsive", "unresponsive→ok"}, got, "the mount's state changes: one event down, one back up")
+			if len(evs) == 2 {
+				nfsKernelEvidence(t, b, m, evs[0], evs[1])
+			}
 		})
 	}
 

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -314,7 +315,37 @@ func hang(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) error 
 		return err
 	}
 	b.Events = eb
-	return nil
+	return kernelLog(b)
+}
+
+// kernelLog keeps the kernel log's NFS server records, read from the first one kept (/dev/kmsg
+// without a seek), and the clocks to place them.
+func kernelLog(b *vmproto.NFSBundle) error {
+	fd, err := unix.Open("/dev/kmsg", unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd) // read-only
+	var mono unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		return err
+	}
+	b.Monotonic, b.Realtime = mono.Nano(), time.Now().UnixNano()
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return nil
+		case errors.Is(err, unix.EPIPE):
+			continue // overwritten before this read
+		case err != nil:
+			return fmt.Errorf("read /dev/kmsg: %w", err)
+		}
+		if rec := string(buf[:n]); strings.Contains(rec, ";nfs: server ") {
+			b.KernelLog = append(b.KernelLog, rec)
+		}
+	}
 }
 
 // stateOf is the client state of the mount at point in md ("" when it has none).
