@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -134,6 +135,7 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) er
 		"netfs":               map[string]any{"statfs_timeout": statfsTimeout.String()},
 		"metrics": map[string]any{
 			"nfs.client.mount.operation.execute_time": map[string]any{"enabled": true},
+			"nfs.client.mount.operation.queue_time":   map[string]any{"enabled": true},
 			"nfs.client.mount.io":                     map[string]any{"enabled": true},
 		},
 	})
@@ -174,8 +176,9 @@ func accuracy(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) er
 }
 
 // readWrite writes ioCount blocks with O_DIRECT (each a WRITE to the server, none cached), syncs,
-// reads them back with O_DIRECT (each a READ), then stats the file and lists its directory (metadata
-// operations). It returns the bytes written (as many were read).
+// reads them back with O_DIRECT (each a READ), writes and fsyncs a small file through the page cache
+// (a COMMIT), then stats the file and lists its directory (metadata operations). It returns the
+// bytes written with O_DIRECT (as many were read).
 func readWrite(path string) (int, error) {
 	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_DIRECT, 0o644)
 	if err != nil {
@@ -212,6 +215,10 @@ func readWrite(path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// A buffered write and its fsync: an UNSTABLE WRITE and a COMMIT, an operation of the other class.
+	if err := writeSync(path+".commit", buf[:4096]); err != nil {
+		return 0, err
+	}
 	if _, err := os.Stat(path); err != nil {
 		return 0, err
 	}
@@ -219,6 +226,29 @@ func readWrite(path string) (int, error) {
 		return 0, err
 	}
 	return ioCount * ioBlock, nil
+}
+
+// writeSync writes data to path through the page cache, writes it back and fsyncs it.
+func writeSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close() // the write's error is the one to report
+		return err
+	}
+	// Written back without WB_SYNC_ALL, the page goes as an UNSTABLE WRITE (an fsync alone would send
+	// a lone page FILE_SYNC, with nothing to commit); the fsync then sends the COMMIT.
+	if err := unix.SyncFileRange(int(f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER); err != nil {
+		_ = f.Close() // the write-back's error is the one to report
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close() // the sync's error is the one to report
+		return err
+	}
+	return f.Close()
 }
 
 // hang stops the server (rpc.nfsd 0: its sockets close, the hard mounts' RPCs wait for it), waits
@@ -313,7 +343,37 @@ func hang(b *vmproto.NFSBundle, logf func(string, ...any), with ...mount) error 
 		return err
 	}
 	b.Events = eb
-	return nil
+	return kernelLog(b)
+}
+
+// kernelLog keeps the kernel log's NFS server records, read from the first one kept (/dev/kmsg
+// without a seek), and the clocks to place them.
+func kernelLog(b *vmproto.NFSBundle) error {
+	fd, err := unix.Open("/dev/kmsg", unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd) // read-only
+	var mono unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &mono); err != nil {
+		return err
+	}
+	b.Monotonic, b.Realtime = mono.Nano(), time.Now().UnixNano()
+	buf := make([]byte, 8<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		switch {
+		case errors.Is(err, unix.EAGAIN):
+			return nil
+		case errors.Is(err, unix.EPIPE):
+			continue // overwritten before this read
+		case err != nil:
+			return fmt.Errorf("read /dev/kmsg: %w", err)
+		}
+		if rec := string(buf[:n]); strings.Contains(rec, ";nfs: server ") {
+			b.KernelLog = append(b.KernelLog, rec)
+		}
+	}
 }
 
 // stateOf is the client state of the mount at point in md ("" when it has none).

@@ -228,7 +228,7 @@ type NFSMount struct {
 	Options    string `json:"options"`     // mount.nfs -o
 }
 
-// NFSRound is one accuracy round: a receiver (netfs alone, execute time and bytes on) whose first
+// NFSRound is one accuracy round: a receiver (netfs alone, execute and queue time and bytes on) whose first
 // scrape read MountstatsBefore unchanged and whose second read MountstatsAfter unchanged, the I/O of
 // Mounts between.
 type NFSRound struct {
@@ -262,4 +262,10 @@ type NFSBundle struct {
 	Stopped    int64    `json:"stopped"`
 	Restarted  int64    `json:"restarted"`
 	Remounted  int64    `json:"remounted"`
+	// The kernel log's records about NFS servers ("nfs: server …") after the hang part, as
+	// /dev/kmsg gives them (time since boot in µs), and the boot clock then (CLOCK_MONOTONIC, ns)
+	// with the Unix time read beside it (ns), to place them on the exports' clock.
+	KernelLog []string `json:"kernel_log"`
+	Monotonic int64    `json:"monotonic"`
+	Realtime  int64    `json:"realtime"`
 }

@@ -1,6 +1,7 @@
 // Package clientstate judges how a network or FUSE filesystem's client is doing, from values read
 // elsewhere: the outcome of the mount's statfs (with its deadline), the NFS RPC counters over the
-// last interval, and the FUSE connection's waiting requests. It takes values and time and returns a
+// last interval, the kernel's "server … not responding" and "OK" lines, and the FUSE connection's
+// waiting requests. It takes values and time and returns a
 // state and, when the state changes, the evidence; it reads nothing itself.
 package clientstate // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/clientstate"
 
@@ -86,6 +87,13 @@ type FUSE struct {
 	Waiting uint64
 }
 
+// KernelLine is one of the kernel's lines about an NFS mount's server, logged since the previous
+// observation: "nfs: server X not responding, still trying" (or "timed out"), or "nfs: server X OK".
+type KernelLine struct {
+	NotResponding bool
+	Text          string
+}
+
 // Observation is what is known of one mount at one time.
 type Observation struct {
 	At        time.Time
@@ -93,6 +101,9 @@ type Observation struct {
 	StatfsErr error // the statfs error behind a non-OK outcome, for the evidence
 	RPC       *RPC  // nil: not an NFS mount, or no previous reading of this instance
 	FUSE      *FUSE // nil: not a FUSE mount, or its connections are not readable
+	// Kernel are the kernel's lines about the mount's server since the previous observation, in
+	// order (none when the kernel log is not readable).
+	Kernel []KernelLine
 }
 
 // Config sets the thresholds.
@@ -123,6 +134,12 @@ type Tracker struct {
 	// A hard mount waiting on a dead server sends nothing between its retransmissions (timeo, 60 s
 	// over TCP), so an interval without traffic proves nothing: only a completion ends the stall.
 	rpcStalled time.Time
+	// kernelDown is the kernel's last "not responding" line for the server, until its "OK" line or
+	// an operation completing in a later interval (the OK line is rate-limited and may be missed).
+	kernelDown string
+	// kernelOK is the kernel's last "OK" line while the mount is still judged unresponsive or stale
+	// (the statfs re-probe may answer a scrape after it): the recovery's evidence when it comes.
+	kernelOK string
 }
 
 // NewTracker returns a tracker in state Unknown.
@@ -134,6 +151,9 @@ func (t *Tracker) Observe(o Observation) (State, *Change) {
 	state, evidence := t.judge(o)
 	from := t.state
 	t.state = state
+	if state < Unresponsive {
+		t.kernelOK = ""
+	}
 	if state == from || (from == Unknown && state == OK) {
 		return state, nil
 	}
@@ -156,8 +176,27 @@ func (t *Tracker) judge(o Observation) (State, string) {
 	case StatfsTimeout, StatfsFailed:
 		worse(Unresponsive, "statfs: %v", o.StatfsErr)
 	}
+	// The kernel's lines, in order: the last one says how the server was when it was printed.
+	fresh := false
+	for _, k := range o.Kernel {
+		if k.NotResponding {
+			t.kernelDown, t.kernelOK, fresh = k.Text, "", true
+		} else {
+			t.kernelDown, t.kernelOK, fresh = "", k.Text, false
+		}
+	}
+	if t.kernelOK != "" {
+		why = append(why, "kernel: "+t.kernelOK)
+	}
 	if r := o.RPC; r != nil {
+		// Completions in the interval of a fresh "not responding" line may have come before it.
+		if r.Completed > 0 && !fresh {
+			t.kernelDown = ""
+		}
 		t.judgeRPC(o.At, r, worse)
+	}
+	if t.kernelDown != "" {
+		worse(Unresponsive, "kernel: %s", t.kernelDown)
 	}
 	if f := o.FUSE; f != nil {
 		t.judgeFUSE(o.At, f, worse)

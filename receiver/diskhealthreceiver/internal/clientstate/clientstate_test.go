@@ -170,3 +170,63 @@ func TestStrings(t *testing.T) {
 	assert.Equal(t, []string{"ok", "slow", "unresponsive", "stale"}, names)
 	assert.Equal(t, "unknown", Unknown.String())
 }
+
+// TestKernelLines: the kernel's "not responding" line makes the mount unresponsive with the line as
+// evidence, until its "OK" line (the recovery's evidence) or, the OK line missed, an operation
+// completing in a later interval; completions in the interval of the line itself do not clear it.
+func TestKernelLines(t *testing.T) {
+	down := KernelLine{NotResponding: true, Text: "nfs: server 10.0.0.1 not responding, still trying"}
+	up := KernelLine{Text: "nfs: server 10.0.0.1 OK"}
+	busy := &RPC{Interval: 10 * time.Second, Completed: 5, Sent: 5, Received: 5, RTT: time.Millisecond}
+	idle := &RPC{Interval: 10 * time.Second}
+
+	tr := NewTracker(cfg)
+	s, _ := tr.Observe(Observation{At: at(0), Statfs: StatfsOK})
+	require.Equal(t, OK, s)
+	s, c := tr.Observe(Observation{At: at(10), Statfs: StatfsOK, RPC: busy, Kernel: []KernelLine{down}})
+	assert.Equal(t, Unresponsive, s)
+	require.NotNil(t, c)
+	assert.Equal(t, "kernel: "+down.Text, c.Evidence)
+	s, c = tr.Observe(Observation{At: at(20), Statfs: StatfsTimeout, StatfsErr: errors.New("deadline"), RPC: idle})
+	assert.Equal(t, Unresponsive, s, "the line holds while nothing completes")
+	assert.Nil(t, c)
+	s, c = tr.Observe(Observation{At: at(30), Statfs: StatfsOK, RPC: busy, Kernel: []KernelLine{up}})
+	assert.Equal(t, OK, s)
+	require.NotNil(t, c)
+	assert.Equal(t, "kernel: "+up.Text, c.Evidence)
+
+	// Down and up again within one interval: the last line counts.
+	s, c = tr.Observe(Observation{At: at(40), Statfs: StatfsOK, RPC: busy, Kernel: []KernelLine{down, up}})
+	assert.Equal(t, OK, s)
+	assert.Nil(t, c)
+
+	// The OK line missed: a later interval's completions clear the line.
+	s, _ = tr.Observe(Observation{At: at(50), Statfs: StatfsOK, RPC: idle, Kernel: []KernelLine{down}})
+	require.Equal(t, Unresponsive, s)
+	s, c = tr.Observe(Observation{At: at(60), Statfs: StatfsOK, RPC: busy})
+	assert.Equal(t, OK, s)
+	require.NotNil(t, c)
+	assert.Equal(t, "statfs ok", c.Evidence)
+
+	// The OK line read while statfs still waits out its deadline: the recovery a scrape later
+	// carries it.
+	s, _ = tr.Observe(Observation{At: at(70), Statfs: StatfsTimeout, StatfsErr: errors.New("deadline"), RPC: idle, Kernel: []KernelLine{down}})
+	require.Equal(t, Unresponsive, s)
+	s, c = tr.Observe(Observation{At: at(80), Statfs: StatfsTimeout, StatfsErr: errors.New("deadline"), RPC: idle, Kernel: []KernelLine{up}})
+	require.Equal(t, Unresponsive, s)
+	assert.Nil(t, c)
+	s, c = tr.Observe(Observation{At: at(90), Statfs: StatfsOK, RPC: busy})
+	assert.Equal(t, OK, s)
+	require.NotNil(t, c)
+	assert.Equal(t, "kernel: "+up.Text, c.Evidence)
+	s, c = tr.Observe(Observation{At: at(100), Statfs: StatfsTimeout, StatfsErr: errors.New("deadline")})
+	require.NotNil(t, c)
+	assert.Equal(t, "statfs: deadline", c.Evidence, "the OK line was the last recovery's, not this outage's")
+	assert.Equal(t, Unresponsive, s)
+
+	// Beside a statfs past its deadline: both in the evidence.
+	s, c = NewTracker(cfg).Observe(Observation{At: at(0), Statfs: StatfsTimeout, StatfsErr: errors.New("statfs /mnt: deadline 2s passed"), Kernel: []KernelLine{down}})
+	assert.Equal(t, Unresponsive, s)
+	require.NotNil(t, c)
+	assert.Equal(t, "statfs: statfs /mnt: deadline 2s passed; kernel: "+down.Text, c.Evidence)
+}

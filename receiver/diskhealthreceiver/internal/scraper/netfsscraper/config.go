@@ -36,6 +36,11 @@ type Config struct {
 	// attributes: a mount's identity is on its points).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// KernelLog is the kernel log device whose NFS server lines are evidence for the state:
+	// /dev/kmsg of the collector itself, not under root_path (the log is the kernel's, one for every
+	// mount namespace; a container needs CAP_SYSLOG, or kernel.dmesg_restrict=0, and the device).
+	// Tests point it elsewhere.
+	KernelLog string `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {
@@ -45,6 +50,7 @@ func createDefaultConfig() *Config {
 		SlowRoundTrip:        time.Second,
 		StallAfter:           30 * time.Second,
 		RootPath:             "/",
+		KernelLog:            "/dev/kmsg",
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fuseconn"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mountstats"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/nfslog"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/netfsscraper/internal/metadata"
@@ -46,6 +47,8 @@ type netfsScraper struct {
 	mounts map[instance]*mountState
 	buf    []byte // the mountstats read, reused
 	attr   []byte // a waiting file's read, reused
+	// klog is the kernel log, for its NFS server lines; nil when it cannot be read (said once).
+	klog *kernelLog
 
 	now func() time.Time
 }
@@ -120,7 +123,29 @@ func (s *netfsScraper) ready() error {
 		return err
 	}
 	s.table, s.prober = table, prober
+	if s.cfg.KernelLog != "" {
+		klog, err := openKernelLog(s.cfg.KernelLog)
+		if err != nil {
+			s.logger.Info("netfs: the kernel log is not readable: the NFS client states are judged without the kernel's \"server … not responding\" and \"OK\" lines (reading it needs CAP_SYSLOG or kernel.dmesg_restrict=0)", zap.Error(err))
+		}
+		s.klog = klog
+	}
 	return nil
+}
+
+// readKernelLog returns the kernel's NFS server lines since the previous scrape, by server; a read
+// error is said once and ends the reading.
+func (s *netfsScraper) readKernelLog() map[string][]clientstate.KernelLine {
+	if s.klog == nil {
+		return nil
+	}
+	lines, err := s.klog.read()
+	if err != nil {
+		s.logger.Warn("netfs: reading the kernel log failed: the NFS client states are judged without the kernel's lines from now on", zap.String("path", s.cfg.KernelLog), zap.Error(err))
+		_ = s.klog.close() // read-only
+		s.klog = nil
+	}
+	return lines
 }
 
 func (s *netfsScraper) shutdown(context.Context) error {
@@ -128,6 +153,9 @@ func (s *netfsScraper) shutdown(context.Context) error {
 		return nil
 	}
 	s.prober.Close()
+	if s.klog != nil {
+		_ = s.klog.close() // read-only
+	}
 	return s.table.Close()
 }
 
@@ -167,6 +195,9 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		conns = s.readConnections(&errs)
 	}
 	results := s.prober.Probe(ctx, mounts)
+	// After the statfs calls: a line the kernel logged while one waited belongs to this scrape. Read
+	// without NFS mounts too, so that no old line waits for the next one.
+	kernel := s.readKernelLog()
 	ts := pcommon.NewTimestampFromTime(now)
 	seen := make(map[instance]bool, len(results))
 	_, view := s.table.File()
@@ -184,6 +215,7 @@ func (s *netfsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		obs := clientstate.Observation{At: now, Statfs: statfsOutcome(r), StatfsErr: r.Err}
 		switch kindOf(m.FSType) {
 		case kindNFS:
+			obs.Kernel = kernel[nfslog.Server(m.Source)]
 			key := m.MountPoint
 			if view == fsusage.ViewSelf {
 				key = m.Path

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
@@ -38,6 +40,7 @@ func newFixture(t testing.TB, edit func(*Config)) *fixture {
 	cfg := createDefaultConfig()
 	cfg.Enabled = true
 	cfg.RootPath = root.Dir
+	cfg.KernelLog = "" // the host's own kernel log is no fixture
 	if edit != nil {
 		edit(cfg)
 	}
@@ -210,6 +213,69 @@ func TestStateAndEvents(t *testing.T) {
 	require.Len(t, evs, 4)
 	assert.Equal(t, plog.SeverityNumberInfo, evs[3].SeverityNumber())
 	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): ok, was unresponsive: statfs ok", evs[3].Body().Str())
+}
+
+// TestKernelLines: the kernel's NFS server lines, read from a log opened at its end (the line before
+// the start is not read), make the mount of that server unresponsive with the line as evidence and
+// ok again with the OK line; the other server's mount is untouched.
+func TestKernelLines(t *testing.T) {
+	var path string
+	f := newFixture(t, func(c *Config) {
+		path = filepath.Join(c.RootPath, "kmsg")
+		require.NoError(t, os.WriteFile(path, []byte("5,1,1,-;nfs: server nas02 not responding, still trying\n"), 0o644))
+		c.KernelLog = path
+	})
+	logf := func(lines string) {
+		w, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		require.NoError(t, err)
+		_, err = w.WriteString(lines)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+	}
+	md := f.scrape(0, "")
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/ckpt"), "the line before the start is not read")
+	before := len(f.events())
+
+	logf("6,2,2,-;RPC: Registered tcp transport module.\n5,3,3,-;nfs: server nas02 not responding, still trying\n")
+	md = f.scrape(10*time.Second, "")
+	assert.Equal(t, "unresponsive", stateOf(t, md, "/mnt/ckpt"))
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/train set"))
+	evs := f.events()
+	require.Len(t, evs, before+1)
+	ev, _ := evs[before].Attributes().Get("disk_health.evidence")
+	assert.Equal(t, "kernel: nfs: server nas02 not responding, still trying", ev.Str())
+
+	logf("5,4,4,-;nfs: server nas02 OK\n")
+	md = f.scrape(10*time.Second, "later.txt")
+	assert.Equal(t, "ok", stateOf(t, md, "/mnt/ckpt"))
+	evs = f.events()
+	require.Len(t, evs, before+2)
+	assert.Equal(t, "/mnt/ckpt (nas02:/ckpt): ok, was unresponsive: kernel: nfs: server nas02 OK", evs[before+1].Body().Str())
+}
+
+// TestKernelLogUnreadable: a kernel log that cannot be opened is said once, at INFO; the states are
+// judged without it.
+func TestKernelLogUnreadable(t *testing.T) {
+	root := testkit.NewRoot(t)
+	root.CopyTree(filepath.Join("testdata", "roots", "k6.8-nfs-fuse"), ".", nil)
+	cfg := createDefaultConfig()
+	cfg.Enabled, cfg.RootPath, cfg.KernelLog = true, root.Dir, filepath.Join(root.Dir, "no-kmsg")
+	core, logs := observer.New(zap.InfoLevel)
+	set := scrapertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	s, err := newScraper(set, cfg, nil, time.Now)
+	require.NoError(t, err)
+	require.NoError(t, s.Start(t.Context(), nil))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(t.Context())) })
+	for range 3 {
+		md, err := s.ScrapeMetrics(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, "ok", stateOf(t, md, "/mnt/ckpt"))
+	}
+	said := logs.FilterMessageSnippet("kernel log is not readable").All()
+	require.Len(t, said, 1)
+	assert.Equal(t, zap.InfoLevel, said[0].Level)
+	assert.Contains(t, said[0].ContextMap()["error"], "no-kmsg")
 }
 
 // TestRemountIsNewSeries: a mount's series starts at its mount time (now - age); counters going
