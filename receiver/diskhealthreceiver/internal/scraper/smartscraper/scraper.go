@@ -45,7 +45,8 @@ type smartScraper struct {
 	// marksErr is the last storage problem logged, so a lasting one is logged once.
 	marksErr string
 
-	// started is the start time of the cumulative points built by hand (the cloud histograms).
+	// started is the start time of the cumulative points built by hand from counters that have no
+	// start of their own (the cloud histograms).
 	started time.Time
 	version string
 }
@@ -136,9 +137,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			recordValues(rec, snap, verdict)
 			if snap.NVMe != nil && res.Status == device.StatusOK {
 				s.nvmeExtras(ctx, rec, tr, res, res1)
-				if a := snap.NVMe.Amazon; a != nil {
-					appendCloudHistograms(hists, res1, s.started, res.Time, res.Disk.ID, res.Disk.Name, s.version, a)
-				}
+				s.appendDeviceHistograms(hists, res1, res, tr.nvme)
 			}
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
