@@ -1,6 +1,7 @@
 package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -49,6 +51,9 @@ type smartScraper struct {
 	// start of their own (the cloud histograms).
 	started time.Time
 	version string
+
+	// drivedb is the drive database the reader names ATA attributes from, reported each read.
+	drivedb driveDBInUse
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -67,6 +72,8 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 		started: now(),
 		version: set.BuildInfo.Version,
+		// The factory says where the database came from; a reader given none uses the built-in one.
+		drivedb: driveDBInUse{db: cmp.Or(dc.DriveDB, ata.Builtin()), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn},
 	}
 }
 
@@ -160,6 +167,8 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 
+	// The receiver's own point, on a resource of its own: Emit's, after every disk's.
+	s.drivedb.record(s.mb, pcommon.NewTimestampFromTime(s.now()))
 	md := s.mb.Emit()
 	stale := s.stale.Emit()
 	markStale(stale)
