@@ -128,7 +128,12 @@ func (s *smartScraper) appendDeviceHistograms(md pmetric.Metrics, resource pcomm
 		}
 	}
 	l := n.Latency
-	if l == nil || !l.Enabled() {
+	if l == nil {
+		// Not read this time (not advertised, or the read failed): the window seen last is kept, so a
+		// passing failure does not move its start.
+		return
+	}
+	if !l.Enabled() {
 		t.monitor = nil
 		return
 	}

@@ -327,6 +327,18 @@ func TestLatencyMonitorHistogram(t *testing.T) {
 	assert.Equal(t, start, read.StartTimestamp())
 	assert.Equal(t, []uint64{0, 77, 20, 30, 41}, read.BucketCounts().AsRaw())
 
+	// A read that fails keeps the window: the next one continues it, same start.
+	d.Lock()
+	d.RefuseLen = map[string][]int{devicetest.NVMeLog(nvme.LogOCPLatency): {nvme.OCPLogSize}}
+	d.Unlock()
+	md = h.scrape(t)
+	assert.Empty(t, histogramPoints(t, md, histograms[histMonitor].name))
+	d.Lock()
+	d.RefuseLen = nil
+	d.Unlock()
+	md = h.scrape(t)
+	assert.Equal(t, start, histogramPoints(t, md, histograms[histMonitor].name)["nvme0"][0].StartTimestamp())
+
 	// A new window: the drive zeroed its counters and timer; the start moves to the read (a reset).
 	page = devicetest.OCPLatency()
 	binary.LittleEndian.PutUint16(page[2:], 0)
