@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strconv"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
@@ -127,4 +131,94 @@ func uniq(vs []float64) map[float64]bool {
 		m[v] = true
 	}
 	return m
+}
+
+// TestElasticsearchDeviceHistogram: the SMART source's device-side latency histograms (OCP C3h latency
+// monitor, Amazon D0h) are cumulative explicit-bucket histograms, which the elasticsearch exporter
+// drops as it drops cumulative exponential ones; config/elasticsearch.yaml's cumulative_to_delta turns
+// both kinds into deltas. No drive here keeps those logs, so the test sends the scraper's shape
+// (smartscraper's golden smart-nvme-fleet.yaml: the monitor's read histogram of nvme0) over OTLP into the
+// shipped pipeline, the distribution's otlp receiver in place of disk_health: two reads of one window.
+// The second read's delta is one document whose metrics.<name> is an Elasticsearch histogram holding
+// exactly the slow reads of the interval, with the device identity as its attributes.
+func TestElasticsearchDeviceHistogram(t *testing.T) {
+	bin := collectorBinary(t)
+	es := &fakeES{}
+	srv := httptest.NewServer(es)
+	t.Cleanup(srv.Close)
+	t.Setenv("ELASTICSEARCH_ENDPOINT", srv.URL)
+	t.Setenv("ELASTICSEARCH_API_KEY", "ZTJlOnNlY3JldA==")
+	otlpAddr := freeAddr(t)
+	col := startCollector(t, bin, shippedConfig(t, "elasticsearch.yaml"), telemetryOff,
+		"--set=receivers.otlp.protocols.http.endpoint="+otlpAddr, "--set=service.pipelines.metrics.receivers=[otlp]")
+
+	const metric = "hw.physical_disk.latency_monitor.operation.duration"
+	attrs := map[string]any{"hw.id": "test_s-nvme0", "hw.name": "nvme0", "hw.type": "physical_disk", "system.device": "nvme0n1",
+		"disk.io.direction": "read", "disk_health.latency.source": "device"}
+	windowStart := time.Now().Add(-24 * time.Hour)
+	read := func(at time.Time, counts []uint64) pmetric.Metrics {
+		md := pmetric.NewMetrics()
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("hw.id", "test_s-nvme0")
+		rm.Resource().Attributes().PutStr("hw.name", "nvme0")
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName("github.com/diskhealth/diskhealth/receiver/diskhealthreceiver")
+		m := sm.Metrics().AppendEmpty()
+		m.SetName(metric)
+		m.SetUnit("s")
+		h := m.SetEmptyHistogram()
+		h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		dp := h.DataPoints().AppendEmpty()
+		require.NoError(t, dp.Attributes().FromRaw(attrs))
+		dp.SetStartTimestamp(pcommon.NewTimestampFromTime(windowStart))
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		dp.ExplicitBounds().FromRaw([]float64{0.030, 0.100, 0.155, 0.235})
+		dp.BucketCounts().FromRaw(counts)
+		var n uint64
+		for _, c := range counts {
+			n += c
+		}
+		dp.SetCount(n)
+		return md
+	}
+	send := func(md pmetric.Metrics) {
+		body, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+		require.NoError(t, err)
+		var resp *http.Response
+		require.Eventually(t, func() bool {
+			resp, err = http.Post("http://"+otlpAddr+"/v1/metrics", "application/json", bytes.NewReader(body))
+			return err == nil
+		}, 30*time.Second, 100*time.Millisecond, "the collector's OTLP receiver did not answer: %v", err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+	}
+	now := time.Now()
+	send(read(now, []uint64{0, 77, 20, 30, 40}))
+	send(read(now.Add(time.Second), []uint64{0, 80, 20, 30, 45}))
+
+	var doc bulkDoc
+	require.Eventually(t, func() bool {
+		docs, _, errs := es.snapshot()
+		require.Empty(t, errs)
+		var ok bool
+		doc, ok = findDoc(docs, metric, attrs)
+		return ok
+	}, 60*time.Second, 250*time.Millisecond, "no document with %s:\n%s", metric, col.output.String())
+	create := doc.action["create"]
+	templates, _ := create["dynamic_templates"].(map[string]any)
+	assert.Equal(t, "histogram", templates["metrics."+metric])
+	h, _ := doc.source["metrics"].(map[string]any)[metric].(map[string]any)
+	values, _ := h["values"].([]any)
+	counts, _ := h["counts"].([]any)
+	require.Len(t, counts, len(values))
+	got := map[float64]float64{}
+	for i := range values {
+		v, _ := values[i].(float64)
+		c, _ := counts[i].(float64)
+		got[v] = c
+	}
+	// The interval's 3 reads in [30, 100) ms and 5 from 235 ms on, each at its bucket's value: the midpoint
+	// of a bounded bucket, the last bound for the overflow one.
+	assert.Equal(t, map[float64]float64{0.030 + (0.100-0.030)/2: 3, 0.235: 5}, got)
+	assert.Empty(t, linesWith(col.output.String(), "dropping cumulative"), "the exporter dropped no histogram")
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
@@ -285,4 +286,78 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, tags []string, e
 			}
 		}
 	}
+}
+
+// TestDatadogDeviceHistogram: the SMART source's device-side latency histograms (OCP C3h latency
+// monitor, Amazon D0h) are cumulative explicit-bucket histograms, which config/datadog.yaml leaves
+// cumulative (its cumulative_to_delta takes exponential histograms only): Datadog's translator, with
+// the Agent's OTLP-ingest settings, turns them into deltas itself. Two reads of one window in the
+// scraper's shape (smartscraper's golden smart-nvme-fleet.yaml, nvme0's read histogram): the first sets
+// the base, the second is one distribution of exactly the interval's slow reads, tagged with the device
+// identity, so it sits beside the host's p99:otel.system.disk.operation.duration of the same disk.
+func TestDatadogDeviceHistogram(t *testing.T) {
+	set := component.TelemetrySettings{Logger: zap.NewNop(), MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}
+	attrs, err := attributes.NewTranslator(set)
+	require.NoError(t, err)
+	tr, err := metrics.NewTranslator(set, attrs, metrics.WithRemapping(),
+		metrics.WithHistogramMode(metrics.HistogramModeDistributions), metrics.WithNumberMode(metrics.NumberModeCumulativeToDelta))
+	require.NoError(t, err)
+
+	const name = "hw.physical_disk.latency_monitor.operation.duration"
+	start := time.Now().Add(-24 * time.Hour)
+	read := func(at time.Time, counts []uint64) pmetric.Metrics {
+		md := pmetric.NewMetrics()
+		rm := md.ResourceMetrics().AppendEmpty()
+		rm.Resource().Attributes().PutStr("host.name", "node-1")
+		m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName(name)
+		m.SetUnit("s")
+		h := m.SetEmptyHistogram()
+		h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		dp := h.DataPoints().AppendEmpty()
+		require.NoError(t, dp.Attributes().FromRaw(map[string]any{"hw.id": "test_s-nvme0", "hw.name": "nvme0", "hw.type": "physical_disk",
+			"system.device": "nvme0n1", "disk.io.direction": "read", "disk_health.latency.source": "device"}))
+		dp.SetStartTimestamp(pcommon.NewTimestampFromTime(start))
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		dp.ExplicitBounds().FromRaw([]float64{0.030, 0.100, 0.155, 0.235})
+		dp.BucketCounts().FromRaw(counts)
+		var n uint64
+		for _, c := range counts {
+			n += c
+		}
+		dp.SetCount(n)
+		return md
+	}
+	sk := &sketches{}
+	now := time.Now()
+	_, err = tr.MapMetrics(context.Background(), read(now, []uint64{0, 77, 20, 30, 40}), sk, nil)
+	require.NoError(t, err)
+	assert.Empty(t, sk.got, "the first read is the base")
+	_, err = tr.MapMetrics(context.Background(), read(now.Add(30*time.Second), []uint64{0, 80, 20, 30, 45}), sk, nil)
+	require.NoError(t, err)
+	require.Len(t, sk.got, 1)
+	got := sk.got[0]
+	assert.Equal(t, name, got.name)
+	assert.Equal(t, "node-1", got.host)
+	assert.Equal(t, []string{"disk.io.direction:read", "disk_health.latency.source:device", "hw.id:test_s-nvme0", "hw.name:nvme0",
+		"hw.type:physical_disk", "system.device:nvme0n1"}, got.tags)
+	assert.Equal(t, int64(8), got.count, "3 reads in [30, 100) ms and 5 from 235 ms on")
+}
+
+// sketches records the distributions the translator produces.
+type sketches struct{ got []sketch }
+
+type sketch struct {
+	name, host string
+	tags       []string
+	count      int64
+}
+
+func (s *sketches) ConsumeTimeSeries(context.Context, *metrics.Dimensions, metrics.DataType, uint64, float64) {
+}
+
+func (s *sketches) ConsumeSketch(_ context.Context, d *metrics.Dimensions, _ uint64, q *quantile.Sketch) {
+	tags := append([]string(nil), d.Tags()...)
+	sort.Strings(tags)
+	s.got = append(s.got, sketch{name: d.Name(), host: d.Host(), tags: tags, count: q.Basic.Cnt})
 }

@@ -42,7 +42,7 @@ func BenchmarkSMARTScrape(b *testing.B) {
 			for b.Loop() {
 				md, err := s.scrape(b.Context())
 				require.NoError(b, err)
-				require.Equal(b, n, md.ResourceMetrics().Len())
+				require.Equal(b, n+1, md.ResourceMetrics().Len(), "a resource per disk and the drive database's")
 			}
 		})
 	}
@@ -135,7 +135,7 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 			assert.GreaterOrEqual(t, wall, timeout, "the hung disk is given its whole deadline")
 		}
 		assert.Len(t, m.Disk(hung).Sent(), 1, "one command to the hung disk, blocked; none while it is in flight")
-		assert.Equal(t, 24, md.ResourceMetrics().Len())
+		assert.Equal(t, 24+1, md.ResourceMetrics().Len(), "a resource per disk and the drive database's")
 		disks, err := m.Discover("")
 		require.NoError(t, err)
 		for _, d := range disks {
@@ -162,7 +162,7 @@ func BenchmarkSMARTCycle24(b *testing.B) {
 		for b.Loop() {
 			md, err := s.scrape(b.Context())
 			require.NoError(b, err)
-			require.Equal(b, 24, md.ResourceMetrics().Len())
+			require.Equal(b, 24+1, md.ResourceMetrics().Len(), "a resource per disk and the drive database's")
 		}
 	})
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")

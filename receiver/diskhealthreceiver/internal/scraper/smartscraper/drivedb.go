@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 )
 
@@ -20,12 +22,26 @@ const (
 	hostDriveDBAdditions = "etc/smart_drivedb.h"
 )
 
+// driveDBInUse is the drive database the ATA attributes are named from and where it came from, as
+// disk_health.smart.drive_database.entries reports it.
+type driveDBInUse struct {
+	db        *ata.DriveDB
+	source    metadata.AttributeDiskHealthDriveDatabaseSource
+	additions bool // the host's /etc/smart_drivedb.h entries go first
+}
+
+// record records the database's entries with which one it is (no disk: the receiver's own point).
+func (d driveDBInUse) record(mb *metadata.MetricsBuilder, ts pcommon.Timestamp) {
+	mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, int64(d.db.Len()), d.source, d.db.Version, d.additions)
+}
+
 // loadDriveDB is the drive database the ATA attributes are named from: the configured file
 // (smart.drivedb, as smartctl -B FILE), else the host's as smartctl finds it, else the built-in
 // one. A configured file that is missing, and any file that cannot be read or parsed, is one WARN and
 // the built-in database (or, for the additions, none); the database in use is logged once at INFO.
-func loadDriveDB(logger *zap.Logger, root, configured string) *ata.DriveDB {
-	db, source := ata.Builtin(), "built-in"
+func loadDriveDB(logger *zap.Logger, root, configured string) driveDBInUse {
+	in := driveDBInUse{db: ata.Builtin(), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}
+	db, source := in.db, "built-in"
 	warn := func(path string, err error) {
 		logger.Warn("SMART drive database not used: ATA attributes are named from the built-in database "+
 			"(the file is read once, at start)", zap.String("path", path), zap.Error(err))
@@ -35,6 +51,7 @@ func loadDriveDB(logger *zap.Logger, root, configured string) *ata.DriveDB {
 			warn(configured, err)
 		} else {
 			db, source = d, configured
+			in.source = metadata.AttributeDiskHealthDriveDatabaseSourceConfigured
 		}
 	} else {
 		path := filepath.Join(root, hostDriveDB)
@@ -44,6 +61,7 @@ func loadDriveDB(logger *zap.Logger, root, configured string) *ata.DriveDB {
 			warn(path, err)
 		default:
 			db, source = d, path
+			in.source = metadata.AttributeDiskHealthDriveDatabaseSourceHost
 		}
 		path = filepath.Join(root, hostDriveDBAdditions)
 		switch add, err := readDriveDB(path, false); {
@@ -52,10 +70,12 @@ func loadDriveDB(logger *zap.Logger, root, configured string) *ata.DriveDB {
 			logger.Warn("SMART drive database additions not used", zap.String("path", path), zap.Error(err))
 		default:
 			db, source = db.WithAdditions(add), path+" + "+source
+			in.additions = true
 		}
 	}
 	logger.Info("SMART drive database", zap.String("source", source), zap.String("version", db.Version), zap.Int("entries", db.Len()))
-	return db
+	in.db = db
+	return in
 }
 
 // readDriveDB reads and parses a drivedb.h; whole says it must be a database that can replace the

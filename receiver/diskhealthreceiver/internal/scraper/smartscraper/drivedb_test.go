@@ -1,6 +1,7 @@
 package smartscraper
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,11 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -61,8 +66,10 @@ func TestDriveDBFromHostRenamesAttribute(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(newerDriveDB), 0o644))
 	logger, obs := observed()
-	db := loadDriveDB(logger, root, "")
-	after := attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = db }), "sda")
+	in := loadDriveDB(logger, root, "")
+	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceHost, in.source)
+	assert.False(t, in.additions)
+	after := attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda")
 	assert.True(t, after["Start_Stop_Cycles"], "%v", after)
 	assert.False(t, after["Start_Stop_Count"], "%v", after)
 	assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
@@ -71,8 +78,9 @@ func TestDriveDBFromHostRenamesAttribute(t *testing.T) {
 	assert.Equal(t, map[string]any{"source": path, "version": "7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $", "entries": int64(1)}, info[0].ContextMap())
 
 	// The same file named in the configuration.
-	db = loadDriveDB(zap.NewNop(), t.TempDir(), path)
-	assert.Equal(t, "Start_Stop_Cycles", db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(4).Name)
+	in = loadDriveDB(zap.NewNop(), t.TempDir(), path)
+	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceConfigured, in.source)
+	assert.Equal(t, "Start_Stop_Cycles", in.db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(4).Name)
 }
 
 // /etc/smart_drivedb.h's entries go before the database's, as smartctl reads them.
@@ -82,9 +90,10 @@ func TestDriveDBHostAdditions(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, []byte(`{ "Local", "ST4000DM004-2CV104", "", "", "-v 188,raw48,Local_Timeouts" },`), 0o644))
 	logger, obs := observed()
-	db := loadDriveDB(logger, root, "")
-	assert.Equal(t, "Local_Timeouts", db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(188).Name)
-	assert.Equal(t, ata.Builtin().Len()+1, db.Len())
+	in := loadDriveDB(logger, root, "")
+	assert.Equal(t, driveDBInUse{db: in.db, source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn, additions: true}, in)
+	assert.Equal(t, "Local_Timeouts", in.db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(188).Name)
+	assert.Equal(t, ata.Builtin().Len()+1, in.db.Len())
 	assert.Equal(t, path+" + built-in", obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
 }
 
@@ -108,18 +117,19 @@ func TestDriveDBFallback(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, obs := observed()
-			db := loadDriveDB(logger, t.TempDir(), tc.path)
-			assert.Same(t, ata.Builtin(), db)
+			in := loadDriveDB(logger, t.TempDir(), tc.path)
+			assert.Same(t, ata.Builtin(), in.db)
+			assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn, in.source)
 			warns := obs.FilterLevelExact(zapcore.WarnLevel).All()
 			require.Len(t, warns, 1)
 			assert.Equal(t, tc.path, warns[0].ContextMap()["path"])
 			assert.Contains(t, warns[0].ContextMap()["error"], tc.want)
-			assert.Equal(t, builtin, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = db }), "sda"))
+			assert.Equal(t, builtin, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda"))
 		})
 	}
 	t.Run("no host file", func(t *testing.T) {
 		logger, obs := observed()
-		assert.Same(t, ata.Builtin(), loadDriveDB(logger, t.TempDir(), ""))
+		assert.Equal(t, driveDBInUse{db: ata.Builtin(), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}, loadDriveDB(logger, t.TempDir(), ""))
 		assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
 		assert.Equal(t, "built-in", obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
 	})
@@ -129,7 +139,7 @@ func TestDriveDBFallback(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte("garbage"), 0o644))
 		logger, obs := observed()
-		assert.Same(t, ata.Builtin(), loadDriveDB(logger, root, ""))
+		assert.Same(t, ata.Builtin(), loadDriveDB(logger, root, "").db)
 		assert.Equal(t, 1, obs.FilterLevelExact(zapcore.WarnLevel).Len())
 	})
 }
@@ -157,4 +167,48 @@ func TestFactoryReadsConfiguredDriveDB(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
 	assert.Equal(t, cfg.DriveDB, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
+}
+
+// The database in use is reported on every read, on a resource without a disk: its entries, where it
+// came from and its VERSION entry, as the factory loaded it.
+func TestDriveDBReported(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, hostDriveDB)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(newerDriveDB), 0o644))
+	f := NewFactory()
+	cfg := f.CreateDefaultConfig().(*Config)
+	cfg.RootPath = root
+	s, err := f.CreateMetrics(t.Context(), scrapertest.NewNopSettings(metadata.Type), cfg)
+	require.NoError(t, err)
+	require.NoError(t, s.Start(t.Context(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	md, err := s.ScrapeMetrics(t.Context())
+	require.NoError(t, err)
+	var got []map[string]any
+	pdatawalk.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != "disk_health.smart.drive_database.entries" {
+			return
+		}
+		assert.Zero(t, res.Attributes().Len(), "no disk's resource")
+		dp := m.Gauge().DataPoints().At(0)
+		got = append(got, map[string]any{"entries": dp.IntValue(), "attributes": dp.Attributes().AsRaw()})
+	})
+	assert.Equal(t, []map[string]any{{"entries": int64(1), "attributes": map[string]any{
+		"disk_health.drive_database.source": "host", "disk_health.drive_database.local_additions": false,
+		"disk_health.drive_database.version": "7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $",
+	}}}, got)
+
+	// A scraper given no database reports the built-in one, by its module version.
+	h := newSMARTHarness(t, "k6.12", nil)
+	pts := map[string]any{}
+	pdatawalk.ForEachMetric(h.scrape(t), func(_ pcommon.Resource, m pmetric.Metric) {
+		if m.Name() == "disk_health.smart.drive_database.entries" {
+			dp := m.Gauge().DataPoints().At(0)
+			pts = dp.Attributes().AsRaw()
+			assert.Equal(t, int64(ata.Builtin().Len()), dp.IntValue())
+		}
+	})
+	assert.Equal(t, "built_in", pts["disk_health.drive_database.source"])
+	assert.Equal(t, ata.Builtin().Version, pts["disk_health.drive_database.version"])
 }

@@ -24,8 +24,10 @@ func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
 			if err != nil {
 				return nil, err
 			}
-			dc.DriveDB = loadDriveDB(set.Logger, c.RootPath, c.DriveDB)
+			db := loadDriveDB(set.Logger, c.RootPath, c.DriveDB)
+			dc.DriveDB = db.db
 			s := newScraper(set, c, dc, events, time.Now)
+			s.drivedb = db
 			s.storage, s.id = c.Storage, set.ID
 			return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 		}, metadata.MetricsStability))

@@ -54,6 +54,11 @@ type nvmeTrack struct {
 	amazon    *nvme.AmazonStats
 	amazonAt  time.Time
 	throttled [len(cloudLimits)]bool
+	// monitor is the last OCP latency monitor page read (at monitorAt) and monitorStart the start of
+	// its active window, the start time of the monitor's cumulative histograms.
+	monitor      *nvme.OCPLatencyLog
+	monitorAt    time.Time
+	monitorStart time.Time
 }
 
 // nvmeExtras records what needs the previous read (write amplification) and appends the events of

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,8 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
@@ -222,38 +228,154 @@ func TestOCPBadBlocksDegrade(t *testing.T) {
 	assert.Equal(t, []string{"ocp_bad_blocks_rising"}, rules)
 }
 
-// The volume's own latency bins become an explicit-bucket histogram per direction, buckets unchanged.
+// histogramPoints are the points of the hand-built histogram name, by the hw.name of their resource.
+func histogramPoints(t *testing.T, md pmetric.Metrics, name string) map[string][]pmetric.HistogramDataPoint {
+	t.Helper()
+	out := map[string][]pmetric.HistogramDataPoint{}
+	pdatawalk.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
+		if m.Name() != name {
+			return
+		}
+		require.Equal(t, pmetric.MetricTypeHistogram, m.Type(), name)
+		assert.Equal(t, "s", m.Unit())
+		assert.Equal(t, pmetric.AggregationTemporalityCumulative, m.Histogram().AggregationTemporality())
+		disk, _ := res.Attributes().Get("hw.name")
+		dps := m.Histogram().DataPoints()
+		for i := range dps.Len() {
+			out[disk.Str()] = append(out[disk.Str()], dps.At(i))
+		}
+	})
+	return out
+}
+
+// deviceIdentity is what a device-side histogram point of disk (with its direction, "" for none)
+// carries: the SMART identity, the first namespace as system.device (the host histograms' device), and
+// the device source.
+func deviceIdentity(h *smartHarness, disk, ns, dir string) map[string]any {
+	want := map[string]any{"hw.id": h.m.Disk(disk).Info.ID, "hw.name": disk, "hw.type": "physical_disk",
+		"system.device": ns, "disk_health.latency.source": "device"}
+	if dir != "" {
+		want["disk.io.direction"] = dir
+	}
+	return want
+}
+
+// The volume's own latency bins become an explicit-bucket histogram per direction, buckets unchanged,
+// with the identity of the host's histograms of the same disk.
 func TestCloudLatencyHistogram(t *testing.T) {
 	h := newHarnessOn(t, fleet(t), nil)
 	md := h.scrape(t)
-	var found int
-	for i := range md.ResourceMetrics().Len() {
-		rm := md.ResourceMetrics().At(i)
-		ms := rm.ScopeMetrics().At(0).Metrics()
-		for j := range ms.Len() {
-			m := ms.At(j)
-			if m.Name() != cloudDurationName {
-				continue
-			}
-			found++
-			name, _ := rm.Resource().Attributes().Get("hw.name")
-			assert.Equal(t, "nvme1", name.Str())
-			dps := m.Histogram().DataPoints()
-			require.Equal(t, 2, dps.Len())
-			read, write := dps.At(0), dps.At(1)
-			dir, _ := read.Attributes().Get("disk.io.direction")
-			assert.Equal(t, "read", dir.Str())
-			assert.Equal(t, []float64{256e-6, 512e-6}, read.ExplicitBounds().AsRaw())
-			assert.Equal(t, []uint64{10, 900, 90}, read.BucketCounts().AsRaw())
-			assert.Equal(t, uint64(1000), read.Count())
-			assert.False(t, read.HasSum())
-			assert.Equal(t, []float64{1024e-6}, write.ExplicitBounds().AsRaw())
-			assert.Equal(t, []uint64{1999, 1}, write.BucketCounts().AsRaw())
-			id, _ := write.Attributes().Get("hw.id")
-			assert.Equal(t, h.m.Disk("nvme1").Info.ID, id.Str())
+	pts := histogramPoints(t, md, histograms[histCloud].name)
+	require.Len(t, pts, 1, "one histogram, for the EBS volume only")
+	dps := pts["nvme1"]
+	require.Len(t, dps, 2)
+	read, write := dps[0], dps[1]
+	assert.Equal(t, deviceIdentity(h, "nvme1", "nvme1n1", "read"), read.Attributes().AsRaw())
+	assert.Equal(t, []float64{256e-6, 512e-6}, read.ExplicitBounds().AsRaw())
+	assert.Equal(t, []uint64{10, 900, 90}, read.BucketCounts().AsRaw())
+	assert.Equal(t, uint64(1000), read.Count())
+	assert.False(t, read.HasSum())
+	assert.Equal(t, deviceIdentity(h, "nvme1", "nvme1n1", "write"), write.Attributes().AsRaw())
+	assert.Equal(t, []float64{1024e-6}, write.ExplicitBounds().AsRaw())
+	assert.Equal(t, []uint64{1999, 1}, write.BucketCounts().AsRaw())
+	assert.Equal(t, uint64(2000), write.Count())
+}
+
+// The OCP latency monitor's active window: per operation an explicit-bucket histogram whose bounds are
+// the thresholds the page gives (30, 100, 155, 235 ms), its first bucket empty (the drive counts no
+// command faster than A), cumulative since the window began one day (288 timer steps) before the read.
+func TestLatencyMonitorHistogram(t *testing.T) {
+	m := fleet(t)
+	h := newHarnessOn(t, m, nil)
+	md := h.scrape(t)
+	bounds := []float64{0.030, 0.100, 0.155, 0.235}
+	rw := histogramPoints(t, md, histograms[histMonitor].name)
+	require.Len(t, rw, 1, "only the OCP drive")
+	require.Len(t, rw["nvme0"], 2)
+	discard := histogramPoints(t, md, histograms[histMonitorDiscard].name)["nvme0"]
+	require.Len(t, discard, 1)
+	for _, tc := range []struct {
+		dp     pmetric.HistogramDataPoint
+		dir    string
+		counts []uint64
+	}{
+		{rw["nvme0"][0], "read", []uint64{0, 77, 20, 30, 40}},
+		{rw["nvme0"][1], "write", []uint64{0, 100, 200, 300, 400}},
+		{discard[0], "", []uint64{0, 1, 2, 3, 4}},
+	} {
+		assert.Equal(t, deviceIdentity(h, "nvme0", "nvme0n1", tc.dir), tc.dp.Attributes().AsRaw())
+		assert.InDeltaSlice(t, bounds, tc.dp.ExplicitBounds().AsRaw(), 1e-12, tc.dir)
+		assert.Equal(t, tc.counts, tc.dp.BucketCounts().AsRaw(), tc.dir)
+		var total uint64
+		for _, c := range tc.counts {
+			total += c
+		}
+		assert.Equal(t, total, tc.dp.Count(), tc.dir)
+		assert.False(t, tc.dp.HasSum(), "the page keeps no sum")
+		assert.Equal(t, 24*time.Hour, tc.dp.Timestamp().AsTime().Sub(tc.dp.StartTimestamp().AsTime()), tc.dir)
+	}
+	start := rw["nvme0"][0].StartTimestamp()
+
+	// Later in the same window: the start stays, the counts grow.
+	d := m.Disk("nvme0")
+	page := devicetest.OCPLatency()
+	binary.LittleEndian.PutUint16(page[2:], 289)
+	binary.LittleEndian.PutUint32(page[32+16*3+12:], 41)
+	setPage(d, devicetest.NVMeLog(nvme.LogOCPLatency), page)
+	md = h.scrape(t)
+	read := histogramPoints(t, md, histograms[histMonitor].name)["nvme0"][0]
+	assert.Equal(t, start, read.StartTimestamp())
+	assert.Equal(t, []uint64{0, 77, 20, 30, 41}, read.BucketCounts().AsRaw())
+
+	// A read that fails keeps the window: the next one continues it, same start.
+	d.Lock()
+	d.RefuseLen = map[string][]int{devicetest.NVMeLog(nvme.LogOCPLatency): {nvme.OCPLogSize}}
+	d.Unlock()
+	md = h.scrape(t)
+	assert.Empty(t, histogramPoints(t, md, histograms[histMonitor].name))
+	d.Lock()
+	d.RefuseLen = nil
+	d.Unlock()
+	md = h.scrape(t)
+	assert.Equal(t, start, histogramPoints(t, md, histograms[histMonitor].name)["nvme0"][0].StartTimestamp())
+
+	// A new window: the drive zeroed its counters and timer; the start moves to the read (a reset).
+	page = devicetest.OCPLatency()
+	binary.LittleEndian.PutUint16(page[2:], 0)
+	binary.LittleEndian.PutUint32(page[32+12:], 2)
+	setPage(d, devicetest.NVMeLog(nvme.LogOCPLatency), page)
+	md = h.scrape(t)
+	read = histogramPoints(t, md, histograms[histMonitor].name)["nvme0"][0]
+	assert.Equal(t, read.Timestamp(), read.StartTimestamp())
+	assert.Equal(t, uint64(2), read.BucketCounts().At(1))
+
+	// The monitor switched off: no histogram, and the next one enabled is a new window.
+	page[0] = 0
+	setPage(d, devicetest.NVMeLog(nvme.LogOCPLatency), page)
+	md = h.scrape(t)
+	assert.Empty(t, histogramPoints(t, md, histograms[histMonitor].name))
+	assert.Empty(t, histogramPoints(t, md, histograms[histMonitorDiscard].name))
+}
+
+// Thresholds out of order: the log's read status says why and no monitor histogram is sent.
+func TestLatencyMonitorThresholdsOutOfOrder(t *testing.T) {
+	m := fleet(t)
+	page := devicetest.OCPLatency()
+	page[9] = page[8]
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogOCPLatency), page)
+	h := newHarnessOn(t, m, nil)
+	md := h.scrape(t)
+	assert.Empty(t, histogramPoints(t, md, histograms[histMonitor].name))
+	status := map[string]int64{}
+	for _, dp := range pointsByDisk(md, "hw.physical_disk.smart.log.read.status")["nvme0"] {
+		if l, _ := dp.Attributes().Get("nvme.log"); l.Str() == "ocp_latency" {
+			s, _ := dp.Attributes().Get("smart.read.status")
+			status[s.Str()] = dp.IntValue()
 		}
 	}
-	assert.Equal(t, 1, found, "one histogram, for the EBS volume only")
+	assert.Equal(t, int64(1), status["error"])
+	assert.Equal(t, int64(0), status["ok"])
+	assert.Equal(t, int64(1), statusSet(md, "nvme0", "hw.physical_disk.smart.read.status", "smart.read.status")["ok"])
 }
 
 // A volume that starts being throttled is announced once per episode, per limit, with its share.
@@ -417,4 +539,35 @@ func TestStorageMisconfigured(t *testing.T) {
 		component.ShutdownFunc
 	}{}}})
 	require.ErrorContains(t, err, "is not a storage extension")
+}
+
+// TestHistogramsDocumented: documentation-extra.md has, for every row of the histogram table, its
+// heading, its description verbatim, its unit and type and its attributes; and no other histogram.
+func TestHistogramsDocumented(t *testing.T) {
+	data, err := os.ReadFile("documentation-extra.md")
+	require.NoError(t, err)
+	doc := string(data)
+	var headings []string
+	for _, line := range strings.Split(doc, "\n") {
+		if h, ok := strings.CutPrefix(line, "### "); ok {
+			headings = append(headings, h)
+		}
+	}
+	var names []string
+	for _, h := range histograms {
+		names = append(names, h.name)
+		block := fmt.Sprintf("### %s\n\n%s\n\n| Unit | Metric Type | Value Type | Aggregation Temporality | Monotonic | Stability |\n"+
+			"| ---- | ----------- | ---------- | ----------------------- | --------- | --------- |\n| s | Histogram | Double | Cumulative | - | Development |\n",
+			h.name, h.description)
+		require.Contains(t, doc, block, h.name)
+		attrs := doc[strings.Index(doc, block)+len(block):]
+		if next := strings.Index(attrs, "\n### "); next >= 0 {
+			attrs = attrs[:next]
+		}
+		for _, a := range []string{"hw.id", "hw.name", "hw.type", "system.device", latencySourceAttr} {
+			assert.Contains(t, attrs, "| "+a+" |", h.name)
+		}
+		assert.Equal(t, h.withDirection, strings.Contains(attrs, "| disk.io.direction |"), h.name)
+	}
+	assert.Equal(t, names, headings)
 }

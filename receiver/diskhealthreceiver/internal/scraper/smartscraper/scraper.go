@@ -1,6 +1,7 @@
 package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -45,9 +47,13 @@ type smartScraper struct {
 	// marksErr is the last storage problem logged, so a lasting one is logged once.
 	marksErr string
 
-	// started is the start time of the cumulative points built by hand (the cloud histograms).
+	// started is the start time of the cumulative points built by hand from counters that have no
+	// start of their own (the cloud histograms).
 	started time.Time
 	version string
+
+	// drivedb is the drive database the reader names ATA attributes from, reported each read.
+	drivedb driveDBInUse
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -66,6 +72,8 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 		started: now(),
 		version: set.BuildInfo.Version,
+		// The factory says where the database came from; a reader given none uses the built-in one.
+		drivedb: driveDBInUse{db: cmp.Or(dc.DriveDB, ata.Builtin()), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn},
 	}
 }
 
@@ -136,9 +144,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			recordValues(rec, snap, verdict)
 			if snap.NVMe != nil && res.Status == device.StatusOK {
 				s.nvmeExtras(ctx, rec, tr, res, res1)
-				if a := snap.NVMe.Amazon; a != nil {
-					appendCloudHistograms(hists, res1, s.started, res.Time, res.Disk.ID, res.Disk.Name, s.version, a)
-				}
+				s.appendDeviceHistograms(hists, res1, res, tr.nvme)
 			}
 		} else if tr.last != nil && !tr.staleSent {
 			// The values of the last good read are not re-served as current: they go out once more
@@ -161,6 +167,8 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		}
 	}
 
+	// The receiver's own point, on a resource of its own: Emit's, after every disk's.
+	s.drivedb.record(s.mb, pcommon.NewTimestampFromTime(s.now()))
 	md := s.mb.Emit()
 	stale := s.stale.Emit()
 	markStale(stale)

@@ -71,6 +71,33 @@ func TestOCPDriveReadsWhatItLists(t *testing.T) {
 		"the list is read once per disk")
 }
 
+// A latency monitor whose thresholds do not rise has no buckets to report: the log's read status is
+// an error that says so, and every other log still counts.
+func TestOCPLatencyThresholdsOutOfOrder(t *testing.T) {
+	page := devicetest.OCPLatency()
+	page[7] = page[6] // B = A
+	m := devicetest.NVMeMachine(t, devicetest.NVMeController(t, 0x1E0F, "OCP DC SSD", 0x00020000, 0, 15), map[string][]byte{
+		devicetest.NVMeLog(nvme.LogSupportedLogs): devicetest.SupportedLogs(0x00, 0x01, 0x02, 0xC0, 0xC3),
+		devicetest.NVMeLog(nvme.LogError):         devicetest.ErrorLog(16),
+		devicetest.NVMeLog(nvme.LogOCPSMART):      devicetest.OCPSMART(nvme.OCPSMARTVersion20, 5_000_000),
+		devicetest.NVMeLog(nvme.LogOCPLatency):    page,
+	})
+	res := readOnce(t, newReader(t, m, nil))
+	assert.Equal(t, device.StatusOK, res.Status)
+	nv := res.Snapshot.NVMe
+	assert.Nil(t, nv.Latency)
+	require.NotNil(t, nv.OCP)
+	status := map[string]device.Status{}
+	for _, o := range nv.Optional {
+		status[o.Log] = o.Status
+		if o.Log == device.LogOCPLatency {
+			require.ErrorContains(t, o.Err, "do not rise")
+		}
+	}
+	assert.Equal(t, map[string]device.Status{device.LogErrorInformation: device.StatusOK, device.LogOCPSMART: device.StatusOK,
+		device.LogOCPLatency: device.StatusError}, status)
+}
+
 // A drive gets no command for a log it does not advertise, even when it
 // would answer one: vendor logs on a drive without the list, telemetry
 // without the LPA bit, Amazon's log on a non-Amazon drive.

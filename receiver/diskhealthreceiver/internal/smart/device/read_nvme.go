@@ -118,6 +118,12 @@ func readOptional(c *Conn, d Disk, cache *identityCache, snap *Snapshot) {
 		if err == nil {
 			data.Latency, err = nvme.ParseOCPLatencyLog(b)
 		}
+		if err == nil {
+			// Buckets in no order are no histogram: the reason goes on the log's read status.
+			if err = data.Latency.CheckThresholds(); err != nil {
+				data.Latency = nil
+			}
+		}
 		outcome(LogOCPLatency, err)
 	}
 	if plan.Amazon != 0 {

@@ -38,6 +38,12 @@ func FuzzParseOCPSMARTLog(f *testing.F) {
 
 func FuzzParseOCPLatencyLog(f *testing.F) {
 	f.Add(buildPage(f, OCPLogSize, ocpLatencyFields()...))
+	// A monitor whose thresholds do not rise, and one that is disabled.
+	for _, set := range [][2]int{{7, 0}, {0, 0x06}} {
+		b := buildPage(f, OCPLogSize, ocpLatencyFields()...)
+		b[set[0]] = byte(set[1])
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		l, err := ParseOCPLatencyLog(b)
 		if err != nil {
@@ -50,6 +56,28 @@ func FuzzParseOCPLatencyLog(f *testing.F) {
 			if s := l.ThresholdSeconds(i); s < 0.005 || s > 1.28 {
 				t.Fatalf("threshold %d: %g s", i, s)
 			}
+		}
+		h, ok := l.ActiveHistogram(LatencyRead)
+		if ok != (l.Enabled() && l.CheckThresholds() == nil) {
+			t.Fatalf("histogram %v for enabled=%v thresholds %v", ok, l.Enabled(), l.Thresholds)
+		}
+		if ok {
+			if len(h.Counts) != len(h.Bounds)+1 || h.Counts[0] != 0 {
+				t.Fatalf("buckets %v for bounds %v", h.Counts, h.Bounds)
+			}
+			var sum uint64
+			for i, c := range h.Counts {
+				sum += c
+				if i > 0 && i < len(h.Bounds) && h.Bounds[i] <= h.Bounds[i-1] {
+					t.Fatalf("bounds %v do not rise", h.Bounds)
+				}
+			}
+			if sum != h.Total {
+				t.Fatalf("total %d, buckets add up to %d", h.Total, sum)
+			}
+		}
+		if !SameActiveWindow(l, l, 0) && l.Enabled() {
+			t.Fatal("a page is not in its own window")
 		}
 	})
 }

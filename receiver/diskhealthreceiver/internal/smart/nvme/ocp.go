@@ -3,6 +3,7 @@ package nvme
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/ascii"
 )
@@ -274,6 +275,86 @@ func (l *OCPLatencyLog) Enabled() bool { return l.FeatureStatus&1 != 0 }
 // ThresholdSeconds returns the edge of threshold i (0 = A … 3 = D).
 func (l *OCPLatencyLog) ThresholdSeconds(i int) float64 {
 	return float64(int(l.Thresholds[i])+1) * 0.005
+}
+
+// The active bucket timer and its threshold count 5-minute steps.
+const latencyTimerStep = 5 * time.Minute
+
+// ActiveElapsed is how long the active window has been counting, in whole 5-minute steps (the
+// timer's resolution); ActiveLength is how long a window counts before the drive copies the active
+// counters to the static ones and starts the next window from zero (0: the host set no length).
+func (l *OCPLatencyLog) ActiveElapsed() time.Duration {
+	return time.Duration(l.ActiveBucketTimer) * latencyTimerStep
+}
+
+// ActiveLength: see ActiveElapsed.
+func (l *OCPLatencyLog) ActiveLength() time.Duration {
+	return time.Duration(l.ActiveBucketTimerThreshold) * latencyTimerStep
+}
+
+// CheckThresholds rejects an enabled monitor whose thresholds do not rise (A < B < C < D): its
+// buckets are then no ranges of latency, and no histogram can be told from them.
+func (l *OCPLatencyLog) CheckThresholds() error {
+	if !l.Enabled() {
+		return nil
+	}
+	for i := 1; i < len(l.Thresholds); i++ {
+		if l.Thresholds[i] <= l.Thresholds[i-1] {
+			return fmt.Errorf("ocp log C3h: latency monitor thresholds %v do not rise (A < B < C < D)", l.Thresholds)
+		}
+	}
+	return nil
+}
+
+// LatencyHistogram is one operation's counters of a latency monitor window as histogram buckets, in
+// seconds. Bounds are thresholds A-D; Counts has one more entry: Counts[0] is the commands faster than
+// A, always 0 because the monitor counts none of them (bucket 0 holds [A, B), 1 [B, C), 2 [C, D) and
+// 3 everything from D on, the OCP specification's buckets); the total is the number of slow commands.
+type LatencyHistogram struct {
+	Bounds []float64
+	Counts []uint64
+	Total  uint64
+}
+
+// ActiveHistogram is op's active window as a histogram; ok is false while the monitor is disabled or
+// its thresholds do not rise (CheckThresholds).
+func (l *OCPLatencyLog) ActiveHistogram(op LatencyOp) (LatencyHistogram, bool) {
+	if !l.Enabled() || l.CheckThresholds() != nil {
+		return LatencyHistogram{}, false
+	}
+	h := LatencyHistogram{Bounds: make([]float64, len(l.Thresholds)), Counts: make([]uint64, 1, len(l.Thresholds)+1)}
+	for i := range l.Thresholds {
+		h.Bounds[i] = l.ThresholdSeconds(i)
+		c := uint64(l.Active[i][op])
+		h.Counts = append(h.Counts, c)
+		h.Total += c
+	}
+	return h, true
+}
+
+// SameActiveWindow reports whether cur, read dt after prev, still counts in prev's active window.
+// A new window began when the thresholds changed (the buckets mean something else), the timer went
+// back, a counter went back (the drive zeroes them when a window ends, and when the host reconfigures
+// the monitor), or more time passed than the window has left, with one timer step of slack for the
+// timer's resolution (a read interval longer than the window cannot see its end otherwise).
+func SameActiveWindow(prev, cur *OCPLatencyLog, dt time.Duration) bool {
+	if prev == nil || cur == nil || !prev.Enabled() || !cur.Enabled() || dt < 0 ||
+		prev.Thresholds != cur.Thresholds || cur.ActiveBucketTimer < prev.ActiveBucketTimer {
+		return false
+	}
+	for i := range cur.Active {
+		for j := range cur.Active[i] {
+			if cur.Active[i][j] < prev.Active[i][j] {
+				return false
+			}
+		}
+	}
+	// A timer already past the length (the host shortened the window) leaves the timer and counters
+	// to tell.
+	if n := cur.ActiveLength(); n > prev.ActiveElapsed() && prev.ActiveElapsed()+dt >= n+latencyTimerStep {
+		return false
+	}
+	return true
 }
 
 // bucketsAt reads four 16-byte bucket counter groups. Within a group the

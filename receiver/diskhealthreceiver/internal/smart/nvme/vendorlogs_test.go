@@ -316,3 +316,75 @@ func TestThrottlingBetween(t *testing.T) {
 	_, ok = ThrottlingBetween(&AmazonStats{Kind: AmazonInstanceStore}, cur, time.Minute)
 	assert.False(t, ok)
 }
+
+// The active window's counters per operation become a histogram whose bounds are the thresholds the
+// page gives (5, 20, 100, 1000 ms) and whose first bucket, below A, is empty: the monitor counts only
+// commands of at least A.
+func TestOCPLatencyActiveHistogram(t *testing.T) {
+	l, err := ParseOCPLatencyLog(buildPage(t, OCPLogSize, ocpLatencyFields()...))
+	require.NoError(t, err)
+	require.NoError(t, l.CheckThresholds())
+	for _, tc := range []struct {
+		op   LatencyOp
+		want []uint64
+	}{
+		{LatencyRead, []uint64{0, 1010, 2010, 3010, 4010}},
+		{LatencyWrite, []uint64{0, 1020, 2020, 3020, 4020}},
+		{LatencyDeallocate, []uint64{0, 1030, 2030, 3030, 4030}},
+	} {
+		h, ok := l.ActiveHistogram(tc.op)
+		require.True(t, ok)
+		assert.InDeltaSlice(t, []float64{0.005, 0.020, 0.100, 1.000}, h.Bounds, 1e-12)
+		assert.Equal(t, tc.want, h.Counts, "op %d", tc.op)
+		assert.Equal(t, tc.want[1]+tc.want[2]+tc.want[3]+tc.want[4], h.Total)
+	}
+	assert.Equal(t, 288*5*time.Minute, l.ActiveElapsed())
+	assert.Equal(t, 7*24*time.Hour, l.ActiveLength(), "2016 steps: the 7 days nvme-cli sets")
+
+	off := *l
+	off.FeatureStatus = 0
+	_, ok := off.ActiveHistogram(LatencyRead)
+	assert.False(t, ok, "a disabled monitor counts nothing")
+	require.NoError(t, off.CheckThresholds(), "its thresholds are not used")
+
+	flat := *l
+	flat.Thresholds = [4]uint8{3, 3, 19, 199}
+	require.ErrorContains(t, flat.CheckThresholds(), "do not rise")
+	_, ok = flat.ActiveHistogram(LatencyRead)
+	assert.False(t, ok)
+}
+
+// A window continues while its timer and counters only grow and no more time passed than it has
+// left; anything else is a new window (a new start time for the cumulative histogram).
+func TestSameActiveWindow(t *testing.T) {
+	prev, err := ParseOCPLatencyLog(buildPage(t, OCPLogSize, ocpLatencyFields()...))
+	require.NoError(t, err)
+	grown := *prev
+	grown.ActiveBucketTimer++
+	grown.Active[2][LatencyWrite] += 7
+	assert.True(t, SameActiveWindow(prev, &grown, 5*time.Minute))
+	assert.True(t, SameActiveWindow(prev, prev, time.Minute), "nothing new")
+	assert.False(t, SameActiveWindow(nil, prev, time.Minute), "first read")
+
+	rolled := *prev
+	rolled.ActiveBucketTimer = 0
+	assert.False(t, SameActiveWindow(prev, &rolled, 5*time.Minute), "the timer went back")
+	zeroed := grown
+	zeroed.Active[0][LatencyRead] = 0
+	assert.False(t, SameActiveWindow(prev, &zeroed, 5*time.Minute), "a counter went back")
+	retuned := grown
+	retuned.Thresholds[3] = 200
+	assert.False(t, SameActiveWindow(prev, &retuned, 5*time.Minute), "other buckets")
+	// 288 steps of 2016 ran: 1728 steps (6 days) are left; 6 days and a step later it must have ended,
+	// even when the new window's timer and counters have passed the old ones.
+	later := grown
+	later.ActiveBucketTimer = 2000
+	assert.True(t, SameActiveWindow(prev, &later, 6*24*time.Hour))
+	assert.False(t, SameActiveWindow(prev, &later, 6*24*time.Hour+5*time.Minute))
+	unbounded := later
+	unbounded.ActiveBucketTimerThreshold = 0
+	assert.True(t, SameActiveWindow(prev, &unbounded, 30*24*time.Hour), "no length set: only the timer and counters tell")
+	shortened := later
+	shortened.ActiveBucketTimerThreshold = 100
+	assert.True(t, SameActiveWindow(prev, &shortened, 30*24*time.Hour), "a timer past the length: the same")
+}

@@ -452,11 +452,25 @@ func OCPSMART(version uint16, mediaWritten uint64) []byte {
 	return b
 }
 
-// OCPLatency is an OCP C3h page, monitor enabled, 77 reads in bucket 0.
+// OCPLatency is an OCP C3h page, monitor enabled with nvme-cli's default settings (7-day windows,
+// thresholds 30, 100, 155 and 235 ms), one day into its active window (288 steps of 5 minutes), whose
+// active bucket i counts 10*(i+1) reads, 100*(i+1) writes and i+1 deallocates (77 reads in bucket 0).
 func OCPLatency() []byte {
 	b := make([]byte, nvme.OCPLogSize)
 	b[0] = 1
-	binary.LittleEndian.PutUint32(b[32+12:], 77) // bucket 0 reads
+	binary.LittleEndian.PutUint16(b[2:], 288)
+	binary.LittleEndian.PutUint16(b[4:], 2016)
+	copy(b[6:10], []byte{0x05, 0x13, 0x1E, 0x2E})
+	for i := range 4 {
+		g := b[32+16*i:]
+		reads := uint32(10 * (i + 1))
+		if i == 0 {
+			reads = 77
+		}
+		binary.LittleEndian.PutUint32(g[12:], reads)
+		binary.LittleEndian.PutUint32(g[8:], uint32(100*(i+1)))
+		binary.LittleEndian.PutUint32(g[4:], uint32(i+1))
+	}
 	binary.LittleEndian.PutUint16(b[494:], 1)
 	copy(b[496:], ocpC3GUID)
 	return b

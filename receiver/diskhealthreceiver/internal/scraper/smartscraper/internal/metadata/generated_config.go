@@ -9,6 +9,56 @@ import (
 	"go.opentelemetry.io/collector/filter"
 )
 
+// DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey specifies the key of an attribute for the disk_health.smart.drive_database.entries metric.
+type DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey string
+
+const (
+	DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource         DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey = "disk_health.drive_database.source"
+	DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion        DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey = "disk_health.drive_database.version"
+	DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey = "disk_health.drive_database.local_additions"
+)
+
+// DiskHealthSmartDriveDatabaseEntriesMetricConfig provides config for the disk_health.smart.drive_database.entries metric.
+type DiskHealthSmartDriveDatabaseEntriesMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *DiskHealthSmartDriveDatabaseEntriesMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *DiskHealthSmartDriveDatabaseEntriesMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions:
+		default:
+			return fmt.Errorf("metric disk_health.smart.drive_database.entries doesn't have an attribute %v, valid attributes: [disk_health.drive_database.source, disk_health.drive_database.version, disk_health.drive_database.local_additions]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwErrorsMetricAttributeKey specifies the key of an attribute for the hw.errors metric.
 type HwErrorsMetricAttributeKey string
 
@@ -1685,6 +1735,7 @@ func (ms *HwTemperatureLimitMetricConfig) Validate() error {
 
 // MetricsConfig provides config for smart metrics.
 type MetricsConfig struct {
+	DiskHealthSmartDriveDatabaseEntries  DiskHealthSmartDriveDatabaseEntriesMetricConfig  `mapstructure:"disk_health.smart.drive_database.entries"`
 	HwErrors                             HwErrorsMetricConfig                             `mapstructure:"hw.errors"`
 	HwPhysicalDiskBadBlocks              HwPhysicalDiskBadBlocksMetricConfig              `mapstructure:"hw.physical_disk.bad_blocks"`
 	HwPhysicalDiskCapacitorHealth        HwPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"hw.physical_disk.capacitor.health"`
@@ -1722,6 +1773,11 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey{DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions},
+		},
 		HwErrors: HwErrorsMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,

@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey{DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions},
+					},
 					HwErrors: HwErrorsMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -210,6 +215,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthSmartDriveDatabaseEntries: DiskHealthSmartDriveDatabaseEntriesMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey{DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions},
+					},
 					HwErrors: HwErrorsMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -394,11 +404,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestDiskHealthSmartDriveDatabaseEntriesMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().DiskHealthSmartDriveDatabaseEntries
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []DiskHealthSmartDriveDatabaseEntriesMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric disk_health.smart.drive_database.entries doesn't have an attribute invalid, valid attributes: [disk_health.drive_database.source, disk_health.drive_database.version, disk_health.drive_database.local_additions]")
+
+	cfg = DefaultMetricsConfig().DiskHealthSmartDriveDatabaseEntries
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestHwErrorsMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().HwErrors
 	require.NoError(t, cfg.Validate())

@@ -46,6 +46,36 @@ var MapAttributeDiskIoDirection = map[string]AttributeDiskIoDirection{
 	"write": AttributeDiskIoDirectionWrite,
 }
 
+// AttributeDiskHealthDriveDatabaseSource specifies the value disk_health.drive_database.source attribute.
+type AttributeDiskHealthDriveDatabaseSource int
+
+const (
+	_ AttributeDiskHealthDriveDatabaseSource = iota
+	AttributeDiskHealthDriveDatabaseSourceConfigured
+	AttributeDiskHealthDriveDatabaseSourceHost
+	AttributeDiskHealthDriveDatabaseSourceBuiltIn
+)
+
+// String returns the string representation of the AttributeDiskHealthDriveDatabaseSource.
+func (av AttributeDiskHealthDriveDatabaseSource) String() string {
+	switch av {
+	case AttributeDiskHealthDriveDatabaseSourceConfigured:
+		return "configured"
+	case AttributeDiskHealthDriveDatabaseSourceHost:
+		return "host"
+	case AttributeDiskHealthDriveDatabaseSourceBuiltIn:
+		return "built_in"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthDriveDatabaseSource is a helper map of string to AttributeDiskHealthDriveDatabaseSource attribute value.
+var MapAttributeDiskHealthDriveDatabaseSource = map[string]AttributeDiskHealthDriveDatabaseSource{
+	"configured": AttributeDiskHealthDriveDatabaseSourceConfigured,
+	"host":       AttributeDiskHealthDriveDatabaseSourceHost,
+	"built_in":   AttributeDiskHealthDriveDatabaseSourceBuiltIn,
+}
+
 // AttributeErrorType specifies the value error.type attribute.
 type AttributeErrorType int
 
@@ -441,6 +471,10 @@ var MapAttributeSmartReadStatus = map[string]AttributeSmartReadStatus{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthSmartDriveDatabaseEntries: metricInfo{
+		Name:       "disk_health.smart.drive_database.entries",
+		Attributes: []string{"disk_health.drive_database.source", "disk_health.drive_database.version", "disk_health.drive_database.local_additions"},
+	},
 	HwErrors: metricInfo{
 		Name:       "hw.errors",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "error.type"},
@@ -576,6 +610,7 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	DiskHealthSmartDriveDatabaseEntries  metricInfo
 	HwErrors                             metricInfo
 	HwPhysicalDiskBadBlocks              metricInfo
 	HwPhysicalDiskCapacitorHealth        metricInfo
@@ -614,6 +649,101 @@ type metricsInfo struct {
 type metricInfo struct {
 	Name       string
 	Attributes []string
+}
+
+type metricDiskHealthSmartDriveDatabaseEntries struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        DiskHealthSmartDriveDatabaseEntriesMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []int64                                         // slice containing number of aggregated datapoints at each index
+}
+
+// init fills disk_health.smart.drive_database.entries metric with initial data.
+func (m *metricDiskHealthSmartDriveDatabaseEntries) init() {
+	m.data.SetName("disk_health.smart.drive_database.entries")
+	m.data.SetDescription("Drive entries in the drive database the source names ATA attributes from (read once, at start), with which database and version it is; one point per read, on a resource of its own (no disk). SMART. Not in semantic conventions.")
+	m.data.SetUnit("{entry}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricDiskHealthSmartDriveDatabaseEntries) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, diskHealthDriveDatabaseSourceAttributeValue string, diskHealthDriveDatabaseVersionAttributeValue string, diskHealthDriveDatabaseLocalAdditionsAttributeValue bool) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseSource) {
+		dp.Attributes().PutStr("disk_health.drive_database.source", diskHealthDriveDatabaseSourceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseVersion) {
+		dp.Attributes().PutStr("disk_health.drive_database.version", diskHealthDriveDatabaseVersionAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, DiskHealthSmartDriveDatabaseEntriesMetricAttributeKeyDiskHealthDriveDatabaseLocalAdditions) {
+		dp.Attributes().PutBool("disk_health.drive_database.local_additions", diskHealthDriveDatabaseLocalAdditionsAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthSmartDriveDatabaseEntries) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthSmartDriveDatabaseEntries) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthSmartDriveDatabaseEntries(cfg DiskHealthSmartDriveDatabaseEntriesMetricConfig) metricDiskHealthSmartDriveDatabaseEntries {
+	m := metricDiskHealthSmartDriveDatabaseEntries{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricHwErrors struct {
@@ -3863,6 +3993,7 @@ type MetricsBuilder struct {
 	buildInfo                                  component.BuildInfo  // contains version information.
 	resourceAttributeIncludeFilter             map[string]filter.Filter
 	resourceAttributeExcludeFilter             map[string]filter.Filter
+	metricDiskHealthSmartDriveDatabaseEntries  metricDiskHealthSmartDriveDatabaseEntries
 	metricHwErrors                             metricHwErrors
 	metricHwPhysicalDiskBadBlocks              metricHwPhysicalDiskBadBlocks
 	metricHwPhysicalDiskCapacitorHealth        metricHwPhysicalDiskCapacitorHealth
@@ -3917,14 +4048,15 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                              mbc,
-		startTime:                           pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                       pmetric.NewMetrics(),
-		buildInfo:                           settings.BuildInfo,
-		metricHwErrors:                      newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwPhysicalDiskBadBlocks:       newMetricHwPhysicalDiskBadBlocks(mbc.Metrics.HwPhysicalDiskBadBlocks),
-		metricHwPhysicalDiskCapacitorHealth: newMetricHwPhysicalDiskCapacitorHealth(mbc.Metrics.HwPhysicalDiskCapacitorHealth),
-		metricHwPhysicalDiskCloudIo:         newMetricHwPhysicalDiskCloudIo(mbc.Metrics.HwPhysicalDiskCloudIo),
+		config:        mbc,
+		startTime:     pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer: pmetric.NewMetrics(),
+		buildInfo:     settings.BuildInfo,
+		metricDiskHealthSmartDriveDatabaseEntries: newMetricDiskHealthSmartDriveDatabaseEntries(mbc.Metrics.DiskHealthSmartDriveDatabaseEntries),
+		metricHwErrors:                             newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwPhysicalDiskBadBlocks:              newMetricHwPhysicalDiskBadBlocks(mbc.Metrics.HwPhysicalDiskBadBlocks),
+		metricHwPhysicalDiskCapacitorHealth:        newMetricHwPhysicalDiskCapacitorHealth(mbc.Metrics.HwPhysicalDiskCapacitorHealth),
+		metricHwPhysicalDiskCloudIo:                newMetricHwPhysicalDiskCloudIo(mbc.Metrics.HwPhysicalDiskCloudIo),
 		metricHwPhysicalDiskCloudLimitExceededTime: newMetricHwPhysicalDiskCloudLimitExceededTime(mbc.Metrics.HwPhysicalDiskCloudLimitExceededTime),
 		metricHwPhysicalDiskCloudOperationTime:     newMetricHwPhysicalDiskCloudOperationTime(mbc.Metrics.HwPhysicalDiskCloudOperationTime),
 		metricHwPhysicalDiskCloudOperations:        newMetricHwPhysicalDiskCloudOperations(mbc.Metrics.HwPhysicalDiskCloudOperations),
@@ -4087,6 +4219,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthSmartDriveDatabaseEntries.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskBadBlocks.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCapacitorHealth.emit(ils.Metrics())
@@ -4149,6 +4282,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthSmartDriveDatabaseEntriesDataPoint adds a data point to disk_health.smart.drive_database.entries metric.
+func (mb *MetricsBuilder) RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts pcommon.Timestamp, val int64, diskHealthDriveDatabaseSourceAttributeValue AttributeDiskHealthDriveDatabaseSource, diskHealthDriveDatabaseVersionAttributeValue string, diskHealthDriveDatabaseLocalAdditionsAttributeValue bool) {
+	mb.metricDiskHealthSmartDriveDatabaseEntries.recordDataPoint(mb.startTime, ts, val, diskHealthDriveDatabaseSourceAttributeValue.String(), diskHealthDriveDatabaseVersionAttributeValue, diskHealthDriveDatabaseLocalAdditionsAttributeValue)
 }
 
 // RecordHwErrorsDataPoint adds a data point to hw.errors metric.

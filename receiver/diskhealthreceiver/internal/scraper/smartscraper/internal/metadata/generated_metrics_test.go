@@ -67,6 +67,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["disk_health.smart.drive_database.entries"] = mb.metricDiskHealthSmartDriveDatabaseEntries.config.AggregationStrategy
 			aggMap["hw.errors"] = mb.metricHwErrors.config.AggregationStrategy
 			aggMap["hw.physical_disk.bad_blocks"] = mb.metricHwPhysicalDiskBadBlocks.config.AggregationStrategy
 			aggMap["hw.physical_disk.capacitor.health"] = mb.metricHwPhysicalDiskCapacitorHealth.config.AggregationStrategy
@@ -108,6 +109,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, 1, AttributeDiskHealthDriveDatabaseSourceConfigured, "disk_health.drive_database.version-val", true)
+			if tt.name == "reaggregate_set" {
+				mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, 3, AttributeDiskHealthDriveDatabaseSourceHost, "disk_health.drive_database.version-val-2", false)
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeErrorTypeMedia)
@@ -321,6 +328,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricDiskHealthSmartDriveDatabaseEntries.aggDataPoints)
 				assert.Empty(t, mb.metricHwErrors.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskBadBlocks.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCapacitorHealth.aggDataPoints)
@@ -381,6 +389,56 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.smart.drive_database.entries":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["disk_health.smart.drive_database.entries"], "Found a duplicate in the metrics slice: disk_health.smart.drive_database.entries")
+						validatedMetrics["disk_health.smart.drive_database.entries"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Drive entries in the drive database the source names ATA attributes from (read once, at start), with which database and version it is; one point per read, on a resource of its own (no disk). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{entry}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						diskHealthDriveDatabaseSourceAttrVal, ok := dp.Attributes().Get("disk_health.drive_database.source")
+						assert.True(t, ok)
+						assert.Equal(t, "configured", diskHealthDriveDatabaseSourceAttrVal.Str())
+						diskHealthDriveDatabaseVersionAttrVal, ok := dp.Attributes().Get("disk_health.drive_database.version")
+						assert.True(t, ok)
+						assert.Equal(t, "disk_health.drive_database.version-val", diskHealthDriveDatabaseVersionAttrVal.Str())
+						diskHealthDriveDatabaseLocalAdditionsAttrVal, ok := dp.Attributes().Get("disk_health.drive_database.local_additions")
+						assert.True(t, ok)
+						assert.True(t, diskHealthDriveDatabaseLocalAdditionsAttrVal.Bool())
+					} else {
+						assert.False(t, validatedMetrics["disk_health.smart.drive_database.entries"], "Found a duplicate in the metrics slice: disk_health.smart.drive_database.entries")
+						validatedMetrics["disk_health.smart.drive_database.entries"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Drive entries in the drive database the source names ATA attributes from (read once, at start), with which database and version it is; one point per read, on a resource of its own (no disk). SMART. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{entry}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["disk_health.smart.drive_database.entries"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("disk_health.drive_database.source")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.drive_database.version")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk_health.drive_database.local_additions")
+						assert.False(t, ok)
+					}
 				case "hw.errors":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["hw.errors"], "Found a duplicate in the metrics slice: hw.errors")
