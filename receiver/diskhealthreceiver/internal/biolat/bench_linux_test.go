@@ -52,6 +52,7 @@ func BenchmarkBPFRunTimePerIO(b *testing.B) {
 	}{
 		{"default", probeCosts(Options{})},
 		{"device_time", probeCosts(Options{DeviceTime: true})},
+		{"default+per_cgroup", perCgroupCosts},
 		{"peer=bpftrace", bpftraceCosts},
 	} {
 		b.Run(bc.name, func(b *testing.B) { benchRunTime(b, bc.attach) })
@@ -72,6 +73,24 @@ func probeCosts(opts Options) func(b *testing.B) costs {
 			}
 			return out
 		}
+	}
+}
+
+// perCgroupCosts attaches the default probe and the per-cgroup one: its programs' cost (cglat_*,
+// summed as per-cgroup-ns/io) is what turning it on adds to the default path.
+func perCgroupCosts(b *testing.B) costs {
+	device := probeCosts(Options{})(b)
+	p, err := OpenCgroups(CgroupOptions{})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = p.Close() }) // a benchmark's probe; nothing to report
+	return func(b *testing.B) map[string]ProgramStats {
+		out := device(b)
+		st, err := p.Stats()
+		require.NoError(b, err)
+		for _, s := range st {
+			out[s.Program] = s
+		}
+		return out
 	}
 }
 
@@ -183,13 +202,19 @@ func benchRunTime(b *testing.B, attach func(b *testing.B) costs) {
 	}
 	b.StopTimer()
 	after := read(b)
-	var total time.Duration
+	var total, perCgroup time.Duration
 	for prog, st := range after {
 		ns := st.RunTime - before[prog].RunTime
 		total += ns
+		if strings.HasPrefix(prog, "cglat_") {
+			perCgroup += ns
+		}
 		b.ReportMetric(float64(ns.Nanoseconds())/float64(b.N), prog+"-ns/io")
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "bpf-ns/io")
+	if perCgroup > 0 {
+		b.ReportMetric(float64(perCgroup.Nanoseconds())/float64(b.N), "per-cgroup-ns/io")
+	}
 }
 
 // BenchmarkFioIOPS runs fio (4 KiB random reads, libaio, queue depth 16, direct) on a loop device
