@@ -27,6 +27,7 @@ const (
 	cglatVarIndexBase         = "index_base"
 	cglatVarIssueTwoArgs      = "issue_two_args"
 	cglatVarLatencyAtComplete = "latency_at_complete"
+	cglatVarOwnerIsTask       = "owner_is_task"
 	cglatVarRqfFlushSeq       = "rqf_flush_seq"
 	cglatVarRqfIoStat         = "rqf_io_stat"
 	cglatVarThresholds        = "thresholds"
@@ -97,6 +98,7 @@ type cglatVariableSpecs struct {
 	IndexBase         *ebpf.VariableSpec `ebpf:"index_base"`
 	IssueTwoArgs      *ebpf.VariableSpec `ebpf:"issue_two_args"`
 	LatencyAtComplete *ebpf.VariableSpec `ebpf:"latency_at_complete"`
+	OwnerIsTask       *ebpf.VariableSpec `ebpf:"owner_is_task"`
 	RqfFlushSeq       *ebpf.VariableSpec `ebpf:"rqf_flush_seq"`
 	RqfIoStat         *ebpf.VariableSpec `ebpf:"rqf_io_stat"`
 	Thresholds        *ebpf.VariableSpec `ebpf:"thresholds"`
@@ -144,6 +146,7 @@ type cglatVariables struct {
 	IndexBase         *ebpf.Variable `ebpf:"index_base"`
 	IssueTwoArgs      *ebpf.Variable `ebpf:"issue_two_args"`
 	LatencyAtComplete *ebpf.Variable `ebpf:"latency_at_complete"`
+	OwnerIsTask       *ebpf.Variable `ebpf:"owner_is_task"`
 	RqfFlushSeq       *ebpf.Variable `ebpf:"rqf_flush_seq"`
 	RqfIoStat         *ebpf.Variable `ebpf:"rqf_io_stat"`
 	Thresholds        *ebpf.Variable `ebpf:"thresholds"`

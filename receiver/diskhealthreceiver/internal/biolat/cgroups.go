@@ -15,6 +15,10 @@ type CgroupOptions struct {
 	MaxCgroups int
 	// MaxDevices sizes the Other table, as Options.MaxDevices. 0 means 64.
 	MaxDevices int
+
+	// ownerIsTask charges the cgroup of the task that starts a request instead of the bio's owner, as
+	// PID- and current-based tools do: the tests' reference for where the two differ.
+	ownerIsTask bool
 }
 
 const defaultMaxCgroups = 1024

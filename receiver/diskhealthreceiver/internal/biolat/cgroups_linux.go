@@ -118,6 +118,7 @@ func configureCgroups(spec *ebpf.CollectionSpec, k kernelConfig, ioStart bool, o
 		{cglatVarRqfFlushSeq, k.rqfFlushSeq},
 		{cglatVarLatencyAtComplete, flag(!ioStart)},
 		{cglatVarIssueTwoArgs, flag(k.issueTwoArgs)},
+		{cglatVarOwnerIsTask, flag(opts.ownerIsTask)},
 	}
 	for _, v := range vars {
 		if err := spec.Variables[v.name].Set(v.value); err != nil {

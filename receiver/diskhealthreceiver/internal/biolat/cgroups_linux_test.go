@@ -220,3 +220,93 @@ func assertNoError(t *testing.T, err error, cg string, out []byte) bool {
 	}
 	return true
 }
+
+// stackedLoop attaches a loop device with direct I/O over the block device below (a loop device
+// too) and returns its name and number: its requests are served by the loop driver's worker thread,
+// which submits the I/O to below on behalf of the requests' cgroup.
+func stackedLoop(t *testing.T, below string) (string, Dev) {
+	t.Helper()
+	losetup := requireTool(t, "mount", "losetup")
+	out, err := exec.Command(losetup, "--direct-io=on", "--find", "--show", "/dev/"+below).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	path := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command(losetup, "-d", path).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", path, err, out)
+		}
+	})
+	var d Dev
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(path), "dev"))
+	require.NoError(t, err)
+	_, err = fmt.Sscanf(strings.TrimSpace(string(b)), "%d:%d", &d.Major, &d.Minor)
+	require.NoError(t, err)
+	return filepath.Base(path), d
+}
+
+// Where attribution to the bio's owner and attribution to the submitting task (what PID- and
+// current-based tools do) differ: cgroup A writes and reads with direct I/O to a loop device stacked
+// on another. On the upper device both charge A. The lower device's requests are submitted by the
+// loop driver's kernel worker: the bio's owner is still A (the worker submits on A's blkcg), and its
+// count is A's blkio.throttle.io_serviced on the lower device; the task is the worker, in the root
+// cgroup, so the task-based probe charges none of them to A.
+func TestCgroupsOwnerVersusTaskThroughLoopWorker(t *testing.T) {
+	requireRoot(t)
+	fio := requireTool(t, "fio", "fio")
+	hier := blkioHierarchy(t)
+	lower, lowerDev := loopDevice(t, 64<<20)
+	upper, upperDev := stackedLoop(t, lower)
+
+	byOwner, err := OpenCgroups(CgroupOptions{})
+	require.NoError(t, err)
+	defer byOwner.Close()
+	byTask, err := OpenCgroups(CgroupOptions{ownerIsTask: true})
+	require.NoError(t, err)
+	defer byTask.Close()
+
+	a := childCgroup(t, hier, "a")
+	for _, d := range []Dev{upperDev, lowerDev} {
+		for _, f := range []string{"blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device"} {
+			require.NoError(t, os.WriteFile(filepath.Join(a, f), []byte(d.String()+" 100000000"), 0o644))
+		}
+	}
+	rel := "/" + filepath.Base(a)
+	served0 := servicedOps(t, a, lowerDev)
+	owner0, _, _ := cgroupCounts(t, byOwner, hier, lowerDev)
+	task0, _, _ := cgroupCounts(t, byTask, hier, lowerDev)
+
+	out, err := inCgroup(a, fio, "--output-format=json", "--name=a", "--filename=/dev/"+upper, "--ioengine=psync",
+		"--direct=1", "--bs=4k", "--rw=randrw", "--rwmixread=50", "--size=8M", "--randrepeat=1")
+	require.True(t, assertNoError(t, err, a, out))
+	var report struct{ Jobs []fioJob }
+	require.NoError(t, json.Unmarshal(out[bytes.IndexByte(out, '{'):], &report))
+	require.Len(t, report.Jobs, 1)
+	fioOps := [2]uint64{report.Jobs[0].Read.TotalIOs, report.Jobs[0].Write.TotalIOs}
+
+	var owner1, task1 map[string][2]uint64
+	var served1 [2]uint64
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		served1 = servicedOps(t, a, lowerDev)
+		owner1, _, _ = cgroupCounts(t, byOwner, hier, lowerDev)
+		task1, _, _ = cgroupCounts(t, byTask, hier, lowerDev)
+		if owner1[rel][0]-owner0[rel][0] == served1[0]-served0[0] && owner1[rel][1]-owner0[rel][1] == served1[1]-served0[1] ||
+			time.Now().After(deadline) {
+			break
+		}
+	}
+	upperOwner, _, _ := cgroupCounts(t, byOwner, hier, upperDev)
+	upperTask, _, _ := cgroupCounts(t, byTask, hier, upperDev)
+	for dir := range 2 {
+		served := served1[dir] - served0[dir]
+		owner := owner1[rel][dir] - owner0[rel][dir]
+		task := task1[rel][dir] - task0[rel][dir]
+		rootTask := task1["/"][dir] - task0["/"][dir]
+		t.Logf("%-5s fio %4d | upper %s: owner %4d task %4d | lower %s: io_serviced(A) %4d owner(A) %4d task(A) %4d task(root) %4d",
+			Direction(dir), fioOps[dir], upper, upperOwner[rel][dir], upperTask[rel][dir], lower, served, owner, task, rootTask)
+		require.Equal(t, fioOps[dir], upperOwner[rel][dir], "upper, by owner")
+		require.Equal(t, fioOps[dir], upperTask[rel][dir], "upper, by task")
+		require.Positive(t, served, "A's I/O reached the lower device")
+		require.InDelta(t, float64(served), float64(owner), float64(served)/100, "lower: owner vs io_serviced")
+		require.Zero(t, task, "lower: the task is the loop worker, not A")
+		require.GreaterOrEqual(t, rootTask, served, "lower: the task-based probe charges the root cgroup")
+	}
+}

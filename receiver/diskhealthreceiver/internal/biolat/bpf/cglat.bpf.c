@@ -70,6 +70,12 @@ struct owner {
 
 const volatile __u8 latency_at_complete = 0; /* no block_io_done: measure at block_rq_complete */
 const volatile __u8 issue_two_args = 0;      /* block_rq_issue(q, rq) before 5.11 */
+/*
+ * Attribute to the task that starts the request (its io/blkio cgroup) instead of
+ * the bio's owner: what PID- and current-based tools do, for the tests to show
+ * where the two differ (a kernel thread submitting on a cgroup's behalf).
+ */
+const volatile __u8 owner_is_task = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -131,6 +137,11 @@ static __always_inline void start(struct request *rq)
 		blkg = bio->bi_blkg;
 	if (blkg)
 		o.cgid = blkg->blkcg->css.cgroup->kn->id;
+	if (owner_is_task) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		o.cgid = task->cgroups->subsys[bpf_core_enum_value(enum cgroup_subsys_id, io_cgrp_id)]->cgroup->kn->id;
+	}
 	/*
 	 * Request structs are preallocated per tag and reused, and entries are not
 	 * deleted at completion: after warm-up the entry exists and is overwritten in

@@ -65,6 +65,19 @@ struct bio {
 	struct blkcg_gq *bi_blkg;
 } __attribute__((preserve_access_index));
 
+/* The cgroup of the current task in the io/blkio hierarchy, for cglat.bpf.c's task attribution. */
+enum cgroup_subsys_id {
+	io_cgrp_id = 1, /* relocated: the real value comes from the kernel's BTF */
+};
+
+struct css_set {
+	struct cgroup_subsys_state *subsys[16];
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct css_set *cgroups;
+} __attribute__((preserve_access_index));
+
 struct request {
 	struct request_queue *q;
 	struct bio *bio;
