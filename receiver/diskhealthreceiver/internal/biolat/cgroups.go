@@ -55,7 +55,7 @@ type CgroupCounts struct {
 
 // CgroupSnapshot is one scrape of the per-cgroup probe: the live cgroups' series, and per device and
 // direction one Other series holding what no live cgroup owns, including every removed cgroup's
-// final counts. Both are cumulative since the probe attached and sorted by device, direction and
+// counts (freed entries' final values, and entries to be freed at the next Collect). Both are cumulative since the probe attached and sorted by device, direction and
 // cgroup.
 type CgroupSnapshot struct {
 	Cgroups []CgroupSeries

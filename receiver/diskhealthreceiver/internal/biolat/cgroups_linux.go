@@ -31,6 +31,8 @@ type CgroupProbe struct {
 	closed  bool
 	// retired sums, per device and direction, the final values of the freed entries of removed cgroups.
 	retired map[cgKey]*rawCgVal
+	// dying are the entries of removed cgroups seen at the last Collect: freed at the next one.
+	dying map[cgKey]bool
 
 	// Reused by Collect: one slot per map entry.
 	keys   []rawCgKey
@@ -72,7 +74,7 @@ func OpenCgroups(opts CgroupOptions) (*CgroupProbe, error) {
 	if err != nil {
 		return nil, classify(err, st)
 	}
-	p := &CgroupProbe{coll: coll, progs: progs, hook: "block_rq_complete", retired: map[cgKey]*rawCgVal{}}
+	p := &CgroupProbe{coll: coll, progs: progs, hook: "block_rq_complete", retired: map[cgKey]*rawCgVal{}, dying: map[cgKey]bool{}}
 	if kcfg.ioDone {
 		p.hook = "block_io_done"
 	}
@@ -136,8 +138,9 @@ func (p *CgroupProbe) Started() time.Time { return p.started }
 
 // Collect reads every per-cgroup histogram, then calls live for the cgroups that exist (id → path, as
 // cgroupio.IDs returns them; called after the read, so that a cgroup missing from it was gone when
-// its entry was read). Entries of cgroups not in it are freed: deleted from the table, their final
-// counts moved into their device's Other series. No series ever has an id without a live cgroup.
+// its entry was read). The entries of cgroups not in it are in their device's Other series from then
+// on, and freed (deleted from the table, their final counts kept in Other) at the next Collect. No
+// series ever has an id without a live cgroup.
 func (p *CgroupProbe) Collect(live func() (map[uint64]string, error)) (CgroupSnapshot, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -154,10 +157,19 @@ func (p *CgroupProbe) Collect(live func() (map[uint64]string, error)) (CgroupSna
 	}
 	var s CgroupSnapshot
 	var dead []cgKey
+	var dying []cgEntry
 	s.Cgroups, dead = splitCgroups(entries, paths)
+	wasDying := p.dying
+	p.dying = make(map[cgKey]bool, len(dead))
 	for _, k := range dead {
-		// The value at deletion, not the one read: a request in flight when its cgroup went may
-		// have completed since.
+		if !wasDying[k] {
+			// Freed at the next Collect, not now: a completion that looked its entry up just before
+			// a delete would add to a freed element and be lost. A cgroup gone for a whole interval
+			// has no request left in flight but in rare cases (a request slower than the interval).
+			p.dying[k] = true
+			continue
+		}
+		// The value at deletion, not the one read.
 		raw := encodeCgKey(k)
 		err := p.coll.Maps[cglatMapCghists].LookupAndDelete(&raw, &p.lookup)
 		if errors.Is(err, ebpf.ErrNotSupported) { // before 5.14
@@ -174,11 +186,16 @@ func (p *CgroupProbe) Collect(live func() (map[uint64]string, error)) (CgroupSna
 		retire(p.retired, k, p.lookup[:])
 		s.Counts.Freed++
 	}
+	for _, e := range entries {
+		if p.dying[e.key] {
+			dying = append(dying, e)
+		}
+	}
 	others, err := p.read(p.coll.Maps[cglatMapOthers], p.okeys, p.ovals)
 	if err != nil {
 		return CgroupSnapshot{}, fmt.Errorf("read other histograms: %w", err)
 	}
-	s.Other = otherSeries(others, p.retired)
+	s.Other = otherSeries(append(others, dying...), p.retired)
 	if err := p.counts(&s.Counts); err != nil {
 		return CgroupSnapshot{}, err
 	}
