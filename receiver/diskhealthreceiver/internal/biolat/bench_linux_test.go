@@ -227,14 +227,20 @@ func benchRunTime(b *testing.B, attach func(b *testing.B) costs) {
 // B either: its loss is the noise floor of this machine at that moment.
 func BenchmarkFioIOPS(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		opts *Options
-	}{{"control", nil}, {"default", &Options{}}, {"device_time", &Options{DeviceTime: true}}} {
-		b.Run(bc.name, func(b *testing.B) { benchFio(b, bc.opts) })
+		name      string
+		opts      *Options
+		perCgroup bool
+	}{
+		{"control", nil, false}, {"default", &Options{}, false}, {"device_time", &Options{DeviceTime: true}, false},
+		// B with the per-cgroup probe added to the default one, A with the default alone: the loss is
+		// what turning per-cgroup latency on costs.
+		{"per_cgroup", &Options{}, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchFio(b, bc.opts, bc.perCgroup) })
 	}
 }
 
-func benchFio(b *testing.B, opts *Options) {
+func benchFio(b *testing.B, opts *Options, perCgroup bool) {
 	if unix.Geteuid() != 0 {
 		b.Skip("SKIPPED: needs root")
 	}
@@ -265,6 +271,18 @@ func benchFio(b *testing.B, opts *Options) {
 		require.NoError(b, err)
 		defer func() { require.NoError(b, p.Close()) }()
 		return run()
+	}
+	if perCgroup {
+		// The default probe stays attached through A and B; B adds the per-cgroup one.
+		p, err := Open(*opts)
+		require.NoError(b, err)
+		defer func() { require.NoError(b, p.Close()) }()
+		attached = func() float64 {
+			cp, err := OpenCgroups(CgroupOptions{})
+			require.NoError(b, err)
+			defer func() { require.NoError(b, cp.Close()) }()
+			return run()
+		}
 	}
 	run() // warm the page cache and the loop worker
 	var off, on, loss []float64
@@ -412,4 +430,44 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/device")
 		})
 	}
+}
+
+// BenchmarkCgroupProbeMemory is BenchmarkProbeMemory for the per-cgroup probe: the kernel memory of
+// its maps and the Go heap it keeps, at max_cgroups 64, 256 and 1024; the slopes are the cost per
+// tracked cgroup (two table entries), the rest is fixed (the owner table, Other, the counters).
+func BenchmarkCgroupProbeMemory(b *testing.B) {
+	if unix.Geteuid() != 0 {
+		b.Skip("SKIPPED: needs root")
+	}
+	mem, heap := map[int]uint64{}, map[int]float64{}
+	for _, n := range []int{64, 256, 1024} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
+		require.NoError(b, err)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		for name, m := range p.coll.Maps {
+			info, err := m.Info()
+			require.NoError(b, err, name)
+			ml, ok := info.Memlock()
+			require.True(b, ok, "%s: the kernel reports no memlock", name)
+			mem[n] += ml
+		}
+		require.NoError(b, p.Close())
+	}
+	for b.Loop() {
+		p, err := OpenCgroups(CgroupOptions{MaxCgroups: 256})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = p.Close() // nothing was attached long enough to fail
+	}
+	perCgroup := float64(mem[1024]-mem[64]) / 960
+	b.ReportMetric(perCgroup, "map-B/cgroup")
+	b.ReportMetric(float64(mem[1024]), "map-B@1024")
+	b.ReportMetric(float64(mem[64])-64*perCgroup, "map-B-fixed")
+	b.ReportMetric((heap[1024]-heap[64])/960, "go-heap-B/cgroup")
 }
