@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 )
 
@@ -23,7 +24,7 @@ import (
 // probe is read: no series has an id that is not a live cgroup, the table holds no more than its
 // bound and, after the read, only live cgroups' entries (the removed ones' are freed), the Go heap
 // stays flat, and no request is lost: the series and Other together count what /proc/diskstats
-// counted on the device.
+// counted on the device (within the per-device probe's tolerance for an uncounted completion).
 func TestCgroupChurn5000(t *testing.T) {
 	requireRoot(t)
 	fio := requireTool(t, "fio", "fio")
@@ -132,5 +133,10 @@ func TestCgroupChurn5000(t *testing.T) {
 		unix.Nanosleep(&unix.Timespec{Nsec: 10e6}, nil)
 	}
 	t.Logf("device %s: diskstats reads %d writes %d; series and Other %d %d; counts %+v", name, d1[0], d1[1], sum[0], sum[1], s.Counts)
-	require.Equal(t, d1, sum)
+	for dir := range 2 {
+		// Exact but for skipped program runs and the per-device probe's known rare uncounted
+		// completion under heavy load (testkit.UncountedCompletions), which this probe shares.
+		require.LessOrEqual(t, sum[dir], d1[dir], Direction(dir))
+		require.LessOrEqual(t, d1[dir]-sum[dir], s.Counts.NotRun+testkit.UncountedCompletions(d1[dir]), Direction(dir))
+	}
 }

@@ -56,8 +56,8 @@
 // goes to its device's Other series. From the first Collect after a cgroup is removed its counts are
 // in Other, and the Collect after that deletes its entries (one interval later, so that no completion
 // still adding to an entry is lost with it): a removed cgroup's state is freed and no series carries
-// an id without a cgroup (TestCgroupChurn5000: 5 000 cgroups through a 256-cgroup table, no request
-// lost). TestCgroupsAgreeWithBlkioServiced checks the counts against v1
+// an id without a cgroup (TestCgroupChurn5000: 5 000 cgroups through a 256-cgroup table, the series
+// and Other together count what /proc/diskstats counts, within the per-device probe's tolerance). TestCgroupsAgreeWithBlkioServiced checks the counts against v1
 // blkio.throttle.io_serviced and fio on a loop device.
 //
 // # Kernel and privileges
