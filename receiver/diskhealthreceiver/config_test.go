@@ -103,13 +103,14 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 }
 
-// TestConfigLatency: latency is on by default (it reports nothing where BPF cannot load), and its
-// devices are iostat's: the filter and classes of the iostat section reach it.
+// TestConfigLatency: latency is on by default (it reports nothing where BPF cannot load), per cgroup
+// off, and its devices are iostat's: the filter and classes of the iostat section reach it.
 func TestConfigLatency(t *testing.T) {
 	def := section[latencyscraper.Config](loadConfig(t, ""), "latency")
 	assert.True(t, def.Enabled)
 	assert.False(t, def.DeviceTime)
 	assert.Equal(t, 64, def.MaxDevices)
+	assert.Equal(t, latencyscraper.PerCgroupConfig{TopN: 10, MaxCgroups: 1024}, def.PerCgroup)
 
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
@@ -122,6 +123,7 @@ func TestConfigLatency(t *testing.T) {
 	require.NotNil(t, lat)
 	assert.True(t, lat.DeviceTime)
 	assert.Equal(t, 8, lat.MaxDevices)
+	assert.Equal(t, latencyscraper.PerCgroupConfig{Enabled: true, TopN: 5, MaxCgroups: 1024}, lat.PerCgroup)
 	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, lat.Devices)
 	assert.Equal(t, []string{"disk", "loop"}, lat.DeviceClasses)
 	assert.Equal(t, "/", lat.RootPath)

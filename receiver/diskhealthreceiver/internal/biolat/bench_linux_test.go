@@ -52,6 +52,7 @@ func BenchmarkBPFRunTimePerIO(b *testing.B) {
 	}{
 		{"default", probeCosts(Options{})},
 		{"device_time", probeCosts(Options{DeviceTime: true})},
+		{"default+per_cgroup", perCgroupCosts},
 		{"peer=bpftrace", bpftraceCosts},
 	} {
 		b.Run(bc.name, func(b *testing.B) { benchRunTime(b, bc.attach) })
@@ -72,6 +73,24 @@ func probeCosts(opts Options) func(b *testing.B) costs {
 			}
 			return out
 		}
+	}
+}
+
+// perCgroupCosts attaches the default probe and the per-cgroup one: its programs' cost (cglat_*,
+// summed as per-cgroup-ns/io) is what turning it on adds to the default path.
+func perCgroupCosts(b *testing.B) costs {
+	device := probeCosts(Options{})(b)
+	p, err := OpenCgroups(CgroupOptions{})
+	require.NoError(b, err)
+	b.Cleanup(func() { _ = p.Close() }) // a benchmark's probe; nothing to report
+	return func(b *testing.B) map[string]ProgramStats {
+		out := device(b)
+		st, err := p.Stats()
+		require.NoError(b, err)
+		for _, s := range st {
+			out[s.Program] = s
+		}
+		return out
 	}
 }
 
@@ -183,13 +202,19 @@ func benchRunTime(b *testing.B, attach func(b *testing.B) costs) {
 	}
 	b.StopTimer()
 	after := read(b)
-	var total time.Duration
+	var total, perCgroup time.Duration
 	for prog, st := range after {
 		ns := st.RunTime - before[prog].RunTime
 		total += ns
+		if strings.HasPrefix(prog, "cglat_") {
+			perCgroup += ns
+		}
 		b.ReportMetric(float64(ns.Nanoseconds())/float64(b.N), prog+"-ns/io")
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "bpf-ns/io")
+	if perCgroup > 0 {
+		b.ReportMetric(float64(perCgroup.Nanoseconds())/float64(b.N), "per-cgroup-ns/io")
+	}
 }
 
 // BenchmarkFioIOPS runs fio (4 KiB random reads, libaio, queue depth 16, direct) on a loop device
@@ -202,14 +227,20 @@ func benchRunTime(b *testing.B, attach func(b *testing.B) costs) {
 // B either: its loss is the noise floor of this machine at that moment.
 func BenchmarkFioIOPS(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		opts *Options
-	}{{"control", nil}, {"default", &Options{}}, {"device_time", &Options{DeviceTime: true}}} {
-		b.Run(bc.name, func(b *testing.B) { benchFio(b, bc.opts) })
+		name      string
+		opts      *Options
+		perCgroup bool
+	}{
+		{"control", nil, false}, {"default", &Options{}, false}, {"device_time", &Options{DeviceTime: true}, false},
+		// B with the per-cgroup probe added to the default one, A with the default alone: the loss is
+		// what turning per-cgroup latency on costs.
+		{"per_cgroup", &Options{}, true},
+	} {
+		b.Run(bc.name, func(b *testing.B) { benchFio(b, bc.opts, bc.perCgroup) })
 	}
 }
 
-func benchFio(b *testing.B, opts *Options) {
+func benchFio(b *testing.B, opts *Options, perCgroup bool) {
 	if unix.Geteuid() != 0 {
 		b.Skip("SKIPPED: needs root")
 	}
@@ -240,6 +271,18 @@ func benchFio(b *testing.B, opts *Options) {
 		require.NoError(b, err)
 		defer func() { require.NoError(b, p.Close()) }()
 		return run()
+	}
+	if perCgroup {
+		// The default probe stays attached through A and B; B adds the per-cgroup one.
+		p, err := Open(*opts)
+		require.NoError(b, err)
+		defer func() { require.NoError(b, p.Close()) }()
+		attached = func() float64 {
+			cp, err := OpenCgroups(CgroupOptions{})
+			require.NoError(b, err)
+			defer func() { require.NoError(b, cp.Close()) }()
+			return run()
+		}
 	}
 	run() // warm the page cache and the loop worker
 	var off, on, loss []float64
@@ -387,4 +430,44 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/device")
 		})
 	}
+}
+
+// BenchmarkCgroupProbeMemory is BenchmarkProbeMemory for the per-cgroup probe: the kernel memory of
+// its maps and the Go heap it keeps, at max_cgroups 64, 256 and 1024; the slopes are the cost per
+// tracked cgroup (two table entries), the rest is fixed (the owner table, Other, the counters).
+func BenchmarkCgroupProbeMemory(b *testing.B) {
+	if unix.Geteuid() != 0 {
+		b.Skip("SKIPPED: needs root")
+	}
+	mem, heap := map[int]uint64{}, map[int]float64{}
+	for _, n := range []int{64, 256, 1024} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		p, err := OpenCgroups(CgroupOptions{MaxCgroups: n})
+		require.NoError(b, err)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		heap[n] = float64(after.HeapAlloc) - float64(before.HeapAlloc)
+		for name, m := range p.coll.Maps {
+			info, err := m.Info()
+			require.NoError(b, err, name)
+			ml, ok := info.Memlock()
+			require.True(b, ok, "%s: the kernel reports no memlock", name)
+			mem[n] += ml
+		}
+		require.NoError(b, p.Close())
+	}
+	for b.Loop() {
+		p, err := OpenCgroups(CgroupOptions{MaxCgroups: 256})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = p.Close() // nothing was attached long enough to fail
+	}
+	perCgroup := float64(mem[1024]-mem[64]) / 960
+	b.ReportMetric(perCgroup, "map-B/cgroup")
+	b.ReportMetric(float64(mem[1024]), "map-B@1024")
+	b.ReportMetric(float64(mem[64])-64*perCgroup, "map-B-fixed")
+	b.ReportMetric((heap[1024]-heap[64])/960, "go-heap-B/cgroup")
 }

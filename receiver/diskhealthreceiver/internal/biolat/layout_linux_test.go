@@ -36,3 +36,29 @@ func TestMapLayout(t *testing.T) {
 	require.Equal(t, uint32(4), spec.Maps["drops"].MaxEntries)
 	require.Equal(t, uint32(8*8), spec.Variables[biolatVarThresholds].Size())
 }
+
+// The per-cgroup program's maps, likewise.
+func TestCgroupMapLayout(t *testing.T) {
+	spec, err := loadCglat()
+	require.NoError(t, err)
+	for _, name := range []string{cglatMapCghists, cglatMapOthers} {
+		require.Equal(t, uint32(cgKeySize), spec.Maps[name].KeySize, name)
+		require.Equal(t, uint32(cgValSize), spec.Maps[name].ValueSize, name)
+	}
+	s, ok := spec.Maps[cglatMapCghists].Key.(*btf.Struct)
+	require.True(t, ok)
+	offsets := map[string]uint32{}
+	for _, m := range s.Members {
+		offsets[m.Name] = m.Offset.Bytes()
+	}
+	require.Equal(t, map[string]uint32{"cgid": 0, "dev": 8, "dir": 12, "pad": 13}, offsets)
+	v, ok := spec.Maps[cglatMapCghists].Value.(*btf.Struct)
+	require.True(t, ok)
+	offsets = map[string]uint32{}
+	for _, m := range v.Members {
+		offsets[m.Name] = m.Offset.Bytes()
+	}
+	require.Equal(t, map[string]uint32{"slots": 0, "zero": 8 * slotCount, "sum_ns": 8 * (slotCount + 1), "bytes": 8 * (slotCount + 2)}, offsets)
+	// The counts Go reads, in order, are the BPF enum's.
+	require.Equal(t, uint32(5), spec.Maps[cglatMapCounts].MaxEntries)
+}

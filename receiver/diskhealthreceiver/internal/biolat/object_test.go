@@ -38,32 +38,39 @@ func TestObjectMatchesSources(t *testing.T) {
 	requireTool(t, "llvm-14", "llvm-strip-14")
 	requireTool(t, "libbpf-dev", "/usr/include/bpf/bpf_helpers.h")
 	out := t.TempDir()
-	gen, args := generateLine(t)
-	cmd := exec.Command("sh", "-c", gen+" -output-dir "+out+" "+args)
-	cmd.Env = append(os.Environ(), "GOPACKAGE=biolat", "GOFILE=gen.go")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", b)
-	for _, name := range []string{"biolat_bpfel.o", "biolat_bpfel.go"} {
-		want, err := os.ReadFile(filepath.Join(out, name))
-		require.NoError(t, err)
-		got, err := os.ReadFile(name)
-		require.NoError(t, err)
-		require.True(t, bytes.Equal(want, got), "%s differs from what bpf/ builds to: run make bpf and commit", name)
+	for _, gen := range generateLines(t) {
+		cmd := exec.Command("sh", "-c", gen.cmd+" -output-dir "+out+" "+gen.args)
+		cmd.Env = append(os.Environ(), "GOPACKAGE=biolat", "GOFILE=gen.go")
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", b)
+		for _, name := range []string{gen.ident + "_bpfel.o", gen.ident + "_bpfel.go"} {
+			want, err := os.ReadFile(filepath.Join(out, name))
+			require.NoError(t, err)
+			got, err := os.ReadFile(name)
+			require.NoError(t, err)
+			require.True(t, bytes.Equal(want, got), "%s differs from what bpf/ builds to: run make bpf and commit", name)
+		}
 	}
 }
 
-// generateLine is gen.go's bpf2go directive, split before bpf2go's own arguments so that a flag can
-// be put in front of them.
-func generateLine(t *testing.T) (cmd, args string) {
+// directive is one of gen.go's bpf2go directives, split before bpf2go's own arguments so that a flag
+// can be put in front of them; ident names the object (<ident>_bpfel.o).
+type directive struct{ cmd, args, ident string }
+
+func generateLines(t *testing.T) []directive {
 	t.Helper()
 	src, err := os.ReadFile("gen.go")
 	require.NoError(t, err)
+	var out []directive
 	for line := range strings.Lines(string(src)) {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "//go:generate "); ok && strings.Contains(rest, " bpf2go ") {
-			cmd, args, _ = strings.Cut(rest, " bpf2go ")
-			return cmd + " bpf2go", args
+			cmd, args, _ := strings.Cut(rest, " bpf2go ")
+			_, after, ok := strings.Cut(args, "-go-package biolat ")
+			require.True(t, ok, line)
+			ident, _, _ := strings.Cut(after, " ")
+			out = append(out, directive{cmd: cmd + " bpf2go", args: args, ident: ident})
 		}
 	}
-	t.Fatal("gen.go has no bpf2go directive")
-	return "", ""
+	require.Len(t, out, 2, "gen.go's bpf2go directives: biolat and cglat")
+	return out
 }

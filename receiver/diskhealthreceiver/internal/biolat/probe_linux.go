@@ -206,7 +206,7 @@ func (p *Probe) Collect() (Snapshot, error) {
 
 // readAll reads a whole hash map into keys and vals (as long as its max_entries), in one batch where
 // the kernel has batch operations (5.6+).
-func readAll[V any](m *ebpf.Map, keys []rawKey, vals []V) (int, error) {
+func readAll[K, V any](m *ebpf.Map, keys []K, vals []V) (int, error) {
 	var cursor ebpf.MapBatchCursor
 	n := 0
 	for n < len(keys) {

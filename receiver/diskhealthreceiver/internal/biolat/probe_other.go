@@ -23,3 +23,17 @@ func (*Probe) Stats() ([]ProgramStats, error) { return nil, errUnsupported }
 func (*Probe) Close() error                   { return nil }
 
 var errUnsupported = &UnavailableError{Cause: CauseUnsupportedOS, Detail: runtime.GOOS + "/" + runtime.GOARCH}
+
+// CgroupProbe exists here only so that callers compile: OpenCgroups always fails on this platform.
+type CgroupProbe struct{}
+
+// OpenCgroups reports that block latency needs Linux eBPF on a little-endian CPU.
+func OpenCgroups(CgroupOptions) (*CgroupProbe, error) { return nil, errUnsupported }
+
+func (*CgroupProbe) Hook() string       { return "" }
+func (*CgroupProbe) Started() time.Time { return time.Time{} }
+func (*CgroupProbe) Collect(func() (map[uint64]string, error)) (CgroupSnapshot, error) {
+	return CgroupSnapshot{}, errUnsupported
+}
+func (*CgroupProbe) Stats() ([]ProgramStats, error) { return nil, errUnsupported }
+func (*CgroupProbe) Close() error                   { return nil }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The few kernel types biolat.bpf.c reads, instead of a multi-megabyte vmlinux.h.
+ * The few kernel types biolat.bpf.c and cglat.bpf.c read, instead of a multi-megabyte vmlinux.h.
  * preserve_access_index makes every field access a CO-RE relocation: the loader
  * resolves the real offsets from the running kernel's BTF, so only the names and
  * types here matter, not the layout or the members left out.
@@ -40,8 +40,47 @@ struct request_queue {
 	struct gendisk *disk; /* newer kernels (5.15+) */
 } __attribute__((preserve_access_index));
 
+/* The owner of a bio, for cglat.bpf.c: bio->bi_blkg->blkcg->css.cgroup->kn->id. */
+struct kernfs_node {
+	__u64 id; /* the inode number of the cgroup's directory on 64-bit (5.5+) */
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct cgroup_subsys_state {
+	struct cgroup *cgroup;
+} __attribute__((preserve_access_index));
+
+struct blkcg {
+	struct cgroup_subsys_state css;
+} __attribute__((preserve_access_index));
+
+struct blkcg_gq {
+	struct blkcg *blkcg;
+} __attribute__((preserve_access_index));
+
+struct bio {
+	struct blkcg_gq *bi_blkg;
+} __attribute__((preserve_access_index));
+
+/* The cgroup of the current task in the io/blkio hierarchy, for cglat.bpf.c's task attribution. */
+enum cgroup_subsys_id {
+	io_cgrp_id = 1, /* relocated: the real value comes from the kernel's BTF */
+};
+
+struct css_set {
+	struct cgroup_subsys_state *subsys[16];
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct css_set *cgroups;
+} __attribute__((preserve_access_index));
+
 struct request {
 	struct request_queue *q;
+	struct bio *bio;
 	struct gendisk *rq_disk; /* older kernels: read when it exists */
 	unsigned int cmd_flags;
 	unsigned int rq_flags;

@@ -22,12 +22,22 @@ func createMetrics(_ context.Context, set scraper.Settings, cfg component.Config
 	if err != nil {
 		return nil, err
 	}
+	s.openCgroups = openCglat
 	return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 }
 
 // openBiolat opens the real probe.
 func openBiolat(opts biolat.Options) (probe, error) {
 	p, err := biolat.Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// openCglat opens the real per-cgroup probe.
+func openCglat(opts biolat.CgroupOptions) (cgroupProbe, error) {
+	p, err := biolat.OpenCgroups(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 )
 
 // histogramMetric is one exponential histogram this source emits. mdatagen renders only sums and
@@ -21,6 +22,8 @@ type histogramMetric struct {
 	withDirection bool
 	// deviceTime: emitted only with device_time: true.
 	deviceTime bool
+	// perCgroup: per owning cgroup, emitted only with per_cgroup.enabled (appendCgroupHistograms).
+	perCgroup bool
 }
 
 var histograms = []histogramMetric{
@@ -46,7 +49,17 @@ var histograms = []histogramMetric{
 		description: "Time each read / write request spent in the device: its last issue to the driver to its completion " +
 			"(no queueing in the block layer), as a cumulative exponential histogram. Opt-in (device_time: true). Not in semantic conventions.",
 	},
+	{
+		name: "container.disk.operation.duration", unit: "s", kind: biolat.Total, perCgroup: true,
+		directions: []biolat.Direction{biolat.Read, biolat.Write}, withDirection: true,
+		description: "Time each read / write request of a cgroup (pod, container) took on a device, creation to completion, as a " +
+			"cumulative exponential histogram with the buckets of system.disk.operation.duration; the top N cgroups per device, " +
+			"the rest as cgroup.path \"other\". Opt-in (per_cgroup.enabled). Not in semantic conventions.",
+	},
 }
+
+// cgroupHistogram is the per-cgroup row of histograms.
+var cgroupHistogram = histograms[len(histograms)-1]
 
 // histogramFor returns the index in histograms of the metric a series belongs to, or -1.
 func histogramFor(kind biolat.Kind, dir biolat.Direction) int {
@@ -94,7 +107,7 @@ func appendHistograms(ms pmetric.MetricSlice, series []biolat.Series, ids map[bi
 	have := make([]bool, len(histograms))
 	// Points are added in table order, then in the probe's order (device, direction).
 	for i, hm := range histograms {
-		if hm.deviceTime && !deviceTime {
+		if hm.deviceTime && !deviceTime || hm.perCgroup {
 			continue
 		}
 		for j := range series {
@@ -125,6 +138,44 @@ func appendHistograms(ms pmetric.MetricSlice, series []biolat.Series, ids map[bi
 			if id.hwID != "" {
 				attrs.PutStr("hw.id", id.hwID)
 			}
+		}
+	}
+}
+
+// appendCgroupHistograms adds the per-cgroup histogram's read and write points to ms, one per
+// cgroup (or other), device and direction, each with its own start.
+func appendCgroupHistograms(ms pmetric.MetricSlice, points []cgPoint, ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp) {
+	var dps pmetric.ExponentialHistogramDataPointSlice
+	for i := range points {
+		p := &points[i]
+		id, ok := ids[p.dev]
+		if !ok || (p.direction != biolat.Read && p.direction != biolat.Write) {
+			continue
+		}
+		if dps == (pmetric.ExponentialHistogramDataPointSlice{}) {
+			m := ms.AppendEmpty()
+			m.SetName(cgroupHistogram.name)
+			m.SetUnit(cgroupHistogram.unit)
+			m.SetDescription(cgroupHistogram.description)
+			eh := m.SetEmptyExponentialHistogram()
+			eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+			dps = eh.DataPoints()
+		}
+		dp := dps.AppendEmpty()
+		setHistogramPoint(dp, &p.hist, p.start, ts)
+		attrs := dp.Attributes()
+		attrs.PutStr("cgroup.path", p.path)
+		attrs.PutStr("system.device", id.device)
+		attrs.PutStr("disk.io.direction", p.direction.String())
+		if id.hwID != "" {
+			attrs.PutStr("hw.id", id.hwID)
+		}
+		a := cgroupio.Attribute(p.path)
+		if a.PodUID != "" {
+			attrs.PutStr("k8s.pod.uid", a.PodUID)
+		}
+		if a.ContainerID != "" {
+			attrs.PutStr("container.id", a.ContainerID)
 		}
 	}
 }

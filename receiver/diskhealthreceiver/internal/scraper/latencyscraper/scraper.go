@@ -3,6 +3,7 @@ package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
@@ -33,6 +35,16 @@ type probe interface {
 // opener opens the probe (biolat.Open in production).
 type opener func(biolat.Options) (probe, error)
 
+// cgroupProbe is what the scraper uses of *biolat.CgroupProbe.
+type cgroupProbe interface {
+	Started() time.Time
+	Collect(live func() (map[uint64]string, error)) (biolat.CgroupSnapshot, error)
+	Close() error
+}
+
+// cgroupOpener opens the per-cgroup probe (biolat.OpenCgroups in production).
+type cgroupOpener func(biolat.CgroupOptions) (cgroupProbe, error)
+
 // latencyScraper turns the probe's cumulative histograms and error counts into pdata, per whole disk
 // that passes iostat's device filter. Where the probe cannot load, start logs one line and every
 // scrape reports nothing, without an error.
@@ -45,6 +57,13 @@ type latencyScraper struct {
 	open    opener
 
 	probe probe
+
+	// The per-cgroup probe (per_cgroup.enabled), the hierarchy whose cgroup ids it reports, and the
+	// top-N folder; nil when off or unavailable.
+	openCgroups cgroupOpener
+	cgProbe     cgroupProbe
+	cgDir       string
+	folder      *folder
 	// present holds the devices of the last /proc/diskstats read; restarted, the time a departed
 	// device's series were forgotten: its new start when it comes back.
 	present   map[biolat.Dev]bool
@@ -90,6 +109,9 @@ func (s *latencyScraper) start(context.Context, component.Host) error {
 	if err == nil {
 		s.probe = p
 		s.logger.Info("Block latency probe attached.", zap.String("hook", p.Hook()), zap.Bool("device_time", s.cfg.DeviceTime))
+		if s.cfg.PerCgroup.Enabled {
+			s.startCgroups()
+		}
 		return nil
 	}
 	msg := err.Error() + ". The latency source reports nothing; every other source runs on."
@@ -104,6 +126,25 @@ func (s *latencyScraper) start(context.Context, component.Host) error {
 	}
 	s.logger.Info(msg, fields...)
 	return nil
+}
+
+// startCgroups loads the per-cgroup probe. Like start it never fails the collector: without a cgroup
+// hierarchy with io accounting, or where the probe cannot load, one line says why and the
+// per-device histograms go on alone.
+func (s *latencyScraper) startCgroups() {
+	h, err := cgroupio.Detect(filepath.Join(s.cfg.RootPath, "sys", "fs", "cgroup"))
+	if err != nil {
+		s.logger.Info("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", "no_cgroup_io"))
+		return
+	}
+	p, err := s.openCgroups(biolat.CgroupOptions{MaxCgroups: s.cfg.PerCgroup.MaxCgroups, MaxDevices: s.cfg.MaxDevices})
+	if err != nil {
+		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", causeName(err)))
+		return
+	}
+	s.cgProbe, s.cgDir = p, h.Dir
+	s.folder = newFolder(s.cfg.PerCgroup.TopN, pcommon.NewTimestampFromTime(p.Started()))
+	s.logger.Info("Per-cgroup block latency probe attached.", zap.String("hierarchy", h.Version.String()), zap.Int("top_n", s.cfg.PerCgroup.TopN))
 }
 
 // causeName is the log field naming why the probe is off.
@@ -128,12 +169,16 @@ func causeName(err error) string {
 }
 
 func (s *latencyScraper) shutdown(context.Context) error {
-	var err error
+	var err, cgErr error
 	if s.probe != nil {
 		err = s.probe.Close()
 		s.probe = nil
 	}
-	return errors.Join(err, s.tick.Close())
+	if s.cgProbe != nil {
+		cgErr = s.cgProbe.Close()
+		s.cgProbe = nil
+	}
+	return errors.Join(err, cgErr, s.tick.Close())
 }
 
 func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
@@ -223,7 +268,17 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 	}
 	s.marks = marks
 	s.cfg.Signs.Publish(boardSource, kernelErrors(snap, ids))
-	return s.build(snap, ids, ts)
+	var cg []cgPoint
+	if s.cgProbe != nil {
+		cs, err := s.cgProbe.Collect(func() (map[uint64]string, error) { return cgroupio.IDs(s.cgDir) })
+		if err != nil {
+			errs.AddPartial(1, err)
+		} else {
+			keep := func(d biolat.Dev) bool { _, ok := ids[d]; return ok }
+			cg = s.folder.fold(&cs, keep, pcommon.NewTimestampFromTime(s.cgProbe.Started()), ts)
+		}
+	}
+	return s.build(snap, ids, cg, ts)
 }
 
 // devMark is what tells one device from the next one under the same major:minor.
@@ -274,7 +329,7 @@ func (s *latencyScraper) startOf(d biolat.Dev) pcommon.Timestamp {
 
 // build maps a snapshot to pdata: the error counter through the generated builder, the histograms
 // by hand into the same scope. Devices not in ids (filtered out, or gone) are left out.
-func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp) pmetric.Metrics {
+func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, cg []cgPoint, ts pcommon.Timestamp) pmetric.Metrics {
 	mb := s.mb
 	for i := range snap.Errors {
 		e := &snap.Errors[i]
@@ -303,6 +358,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 	} {
 		mb.RecordDiskHealthLatencyDroppedDataPoint(ts, emit.Int(d.n), d.reason)
 	}
+	recordCgroups(mb, cg, ids, ts)
 	md := mb.Emit()
 	if md.ResourceMetrics().Len() == 0 {
 		rm := md.ResourceMetrics().AppendEmpty()
@@ -313,6 +369,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 	}
 	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
 	appendHistograms(ms, snap.Series, ids, s.startOf, ts, s.cfg.DeviceTime)
+	appendCgroupHistograms(ms, cg, ids, ts)
 	if ms.Len() == 0 {
 		return pmetric.NewMetrics()
 	}
@@ -349,4 +406,58 @@ func kernelErrors(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) map[s
 		out[id] = []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of " + names[id], Value: n}}
 	}
 	return out
+}
+
+// recordCgroups records the per-cgroup occupancy share (per cgroup and device, over every direction)
+// and bytes (read and write) of the folded points.
+func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp) {
+	type cgDev struct {
+		path string
+		dev  biolat.Dev
+	}
+	busy := map[cgDev]float64{}
+	total := map[biolat.Dev]float64{}
+	var order []cgDev
+	for i := range points {
+		p := &points[i]
+		if _, ok := ids[p.dev]; !ok {
+			continue
+		}
+		k := cgDev{p.path, p.dev}
+		if _, seen := busy[k]; !seen {
+			order = append(order, k)
+		}
+		busy[k] += p.busy
+		total[p.dev] += p.busy
+	}
+	opts := func(path string, id pointIdentity) []metadata.MetricAttributeOption {
+		var o []metadata.MetricAttributeOption
+		if id.hwID != "" {
+			o = append(o, metadata.WithHwIDMetricAttribute(id.hwID))
+		}
+		a := cgroupio.Attribute(path)
+		if a.PodUID != "" {
+			o = append(o, metadata.WithK8sPodUIDMetricAttribute(a.PodUID))
+		}
+		if a.ContainerID != "" {
+			o = append(o, metadata.WithContainerIDMetricAttribute(a.ContainerID))
+		}
+		return o
+	}
+	for _, k := range order {
+		if total[k.dev] > 0 {
+			id := ids[k.dev]
+			mb.RecordContainerDiskOccupancyShareDataPoint(ts, busy[k]/total[k.dev], k.path, id.device, opts(k.path, id)...)
+		}
+	}
+	for i := range points {
+		p := &points[i]
+		id, ok := ids[p.dev]
+		if !ok || (p.direction != biolat.Read && p.direction != biolat.Write) {
+			continue
+		}
+		mb.Reset(metadata.WithStartTime(p.start))
+		mb.RecordContainerDiskOperationIoDataPoint(ts, emit.Int(p.bytes), p.path, id.device,
+			metadata.MapAttributeLatencyDirection[p.direction.String()], opts(p.path, id)...)
+	}
 }

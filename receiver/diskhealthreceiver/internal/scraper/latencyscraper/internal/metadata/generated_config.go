@@ -8,6 +8,111 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// ContainerDiskOccupancyShareMetricAttributeKey specifies the key of an attribute for the container.disk.occupancy.share metric.
+type ContainerDiskOccupancyShareMetricAttributeKey string
+
+const (
+	ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath   ContainerDiskOccupancyShareMetricAttributeKey = "cgroup.path"
+	ContainerDiskOccupancyShareMetricAttributeKeySystemDevice ContainerDiskOccupancyShareMetricAttributeKey = "system.device"
+	ContainerDiskOccupancyShareMetricAttributeKeyHwID         ContainerDiskOccupancyShareMetricAttributeKey = "hw.id"
+	ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID    ContainerDiskOccupancyShareMetricAttributeKey = "k8s.pod.uid"
+	ContainerDiskOccupancyShareMetricAttributeKeyContainerID  ContainerDiskOccupancyShareMetricAttributeKey = "container.id"
+)
+
+// ContainerDiskOccupancyShareMetricConfig provides config for the container.disk.occupancy.share metric.
+type ContainerDiskOccupancyShareMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                          `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskOccupancyShareMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskOccupancyShareMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskOccupancyShareMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric container.disk.occupancy.share doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
+// ContainerDiskOperationIoMetricAttributeKey specifies the key of an attribute for the container.disk.operation.io metric.
+type ContainerDiskOperationIoMetricAttributeKey string
+
+const (
+	ContainerDiskOperationIoMetricAttributeKeyCgroupPath       ContainerDiskOperationIoMetricAttributeKey = "cgroup.path"
+	ContainerDiskOperationIoMetricAttributeKeySystemDevice     ContainerDiskOperationIoMetricAttributeKey = "system.device"
+	ContainerDiskOperationIoMetricAttributeKeyLatencyDirection ContainerDiskOperationIoMetricAttributeKey = "disk.io.direction"
+	ContainerDiskOperationIoMetricAttributeKeyHwID             ContainerDiskOperationIoMetricAttributeKey = "hw.id"
+	ContainerDiskOperationIoMetricAttributeKeyK8sPodUID        ContainerDiskOperationIoMetricAttributeKey = "k8s.pod.uid"
+	ContainerDiskOperationIoMetricAttributeKeyContainerID      ContainerDiskOperationIoMetricAttributeKey = "container.id"
+)
+
+// ContainerDiskOperationIoMetricConfig provides config for the container.disk.operation.io metric.
+type ContainerDiskOperationIoMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                       `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskOperationIoMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskOperationIoMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskOperationIoMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric container.disk.operation.io doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // DiskHealthLatencyDroppedMetricAttributeKey specifies the key of an attribute for the disk_health.latency.dropped metric.
 type DiskHealthLatencyDroppedMetricAttributeKey string
 
@@ -109,12 +214,24 @@ func (ms *SystemDiskKernelErrorsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for latency metrics.
 type MetricsConfig struct {
-	DiskHealthLatencyDropped DiskHealthLatencyDroppedMetricConfig `mapstructure:"disk_health.latency.dropped"`
-	SystemDiskKernelErrors   SystemDiskKernelErrorsMetricConfig   `mapstructure:"system.disk.kernel.errors"`
+	ContainerDiskOccupancyShare ContainerDiskOccupancyShareMetricConfig `mapstructure:"container.disk.occupancy.share"`
+	ContainerDiskOperationIo    ContainerDiskOperationIoMetricConfig    `mapstructure:"container.disk.operation.io"`
+	DiskHealthLatencyDropped    DiskHealthLatencyDroppedMetricConfig    `mapstructure:"disk_health.latency.dropped"`
+	SystemDiskKernelErrors      SystemDiskKernelErrorsMetricConfig      `mapstructure:"system.disk.kernel.errors"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+		},
+		ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategySum,
+			EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+		},
 		DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,

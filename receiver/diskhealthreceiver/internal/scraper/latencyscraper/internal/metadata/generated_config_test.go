@@ -26,6 +26,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+					},
+					ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -43,6 +53,16 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerDiskOccupancyShareMetricAttributeKey{ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice, ContainerDiskOccupancyShareMetricAttributeKeyHwID, ContainerDiskOccupancyShareMetricAttributeKeyK8sPodUID, ContainerDiskOccupancyShareMetricAttributeKeyContainerID},
+					},
+					ContainerDiskOperationIo: ContainerDiskOperationIoMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategySum,
+						EnabledAttributes:   []ContainerDiskOperationIoMetricAttributeKey{ContainerDiskOperationIoMetricAttributeKeyCgroupPath, ContainerDiskOperationIoMetricAttributeKeySystemDevice, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection, ContainerDiskOperationIoMetricAttributeKeyHwID, ContainerDiskOperationIoMetricAttributeKeyK8sPodUID, ContainerDiskOperationIoMetricAttributeKeyContainerID},
+					},
 					DiskHealthLatencyDropped: DiskHealthLatencyDroppedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -60,11 +80,35 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskOccupancyShareMetricConfig{}, ContainerDiskOperationIoMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestContainerDiskOccupancyShareMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskOccupancyShare
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskOccupancyShareMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.occupancy.share doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskOccupancyShare
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestContainerDiskOperationIoMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskOperationIo
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskOperationIoMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.operation.io doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, disk.io.direction, hw.id, k8s.pod.uid, container.id]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskOperationIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestDiskHealthLatencyDroppedMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().DiskHealthLatencyDropped
 	require.NoError(t, cfg.Validate())

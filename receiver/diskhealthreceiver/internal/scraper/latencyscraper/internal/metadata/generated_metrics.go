@@ -92,6 +92,14 @@ var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
 }
 
 var MetricsInfo = metricsInfo{
+	ContainerDiskOccupancyShare: metricInfo{
+		Name:       "container.disk.occupancy.share",
+		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id"},
+	},
+	ContainerDiskOperationIo: metricInfo{
+		Name:       "container.disk.operation.io",
+		Attributes: []string{"cgroup.path", "system.device", "latency.direction", "hw.id", "k8s.pod.uid", "container.id"},
+	},
 	DiskHealthLatencyDropped: metricInfo{
 		Name:       "disk_health.latency.dropped",
 		Attributes: []string{"latency.drop.reason"},
@@ -103,8 +111,10 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	DiskHealthLatencyDropped metricInfo
-	SystemDiskKernelErrors   metricInfo
+	ContainerDiskOccupancyShare metricInfo
+	ContainerDiskOperationIo    metricInfo
+	DiskHealthLatencyDropped    metricInfo
+	SystemDiskKernelErrors      metricInfo
 }
 
 type metricInfo struct {
@@ -122,10 +132,217 @@ func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
 }
 
+func WithContainerIDMetricAttribute(containerIDAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("container.id", containerIDAttributeValue)
+	})
+}
+
 func WithHwIDMetricAttribute(hwIDAttributeValue string) MetricAttributeOption {
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
 	})
+}
+
+func WithK8sPodUIDMetricAttribute(k8sPodUIDAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	})
+}
+
+type metricContainerDiskOccupancyShare struct {
+	data          pmetric.Metric                          // data buffer for generated metric.
+	config        ContainerDiskOccupancyShareMetricConfig // metric config provided by user.
+	capacity      int                                     // max observed number of data points added to the metric.
+	aggDataPoints []float64                               // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.occupancy.share metric with initial data.
+func (m *metricContainerDiskOccupancyShare) init() {
+	m.data.SetName("container.disk.occupancy.share")
+	m.data.SetDescription("The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskOccupancyShare) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOccupancyShareMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOccupancyShareMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskOccupancyShare) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskOccupancyShare) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskOccupancyShare(cfg ContainerDiskOccupancyShareMetricConfig) metricContainerDiskOccupancyShare {
+	m := metricContainerDiskOccupancyShare{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricContainerDiskOperationIo struct {
+	data          pmetric.Metric                       // data buffer for generated metric.
+	config        ContainerDiskOperationIoMetricConfig // metric config provided by user.
+	capacity      int                                  // max observed number of data points added to the metric.
+	aggDataPoints []int64                              // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.operation.io metric with initial data.
+func (m *metricContainerDiskOperationIo) init() {
+	m.data.SetName("container.disk.operation.io")
+	m.data.SetDescription("Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(true)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskOperationIo) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskOperationIoMetricAttributeKeyLatencyDirection) {
+		dp.Attributes().PutStr("disk.io.direction", latencyDirectionAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Sum().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskOperationIo) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskOperationIo) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskOperationIo(cfg ContainerDiskOperationIoMetricConfig) metricContainerDiskOperationIo {
+	m := metricContainerDiskOperationIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthLatencyDropped struct {
@@ -322,13 +539,15 @@ func newMetricSystemDiskKernelErrors(cfg SystemDiskKernelErrorsMetricConfig) met
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                         MetricsBuilderConfig // config of the metrics builder.
-	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                int                  // maximum observed number of metrics per resource.
-	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                      component.BuildInfo  // contains version information.
-	metricDiskHealthLatencyDropped metricDiskHealthLatencyDropped
-	metricSystemDiskKernelErrors   metricSystemDiskKernelErrors
+	config                            MetricsBuilderConfig // config of the metrics builder.
+	startTime                         pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                   int                  // maximum observed number of metrics per resource.
+	metricsBuffer                     pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                         component.BuildInfo  // contains version information.
+	metricContainerDiskOccupancyShare metricContainerDiskOccupancyShare
+	metricContainerDiskOperationIo    metricContainerDiskOperationIo
+	metricDiskHealthLatencyDropped    metricDiskHealthLatencyDropped
+	metricSystemDiskKernelErrors      metricSystemDiskKernelErrors
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -350,12 +569,14 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                         mbc,
-		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                  pmetric.NewMetrics(),
-		buildInfo:                      settings.BuildInfo,
-		metricDiskHealthLatencyDropped: newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
-		metricSystemDiskKernelErrors:   newMetricSystemDiskKernelErrors(mbc.Metrics.SystemDiskKernelErrors),
+		config:                            mbc,
+		startTime:                         pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                     pmetric.NewMetrics(),
+		buildInfo:                         settings.BuildInfo,
+		metricContainerDiskOccupancyShare: newMetricContainerDiskOccupancyShare(mbc.Metrics.ContainerDiskOccupancyShare),
+		metricContainerDiskOperationIo:    newMetricContainerDiskOperationIo(mbc.Metrics.ContainerDiskOperationIo),
+		metricDiskHealthLatencyDropped:    newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
+		metricSystemDiskKernelErrors:      newMetricSystemDiskKernelErrors(mbc.Metrics.SystemDiskKernelErrors),
 	}
 
 	for _, op := range options {
@@ -422,6 +643,8 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerDiskOccupancyShare.emit(ils.Metrics())
+	mb.metricContainerDiskOperationIo.emit(ils.Metrics())
 	mb.metricDiskHealthLatencyDropped.emit(ils.Metrics())
 	mb.metricSystemDiskKernelErrors.emit(ils.Metrics())
 
@@ -443,6 +666,16 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordContainerDiskOccupancyShareDataPoint adds a data point to container.disk.occupancy.share metric.
+func (mb *MetricsBuilder) RecordContainerDiskOccupancyShareDataPoint(ts pcommon.Timestamp, val float64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, options ...MetricAttributeOption) {
+	mb.metricContainerDiskOccupancyShare.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, options...)
+}
+
+// RecordContainerDiskOperationIoDataPoint adds a data point to container.disk.operation.io metric.
+func (mb *MetricsBuilder) RecordContainerDiskOperationIoDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, latencyDirectionAttributeValue AttributeLatencyDirection, options ...MetricAttributeOption) {
+	mb.metricContainerDiskOperationIo.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, latencyDirectionAttributeValue.String(), options...)
 }
 
 // RecordDiskHealthLatencyDroppedDataPoint adds a data point to disk_health.latency.dropped metric.

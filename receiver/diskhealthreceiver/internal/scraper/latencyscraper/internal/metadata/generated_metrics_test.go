@@ -58,6 +58,8 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["container.disk.occupancy.share"] = mb.metricContainerDiskOccupancyShare.config.AggregationStrategy
+			aggMap["container.disk.operation.io"] = mb.metricContainerDiskOperationIo.config.AggregationStrategy
 			aggMap["disk_health.latency.dropped"] = mb.metricDiskHealthLatencyDropped.config.AggregationStrategy
 			aggMap["system.disk.kernel.errors"] = mb.metricSystemDiskKernelErrors.config.AggregationStrategy
 
@@ -68,6 +70,18 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskOccupancyShareDataPoint(ts, 1, "cgroup.path-val", "system.device-val", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskOccupancyShareDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskOperationIoDataPoint(ts, 1, "cgroup.path-val", "system.device-val", AttributeLatencyDirectionRead, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskOperationIoDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", AttributeLatencyDirectionWrite, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordDiskHealthLatencyDroppedDataPoint(ts, 1, AttributeLatencyDropReasonNoStartTime)
@@ -84,6 +98,8 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricContainerDiskOccupancyShare.aggDataPoints)
+				assert.Empty(t, mb.metricContainerDiskOperationIo.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthLatencyDropped.aggDataPoints)
 				assert.Empty(t, mb.metricSystemDiskKernelErrors.aggDataPoints)
 			}
@@ -113,6 +129,123 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.disk.occupancy.share":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.occupancy.share"], "Found a duplicate in the metrics slice: container.disk.occupancy.share")
+						validatedMetrics["container.disk.occupancy.share"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						containerIDAttrVal, ok := dp.Attributes().Get("container.id")
+						assert.True(t, ok)
+						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.occupancy.share"], "Found a duplicate in the metrics slice: container.disk.occupancy.share")
+						validatedMetrics["container.disk.occupancy.share"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup's share of the device's queue occupancy over the last scrape interval: the time its requests were in flight (creation to completion, all directions) divided by that of every request on the device, 0 to 1. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["container.disk.occupancy.share"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+					}
+				case "container.disk.operation.io":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.operation.io"], "Found a duplicate in the metrics slice: container.disk.operation.io")
+						validatedMetrics["container.disk.operation.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						latencyDirectionAttrVal, ok := dp.Attributes().Get("disk.io.direction")
+						assert.True(t, ok)
+						assert.Equal(t, "read", latencyDirectionAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						containerIDAttrVal, ok := dp.Attributes().Get("container.id")
+						assert.True(t, ok)
+						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.operation.io"], "Found a duplicate in the metrics slice: container.disk.operation.io")
+						validatedMetrics["container.disk.operation.io"] = true
+						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+						assert.Equal(t, "Bytes of the requests in container.disk.operation.duration (read and write), per cgroup, device and direction, since the series' start. Only with latency.per_cgroup.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "By", mi.Unit())
+						assert.True(t, mi.Sum().IsMonotonic())
+						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+						dp := mi.Sum().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.operation.io"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
 				case "disk_health.latency.dropped":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["disk_health.latency.dropped"], "Found a duplicate in the metrics slice: disk_health.latency.dropped")

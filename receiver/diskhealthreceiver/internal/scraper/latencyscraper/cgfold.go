@@ -1,0 +1,266 @@
+package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
+
+import (
+	"cmp"
+	"slices"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+)
+
+// otherPath is the cgroup.path of a device's series that sums every cgroup not in its top N, the
+// requests without an owner and the removed cgroups. A real path starts with "/".
+const otherPath = "other"
+
+// cgPoint is one per-cgroup series to emit: cumulative since start.
+type cgPoint struct {
+	path      string // otherPath for the device's rest
+	dev       biolat.Dev
+	direction biolat.Direction
+	start     pcommon.Timestamp
+	hist      biolat.Histogram
+	bytes     uint64
+	// busy is the requests' time in flight in the last interval (seconds), for the occupancy share.
+	busy float64
+}
+
+// cgKey is one {cgroup, device, direction} of the probe.
+type cgKey struct {
+	id  uint64
+	dev biolat.Dev
+	dir biolat.Direction
+}
+
+// cgState is what the folder remembers of a live series: its last cumulative value, and while it is
+// shown, the value it was shown from (base) and since when.
+type cgState struct {
+	last      biolat.Histogram
+	lastBytes uint64
+	shown     bool
+	base      biolat.Histogram
+	baseBytes uint64
+	since     pcommon.Timestamp
+}
+
+// devDir is one device and direction.
+type devDir struct {
+	dev biolat.Dev
+	dir biolat.Direction
+}
+
+// rest is a sum of histograms and bytes.
+type rest struct {
+	hist  biolat.Histogram
+	bytes uint64
+}
+
+// folder turns the probe's cumulative per-cgroup series into at most topN cgroups per device per
+// scrape (those with the most requests completed in the interval) plus one "other" series per device
+// and direction, every series monotonic and every request counted in exactly one of them:
+//
+//   - a cgroup shown is shown from the value it had when it entered the top N (its start is the
+//     scrape that value was read at; its whole count when first seen, with the probe's start);
+//   - a cgroup not shown adds what it did in the interval to its device's other series;
+//   - a removed cgroup's counts arrive in the probe's Other (all of them): what this folder had
+//     already counted of it elsewhere (its last value) is taken off, so only the rest is new.
+type folder struct {
+	topN   int
+	states map[cgKey]*cgState
+	// acc is what cgroups not shown added, deadSeen the last values of removed cgroups.
+	acc, deadSeen map[devDir]*rest
+	// otherSum is each other series' last sum, for its time in flight in the interval.
+	otherSum map[devDir]float64
+	prev     pcommon.Timestamp // the last scrape, the start of a series shown from now
+}
+
+func newFolder(topN int, started pcommon.Timestamp) *folder {
+	return &folder{topN: topN, states: map[cgKey]*cgState{}, acc: map[devDir]*rest{}, deadSeen: map[devDir]*rest{},
+		otherSum: map[devDir]float64{}, prev: started}
+}
+
+// fold is one scrape at ts: the series to emit, sorted by device, path and direction. keep says which
+// devices are reported.
+func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, started, ts pcommon.Timestamp) []cgPoint {
+	type cgDev struct {
+		path string
+		dev  biolat.Dev
+		id   uint64
+	}
+	deltaOps := map[cgDev]uint64{}
+	live := make(map[cgKey]bool, len(s.Cgroups))
+	byKey := make(map[cgKey]*biolat.CgroupSeries, len(s.Cgroups))
+	for i := range s.Cgroups {
+		x := &s.Cgroups[i]
+		if !keep(x.Dev) {
+			continue
+		}
+		k := cgKey{id: x.CgroupID, dev: x.Dev, dir: x.Direction}
+		live[k], byKey[k] = true, x
+		st := f.states[k]
+		if st == nil {
+			st = &cgState{since: started}
+			f.states[k] = st
+		}
+		deltaOps[cgDev{x.Path, x.Dev, x.CgroupID}] += x.Histogram.Count - st.last.Count
+	}
+	// Removed cgroups: their last values come back through the probe's Other. A device no longer
+	// reported (gone, or filtered out) is forgotten whole.
+	for k, st := range f.states {
+		if live[k] {
+			continue
+		}
+		if keep(k.dev) {
+			addRest(f.deadSeen, devDir{k.dev, k.dir}, st.last, st.lastBytes, 1)
+		}
+		delete(f.states, k)
+	}
+	for _, m := range []map[devDir]*rest{f.acc, f.deadSeen} {
+		for k := range m {
+			if !keep(k.dev) {
+				delete(m, k)
+			}
+		}
+	}
+	// The top N per device by requests in the interval; ties by path, so the choice is stable.
+	perDev := map[biolat.Dev][]cgDev{}
+	for c, n := range deltaOps {
+		if n > 0 {
+			perDev[c.dev] = append(perDev[c.dev], c)
+		}
+	}
+	top := map[uint64]map[biolat.Dev]bool{}
+	for dev, cs := range perDev {
+		slices.SortFunc(cs, func(a, b cgDev) int {
+			return cmp.Or(cmp.Compare(deltaOps[b], deltaOps[a]), cmp.Compare(a.path, b.path))
+		})
+		for _, c := range cs[:min(f.topN, len(cs))] {
+			if top[c.id] == nil {
+				top[c.id] = map[biolat.Dev]bool{}
+			}
+			top[c.id][dev] = true
+		}
+	}
+	var out []cgPoint
+	for k, x := range byKey {
+		st := f.states[k]
+		dSum := x.Histogram.Sum - st.last.Sum
+		if top[k.id][k.dev] {
+			if !st.shown {
+				st.shown, st.base, st.baseBytes = true, st.last, st.lastBytes
+				if st.last.Count > 0 {
+					st.since = f.prev
+				}
+			}
+			out = append(out, cgPoint{path: x.Path, dev: k.dev, direction: k.dir, start: st.since,
+				hist: subHist(x.Histogram, st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
+		} else {
+			st.shown = false
+			addRest(f.acc, devDir{k.dev, k.dir}, subHist(x.Histogram, st.last), x.Bytes-st.lastBytes, 1)
+		}
+		st.last, st.lastBytes = x.Histogram, x.Bytes
+	}
+	// other = the probe's Other + what unshown cgroups added − what removed cgroups had shown before.
+	others := map[devDir]*rest{}
+	for i := range s.Other {
+		x := &s.Other[i]
+		if keep(x.Dev) {
+			addRest(others, devDir{x.Dev, x.Direction}, x.Histogram, x.Bytes, 1)
+		}
+	}
+	for k, r := range f.acc {
+		addRest(others, k, r.hist, r.bytes, 1)
+	}
+	for k, r := range f.deadSeen {
+		addRest(others, k, r.hist, r.bytes, -1)
+	}
+	for k := range f.otherSum {
+		if !keep(k.dev) {
+			delete(f.otherSum, k)
+		}
+	}
+	for k, r := range others {
+		if !keep(k.dev) {
+			continue
+		}
+		out = append(out, cgPoint{path: otherPath, dev: k.dev, direction: k.dir, start: started, hist: r.hist, bytes: r.bytes,
+			busy: max(0, r.hist.Sum-f.otherSum[k])})
+		f.otherSum[k] = r.hist.Sum
+	}
+	f.prev = ts
+	slices.SortFunc(out, func(a, b cgPoint) int {
+		return cmp.Or(cmp.Compare(a.dev.Major, b.dev.Major), cmp.Compare(a.dev.Minor, b.dev.Minor),
+			cmp.Compare(a.path, b.path), cmp.Compare(a.direction, b.direction))
+	})
+	return out
+}
+
+// addRest adds sign × (h, bytes) to m[k].
+func addRest(m map[devDir]*rest, k devDir, h biolat.Histogram, bytes uint64, sign int) {
+	r := m[k]
+	if r == nil {
+		r = &rest{}
+		m[k] = r
+	}
+	if sign < 0 {
+		r.hist, r.bytes = subHist(r.hist, h), r.bytes-bytes
+		return
+	}
+	r.hist, r.bytes = addHist(r.hist, h), r.bytes+bytes
+}
+
+// addHist and subHist add and subtract histograms of the same scale bucket by bucket; subHist's b is
+// an earlier value of a (or a part of it), so no count goes below zero. Empty buckets at the ends are
+// trimmed, as the probe's histograms are.
+func addHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, 1) }
+
+func subHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, -1) }
+
+func combine(a, b biolat.Histogram, sign int) biolat.Histogram {
+	out := biolat.Histogram{ZeroCount: a.ZeroCount, Sum: a.Sum}
+	if sign > 0 {
+		out.ZeroCount += b.ZeroCount
+		out.Sum += b.Sum
+	} else {
+		out.ZeroCount -= b.ZeroCount
+		out.Sum -= b.Sum
+	}
+	lo, hi := int32(0), int32(0)
+	for i, h := range []biolat.Histogram{a, b} {
+		if len(h.Buckets) == 0 {
+			continue
+		}
+		if i == 0 || len(a.Buckets) == 0 {
+			lo, hi = h.Offset, h.Offset+int32(len(h.Buckets))
+			continue
+		}
+		lo, hi = min(lo, h.Offset), max(hi, h.Offset+int32(len(h.Buckets)))
+	}
+	buckets := make([]uint64, hi-lo)
+	for j, n := range a.Buckets {
+		buckets[a.Offset+int32(j)-lo] = n
+	}
+	for j, n := range b.Buckets {
+		if sign > 0 {
+			buckets[b.Offset+int32(j)-lo] += n
+		} else {
+			buckets[b.Offset+int32(j)-lo] -= n
+		}
+	}
+	first, last := -1, -1
+	out.Count = out.ZeroCount
+	for j, n := range buckets {
+		if n != 0 {
+			if first < 0 {
+				first = j
+			}
+			last = j
+			out.Count += n
+		}
+	}
+	if first >= 0 {
+		out.Offset = lo + int32(first)
+		out.Buckets = buckets[first : last+1]
+	}
+	return out
+}
