@@ -86,12 +86,12 @@ func parseNFSStats(t *testing.T, text string) map[string]*nfsStat {
 		if cur == nil || !ok {
 			continue
 		}
-		switch {
-		case key == "opts":
+		switch key {
+		case "opts":
 			cur.opts = strings.TrimSpace(rest)
-		case key == "bytes":
+		case "bytes":
 			cur.bytes = nums(rest)
-		case key == "xprt":
+		case "xprt":
 			cur.xprts++
 		}
 	}

@@ -85,9 +85,11 @@ func TestParseIostatReport(t *testing.T) {
 	assert.Equal(t, nfsIostatLine{rtt: 1.094, exe: 1.781, queue: 0.562}, r["read"])
 
 	good := string(readNFSToolFixture(t, "v3-iostat-since.txt"))
+	writeAt := strings.Index(good, "write:")
+	require.Positive(t, writeAt)
 	for name, bad := range map[string]string{
 		"empty":            "",
-		"write missing":    good[:strings.Index(good, "write:")],
+		"write missing":    good[:writeAt],
 		"values missing":   strings.TrimRight(good, "\n")[:strings.LastIndex(strings.TrimRight(good, "\n"), "\n")],
 		"a column renamed": strings.Replace(good, "avg exe (ms)", "avg exec (ms)", 1),
 		"a value missing":  strings.Replace(good, "3.000", "", 1),

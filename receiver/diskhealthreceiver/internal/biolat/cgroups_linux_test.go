@@ -215,7 +215,7 @@ func assertNoError(t *testing.T, err error, cg string, out []byte) bool {
 	t.Helper()
 	if err != nil {
 		var stderr string
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = strings.TrimSpace(string(ee.Stderr))
 		}
 		t.Errorf("fio in %s: %v: %s %s", cg, err, out, stderr)

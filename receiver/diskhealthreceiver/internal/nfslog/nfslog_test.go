@@ -45,7 +45,7 @@ func TestParseMalformed(t *testing.T) {
 	} {
 		n := 0
 		bad, err := Parse([]byte(rec+"5,451,2,-;nfs: server b OK\n"), func(Line) { n++ })
-		assert.Error(t, err, name)
+		require.Error(t, err, name)
 		assert.Equal(t, 1, bad, name)
 		assert.Equal(t, 1, n, "%s: the next record still counts", name)
 	}

@@ -287,7 +287,7 @@ func (l *OCPLatencyLog) ActiveElapsed() time.Duration {
 	return time.Duration(l.ActiveBucketTimer) * latencyTimerStep
 }
 
-// ActiveLength: see ActiveElapsed.
+// ActiveLength is the length of the active window the host set (see ActiveElapsed).
 func (l *OCPLatencyLog) ActiveLength() time.Duration {
 	return time.Duration(l.ActiveBucketTimerThreshold) * latencyTimerStep
 }
