@@ -81,12 +81,7 @@ func TestCheckpointWriterChild(t *testing.T) {
 				err = errors.Join(err, closeFile(name))
 			}
 		case len(f) == 2 && f[0] == "rm":
-			if err = closeFile(f[1]); err == nil {
-				err = os.Remove(filepath.Join(dir, f[1]))
-			}
-			if err == nil {
-				err = syncFS(dir)
-			}
+			err = removeFreed(dir, f[1], closeFile)
 		default:
 			err = fmt.Errorf("bad command %q", in.Text())
 		}
@@ -130,6 +125,35 @@ func syncFS(dir string) error {
 	}
 	defer unix.Close(fd)
 	return unix.Syncfs(fd)
+}
+
+// removeFreed closes and removes name in dir and waits, up to 10 s, until its blocks are free again. XFS
+// frees a removed file's blocks in the background (inode inactivation), which the lockstep runs would see
+// at an arbitrary later step of simulated time, where a trainer on real hardware sees them go within
+// milliseconds. statfs of the job's directory counts what its project quota leaves where it has one.
+func removeFreed(dir, name string, closeFile func(string) error) error {
+	path := filepath.Join(dir, name)
+	var st unix.Stat_t
+	var before, now unix.Statfs_t
+	if err := errors.Join(closeFile(name), unix.Stat(path, &st), unix.Statfs(dir, &before)); err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil {
+		return err
+	}
+	if err := syncFS(dir); err != nil {
+		return err
+	}
+	want := uint64(st.Blocks) * 512 * 9 / 10
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if err := unix.Statfs(dir, &now); err != nil {
+			return err
+		}
+		if now.Bfree >= before.Bfree && (now.Bfree-before.Bfree)*uint64(now.Bsize) >= want {
+			break
+		}
+	}
+	return nil
 }
 
 func writeBytes(f *os.File, n int, chunk []byte) error {
