@@ -242,29 +242,12 @@ func (p *CgroupProbe) counts(c *CgroupCounts) error {
 func (p *CgroupProbe) Stats() ([]ProgramStats, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []ProgramStats
-	for _, name := range p.progs {
-		st, err := p.coll.Programs[name].Stats()
-		if err != nil {
-			return nil, fmt.Errorf("stats of %s: %w", name, err)
-		}
-		out = append(out, ProgramStats{Program: "cglat_" + name, RunTime: st.Runtime, RunCount: st.RunCount})
-	}
-	return out, nil
+	return programStats(p.coll, p.progs, "cglat_")
 }
 
 // Close detaches and unloads the program.
 func (p *CgroupProbe) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
-		return nil
-	}
-	p.closed = true
-	var errs []error
-	for _, l := range p.links {
-		errs = append(errs, l.Close())
-	}
-	p.coll.Close()
-	return errors.Join(errs...)
+	return detach(&p.closed, p.links, p.coll)
 }

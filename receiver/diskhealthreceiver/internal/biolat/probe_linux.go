@@ -286,13 +286,18 @@ func (p *Probe) Forget(d Dev) error {
 func (p *Probe) Stats() ([]ProgramStats, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []ProgramStats
-	for _, name := range p.progs {
-		st, err := p.coll.Programs[name].Stats()
+	return programStats(p.coll, p.progs, "")
+}
+
+// programStats is the run counts and times of progs in coll, named prefix+name.
+func programStats(coll *ebpf.Collection, progs []string, prefix string) ([]ProgramStats, error) {
+	out := make([]ProgramStats, 0, len(progs))
+	for _, name := range progs {
+		st, err := coll.Programs[name].Stats()
 		if err != nil {
 			return nil, fmt.Errorf("stats of %s: %w", name, err)
 		}
-		out = append(out, ProgramStats{Program: name, RunTime: st.Runtime, RunCount: st.RunCount})
+		out = append(out, ProgramStats{Program: prefix + name, RunTime: st.Runtime, RunCount: st.RunCount})
 	}
 	return out, nil
 }
@@ -301,14 +306,19 @@ func (p *Probe) Stats() ([]ProgramStats, error) {
 func (p *Probe) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed {
+	return detach(&p.closed, p.links, p.coll)
+}
+
+// detach closes links and unloads coll, once (closed says whether it was).
+func detach(closed *bool, links []link.Link, coll *ebpf.Collection) error {
+	if *closed {
 		return nil
 	}
-	p.closed = true
+	*closed = true
 	var errs []error
-	for _, l := range p.links {
+	for _, l := range links {
 		errs = append(errs, l.Close())
 	}
-	p.coll.Close()
+	coll.Close()
 	return errors.Join(errs...)
 }
