@@ -85,7 +85,9 @@ func healthyHostFeeds(expr string) bool {
 	for _, n := range []string{"time_to_full", `!="ok"`, "hw_", "_errors_total", "read_only_after_errors",
 		"nfs_client_mount_", "fuse_connection_", "system_filesystem_client_state",
 		// Will the next checkpoint fit: a learned save pattern, a kubelet, pods' /dev/shm, project quotas.
-		"checkpoint_", "eviction", "shm_", "project_"} {
+		"checkpoint_", "eviction", "shm_", "project_",
+		// Per-cgroup latency and occupancy: opt-in (latency.per_cgroup), off in the shipped configs.
+		"container_disk_"} {
 		if strings.Contains(expr, n) {
 			return false
 		}

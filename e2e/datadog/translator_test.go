@@ -18,14 +18,21 @@ import (
 	"github.com/DataDog/opentelemetry-mapping-go/pkg/otlp/attributes"
 	"github.com/DataDog/opentelemetry-mapping-go/pkg/otlp/metrics"
 	"github.com/DataDog/opentelemetry-mapping-go/pkg/quantile"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/processor/cumulativetodeltaprocessor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor/processortest"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/zap"
+	"go.yaml.in/yaml/v3"
 )
 
 // series is one Datadog time series as the translator hands it to the Agent's serializer.
@@ -360,4 +367,135 @@ func (s *sketches) ConsumeSketch(_ context.Context, d *metrics.Dimensions, _ uin
 	tags := append([]string(nil), d.Tags()...)
 	sort.Strings(tags)
 	s.got = append(s.got, sketch{name: d.Name(), host: d.Host(), tags: tags, count: q.Basic.Cnt})
+}
+
+// TestDatadogPerCgroupHistogram: the latency source's per-cgroup series (latency.per_cgroup, off by
+// default) on the Datadog route, from the scraper's own output: latencyscraper's goldens per-cgroup
+// and per-cgroup-next (two scrapes a minute apart, TestScrapePerCgroup) go through config/datadog.yaml's
+// cumulative_to_delta processor (its settings read from that file) into Datadog's translator with the
+// Agent's OTLP-ingest settings. The first scrape is only the base; from the second,
+// container.disk.operation.duration is one distribution per cgroup (and other), device and direction,
+// of exactly the interval's requests, tagged with cgroup.path, the pod's k8s.pod.uid and container.id
+// where the path names them, system.device and hw.id; container.disk.occupancy.share is a gauge with
+// the same tags (but the direction), and container.disk.operation.io a count of the interval's bytes.
+func TestDatadogPerCgroupHistogram(t *testing.T) {
+	set := component.TelemetrySettings{Logger: zap.NewNop(), MeterProvider: metricnoop.NewMeterProvider(), TracerProvider: tracenoop.NewTracerProvider()}
+	attrs, err := attributes.NewTranslator(set)
+	require.NoError(t, err)
+	tr, err := metrics.NewTranslator(set, attrs, metrics.WithRemapping(),
+		metrics.WithHistogramMode(metrics.HistogramModeDistributions), metrics.WithNumberMode(metrics.NumberModeCumulativeToDelta))
+	require.NoError(t, err)
+
+	// cumulative_to_delta exactly as config/datadog.yaml configures it.
+	shipped, err := os.ReadFile(filepath.Join("..", "..", "config", "datadog.yaml"))
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, yaml.Unmarshal(shipped, &raw))
+	factory := cumulativetodeltaprocessor.NewFactory()
+	cfg := factory.CreateDefaultConfig()
+	sub, err := confmap.NewFromStringMap(raw).Sub("processors::cumulative_to_delta")
+	require.NoError(t, err)
+	require.NoError(t, sub.Unmarshal(cfg))
+	require.NoError(t, confmap.Validate(cfg))
+	sink := new(consumertest.MetricsSink)
+	proc, err := factory.CreateMetrics(t.Context(), processortest.NewNopSettings(factory.Type()), cfg, sink)
+	require.NoError(t, err)
+	require.NoError(t, proc.Start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, proc.Shutdown(context.Background())) }()
+
+	dir := filepath.Join("..", "..", "receiver", "diskhealthreceiver", "internal", "scraper", "latencyscraper", "testdata", "expected_metrics")
+	rec := &recorder{}
+	for i, name := range []string{"per-cgroup.yaml", "per-cgroup-next.yaml"} {
+		md, err := golden.ReadMetrics(filepath.Join(dir, name))
+		require.NoError(t, err)
+		md.ResourceMetrics().At(0).Resource().Attributes().PutStr("host.name", "node-1")
+		require.NoError(t, proc.ConsumeMetrics(t.Context(), md))
+		require.Len(t, sink.AllMetrics(), i+1)
+		_, err = tr.MapMetrics(context.Background(), sink.AllMetrics()[i], rec, nil)
+		require.NoError(t, err)
+		if i == 0 {
+			assert.Empty(t, rec.sketches, "the first scrape is only the base of every distribution")
+		}
+	}
+
+	const (
+		podUID    = "0c6f9d7a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
+		container = "4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0"
+		pod       = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0c6f9d7a_1b2c_4d5e_8f90_a1b2c3d4e5f6.slice/cri-containerd-" + container + ".scope"
+		disk      = "hw.id:naa.5000c500a1b2c3d4"
+	)
+	podTags := []string{"cgroup.path:" + pod, "container.id:" + container, disk, "k8s.pod.uid:" + podUID, "system.device:sda"}
+	serviceTags := []string{"cgroup.path:/system.slice/a.service", disk, "system.device:sda"}
+	otherTags := []string{"cgroup.path:other", disk, "system.device:sda"}
+	withRead := func(tags []string) []string {
+		out := append([]string{"disk.io.direction:read"}, tags...)
+		sort.Strings(out)
+		return out
+	}
+	// The scrapes' read counts (pod 30 then 70, a.service 20 then 32, the rest 6 then 12): the
+	// interval's requests, each cgroup's own.
+	dist := map[string]int64{}
+	for _, s := range rec.sketches {
+		assert.Equal(t, "node-1", s.host)
+		if strings.HasPrefix(s.name, "container.") {
+			require.Equal(t, "container.disk.operation.duration", s.name)
+			dist[strings.Join(s.tags, ",")] = s.count
+		}
+	}
+	assert.Equal(t, map[string]int64{
+		strings.Join(withRead(podTags), ","):     40,
+		strings.Join(withRead(serviceTags), ","): 12,
+		strings.Join(withRead(otherTags), ","):   6,
+	}, dist, "one distribution per cgroup, device and direction, of the interval's requests")
+
+	share, io := map[string]float64{}, map[string]float64{}
+	for _, p := range rec.points {
+		switch p.name {
+		case "container.disk.occupancy.share":
+			assert.Equal(t, "gauge", p.typ)
+			share[strings.Join(p.tags, ",")] = p.value
+		case "container.disk.operation.io":
+			assert.Equal(t, "count", p.typ)
+			io[strings.Join(p.tags, ",")] = p.value
+		}
+	}
+	tags := func(t []string) string { return strings.Join(t, ",") }
+	assert.InDeltaMapValues(t, map[string]float64{tags(podTags): 40.0 / 58, tags(serviceTags): 12.0 / 58, tags(otherTags): 6.0 / 58}, share, 1e-9,
+		"each shown cgroup's share of the device's time in flight, a gauge per scrape (the first included)")
+	assert.Len(t, rec.gaugesAt, 2, "the share gauge is sent from the first scrape on")
+	assert.Equal(t, map[string]float64{tags(withRead(podTags)): 40 * 4096, tags(withRead(serviceTags)): 12 * 4096, tags(withRead(otherTags)): 6 * 4096}, io,
+		"the bytes, a delta count from the second scrape")
+}
+
+// recorder records the translator's distributions and time series with their values.
+type recorder struct {
+	sketches []sketch
+	points   []point
+	// gaugesAt are the timestamps at which container.disk.occupancy.share was sent.
+	gaugesAt map[uint64]bool
+}
+
+type point struct {
+	name, typ string
+	tags      []string
+	value     float64
+}
+
+func (r *recorder) ConsumeTimeSeries(_ context.Context, d *metrics.Dimensions, typ metrics.DataType, ts uint64, v float64) {
+	name, _ := typ.MarshalText()
+	tags := append([]string(nil), d.Tags()...)
+	sort.Strings(tags)
+	r.points = append(r.points, point{name: d.Name(), typ: string(name), tags: tags, value: v})
+	if d.Name() == "container.disk.occupancy.share" {
+		if r.gaugesAt == nil {
+			r.gaugesAt = map[uint64]bool{}
+		}
+		r.gaugesAt[ts] = true
+	}
+}
+
+func (r *recorder) ConsumeSketch(_ context.Context, d *metrics.Dimensions, _ uint64, q *quantile.Sketch) {
+	tags := append([]string(nil), d.Tags()...)
+	sort.Strings(tags)
+	r.sketches = append(r.sketches, sketch{name: d.Name(), host: d.Host(), tags: tags, count: q.Basic.Cnt})
 }

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 )
@@ -115,6 +116,15 @@ func TestScrapePerCgroup(t *testing.T) {
 		"hw.id": attrs[podPath]["hw.id"], "k8s.pod.uid": podUID, "container.id": container}, attrs[podPath])
 	require.NotEmpty(t, attrs[podPath]["hw.id"])
 	require.NotContains(t, attrs[otherPath], "k8s.pod.uid")
+	dhtest.AssertGolden(t, "per-cgroup", md)
+
+	// A minute later each cgroup has read more: the same series, from the same start.
+	cp.reads = map[string]uint64{podPath: 70, "/system.slice/a.service": 32, "/system.slice/b.service": 9}
+	cp.other = 3
+	c.t = c.t.Add(time.Minute)
+	md, err = s.scrape(t.Context())
+	require.NoError(t, err)
+	dhtest.AssertGolden(t, "per-cgroup-next", md)
 
 	require.NoError(t, s.shutdown(t.Context()))
 	require.True(t, cp.closed)
