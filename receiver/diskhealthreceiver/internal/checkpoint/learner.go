@@ -277,29 +277,16 @@ const noiseWindow = 128
 // noiseSpan is how many consecutive rates the noise floor averages: a filesystem that allocates in
 // chunks (XFS preallocates an appended file's blocks 64 KiB and more at a time) moves a growing log's
 // usage by a chunk at some scrapes and not at all at the ones between, whose lower quartile alone is 0.
-// Where the chunks come rarer than that, even those averages are mostly 0, and every chunk would stand
-// out as a burst of its own: the floor is then averaged over noiseSpanLong.
-const (
-	noiseSpan     = 4
-	noiseSpanLong = 16
-)
+const noiseSpan = 4
 
 // noise is the lower quartile of the recent absolute rates, each averaged over noiseSpan consecutive
-// samples (fewer while there are fewer), or over noiseSpanLong where that gives 0.
+// samples (fewer while there are fewer).
 func (l *Learner) noise() float64 {
-	if f := l.floor(noiseSpan); f > 0 || l.nrates < 2*noiseSpanLong {
-		return f
-	}
-	return l.floor(noiseSpanLong)
-}
-
-// floor is the lower quartile of the recent absolute rates averaged over span consecutive samples.
-func (l *Learner) floor(span int) float64 {
 	n := min(l.nrates, noiseWindow)
 	if n == 0 {
 		return 0
 	}
-	span = min(span, n)
+	span := min(noiseSpan, n)
 	var buf [noiseWindow]float64
 	r := buf[:n-span+1]
 	first := l.nrates - n // the oldest rate kept, in the order they came
