@@ -22,7 +22,7 @@ DIST         := $(CURDIR)/_build/otelcol-diskhealth
 # The whole-process comparison (bench/cmd/scrapecost): a collector with hostmetricsreceiver v0.165.1 only.
 HM_DIST      := $(CURDIR)/_build-hostmetrics/otelcol-hostmetrics
 RECEIVER     := receiver/diskhealthreceiver
-GOTEST_FLAGS ?= -race -timeout 45m
+GOTEST_FLAGS ?= -race -timeout 75m
 BENCH_FLAGS  ?= -benchtime=1s -count=1
 # The side-by-side suite: -count runs of each case, summarised by their medians (benchtable).
 SIDE_FLAGS   ?= -benchtime=1s -count=3 -timeout 120m
