@@ -21,6 +21,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // The benchmarks behind BENCHMARKS.md's "Block latency source" section (`make bench`, as root):
@@ -436,9 +438,7 @@ func BenchmarkSnapshot(b *testing.B) {
 // its maps and the Go heap it keeps, at max_cgroups 64, 256 and 1024; the slopes are the cost per
 // tracked cgroup (two table entries), the rest is fixed (the owner table, Other, the counters).
 func BenchmarkCgroupProbeMemory(b *testing.B) {
-	if unix.Geteuid() != 0 {
-		b.Skip("SKIPPED: needs root")
-	}
+	testkit.RequireRoot(b, "loads BPF")
 	mem, heap := map[int]uint64{}, map[int]float64{}
 	for _, n := range []int{64, 256, 1024} {
 		var before, after runtime.MemStats

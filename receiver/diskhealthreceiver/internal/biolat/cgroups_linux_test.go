@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 )
 
@@ -27,10 +28,7 @@ func blkioHierarchy(t testing.TB) string {
 	t.Helper()
 	h, err := cgroupio.Detect("/sys/fs/cgroup")
 	if err != nil || h.Version != cgroupio.V1 {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI runs this test on a cgroup v1 blkio host: %v %+v", err, h)
-		}
-		t.Skipf("SKIPPED: needs a cgroup v1 blkio hierarchy (this host: %+v, %v)", h, err)
+		testkit.Unavailable(t, "needs a cgroup v1 blkio hierarchy (this host: %+v, %v)", h, err)
 	}
 	return h.Dir
 }
@@ -176,7 +174,7 @@ func TestCgroupsAgreeWithBlkioServiced(t *testing.T) {
 	require.Equal(t, other0, other1, "no completion of the device without its owner: counts %+v", snap.Counts)
 	for _, x := range snap.Cgroups {
 		if x.Dev == dev && x.Path == rel(b) && x.Direction == Write {
-			require.Equal(t, 4096*fioOps[b][1], x.Bytes, "b's bytes")
+			requireCounted(t, 4096*fioOps[b][1], x.Bytes, 4096*testkit.UncountedCompletions(fioOps[b][1]), "b's bytes")
 			require.Positive(t, x.Histogram.Sum)
 		}
 	}
@@ -209,6 +207,15 @@ func TestCgroupsAgreeWithBlkioServiced(t *testing.T) {
 	_, other4, snap4 := cgroupCounts(t, p, hier, dev)
 	require.Equal(t, other2, other4)
 	require.Zero(t, snap4.Counts.Freed)
+}
+
+// requireCounted requires got to be want, or short of it by at most slack, never more: the completions
+// the probes may miss with nothing to show for it (testkit.UncountedCompletions; one of 1 054 here once),
+// and for bytes also a bio merged into a request after its start (README).
+func requireCounted(t *testing.T, want, got, slack uint64, msg string) {
+	t.Helper()
+	require.LessOrEqual(t, got, want, msg)
+	require.LessOrEqual(t, want-got, slack, msg)
 }
 
 func assertNoError(t *testing.T, err error, cg string, out []byte) bool {
@@ -305,11 +312,11 @@ func TestCgroupsOwnerVersusTaskThroughLoopWorker(t *testing.T) {
 		rootTask := task1["/"][dir] - task0["/"][dir]
 		t.Logf("%-5s fio %4d | upper %s: owner %4d task %4d | lower %s: io_serviced(A) %4d owner(A) %4d task(A) %4d task(root) %4d",
 			Direction(dir), fioOps[dir], upper, upperOwner[rel][dir], upperTask[rel][dir], lower, served, owner, task, rootTask)
-		require.Equal(t, fioOps[dir], upperOwner[rel][dir], "upper, by owner")
-		require.Equal(t, fioOps[dir], upperTask[rel][dir], "upper, by task")
+		requireCounted(t, fioOps[dir], upperOwner[rel][dir], testkit.UncountedCompletions(fioOps[dir]), "upper, by owner")
+		requireCounted(t, fioOps[dir], upperTask[rel][dir], testkit.UncountedCompletions(fioOps[dir]), "upper, by task")
 		require.Positive(t, served, "A's I/O reached the lower device")
 		require.InDelta(t, float64(served), float64(owner), float64(served)/100, "lower: owner vs io_serviced")
 		require.Zero(t, task, "lower: the task is the loop worker, not A")
-		require.GreaterOrEqual(t, rootTask, served, "lower: the task-based probe charges the root cgroup")
+		require.GreaterOrEqual(t, rootTask+testkit.UncountedCompletions(served), served, "lower: the task-based probe charges the root cgroup")
 	}
 }
