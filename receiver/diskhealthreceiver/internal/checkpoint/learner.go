@@ -363,14 +363,35 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	// A fall counts as rotation when it is a real share of what was written, not the shrinking of a
 	// temporary file next to the save.
 	removed := float64(fall) > minSave && (float64(fall) > 0.3*float64(rise) || !wrote)
+	// A filesystem that allocates in chunks (XFS preallocates past an appended file's end) steps a
+	// slowly growing log's usage a chunk at a time: bursts as regular as saves, just above the noise
+	// threshold, and far smaller than real saves. Such a burst is the background's growth; a save far
+	// larger than every one learned, all of them that small, shows that those were such chunks.
+	chunk := func(size uint64) bool { return float64(size) < scaleGap*minSave }
+	size := uint64(max(net, int64(rise)))
+	if wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
+		if span := l.spanEnd.Sub(l.spanStart).Seconds(); span > 0 {
+			rate := (float64(lastLevel) - float64(first)) / span
+			for range len(levels) - 1 {
+				l.learnBackground(rate)
+			}
+		}
+		return
+	}
+	if wrote && l.saves > 0 && chunk(slices.Max(l.sizes)) && rise > scaleGap*slices.Max(l.sizes) {
+		l.forgetSaves()
+	}
 	switch {
 	case wrote && !removed:
 		l.save(uint64(max(net, int64(rise))))
 	case wrote && removed:
 		old, known := l.popOldest()
-		size := rise
+		size = rise
 		if known && net+int64(old) > 0 {
-			size = uint64(net + int64(old))
+			// Exact when the copy's own size is, and the rise alone misses at most the part of the
+			// write that shares a step with the removal: kept within those bounds, an error in one
+			// copy's size does not carry into every later one.
+			size = min(max(uint64(net+int64(old)), rise), rise+largestStep(levels))
 		}
 		if l.rotation == RotationUnknown && l.keep == 0 && l.pureSaves > 0 && known {
 			// Copies on disk when rotation first ran: the ones kept.
@@ -390,6 +411,17 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 		}
 		l.transient = l.saves > 0 && len(l.copies) == 0
 	}
+}
+
+// scaleGap is how many times smaller than the saves learned a burst is background, and how many times
+// larger than all of them a save shows that they were not saves.
+const scaleGap = 8
+
+// forgetSaves drops what was learned from saves (the bursts taken for saves were not).
+func (l *Learner) forgetSaves() {
+	l.copies, l.sizes, l.starts = l.copies[:0], l.sizes[:0], l.starts[:0]
+	l.saves, l.keep, l.rotation, l.pureSaves, l.transient = 0, 0, RotationUnknown, 0, false
+	l.p50, l.p90, l.interval, l.isRegular = 0, 0, 0, false
 }
 
 // save records a save of size bytes that took the burst's time.
@@ -431,6 +463,17 @@ func appendBounded[T any](s []T, v T, n int) []T {
 		s = s[:n-1]
 	}
 	return append(s, v)
+}
+
+// largestStep is the largest increase between consecutive levels.
+func largestStep(levels []uint64) uint64 {
+	var step uint64
+	for i := 1; i < len(levels); i++ {
+		if levels[i] > levels[i-1] {
+			step = max(step, levels[i]-levels[i-1])
+		}
+	}
+	return step
 }
 
 // excursions returns the largest rise from an earlier low and the largest fall from an earlier high

@@ -1,6 +1,9 @@
 package checkpoint
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,4 +233,53 @@ func TestLearnerAlertsOncePerEpisode(t *testing.T) {
 	p := step(j.size / 2)
 	assert.Equal(t, WillFail, p.State)
 	assert.True(t, p.Alert, "after fitting for a whole interval, a new episode alerts")
+}
+
+// TestLearnerChunkedLogGrowth replays a real run where XFS's 64 KiB end-of-file preallocation moved a
+// slowly growing log's usage a chunk every second or two (testdata/xfs-chunked-log.trace): the chunks,
+// just above the noise threshold and regular, were once learned as saves (keep 13, a save of 1.6 % of
+// the real size). The saves are the checkpoint's, its retention keep 1 before the save, and will_fail
+// comes at least one cadence (17 s) before the quota is full.
+func TestLearnerChunkedLogGrowth(t *testing.T) {
+	data, err := os.ReadFile("testdata/xfs-chunked-log.trace")
+	require.NoError(t, err)
+	const quota = 96 << 20
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	l := NewLearner(Config{})
+	var p Prediction
+	var saves []float64
+	var willFailAt, fullAt time.Duration
+	for line := range strings.Lines(string(data)) {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var step int
+		var used, size, copies uint64
+		_, err := fmt.Sscanf(line, "%d %d %d %d", &step, &used, &size, &copies)
+		require.NoError(t, err, line)
+		at := time.Duration(step) * 250 * time.Millisecond
+		if size > 0 && (len(saves) == 0 || saves[len(saves)-1] != float64(size)) {
+			saves = append(saves, float64(size))
+		}
+		p = l.Observe(Sample{Time: t0.Add(at), Used: used, Free: quota - used})
+		switch {
+		case p.State == WillFail && willFailAt == 0:
+			willFailAt = at
+		case p.State != WillFail:
+			willFailAt = 0
+		}
+		if used >= quota {
+			fullAt = at
+		}
+	}
+	require.NotZero(t, fullAt)
+	assert.Equal(t, 1, p.Keep)
+	assert.Equal(t, RotationBefore, p.Rotation)
+	mean := 0.0
+	for _, s := range saves {
+		mean += s / float64(len(saves))
+	}
+	assert.InDelta(t, mean, float64(p.SizeP50), 0.1*mean, "the learned size is the saves'")
+	assert.NotZero(t, willFailAt)
+	assert.GreaterOrEqual(t, fullAt-willFailAt, 17*time.Second, "will_fail a cadence ahead")
 }
