@@ -33,28 +33,16 @@ func observeAll(ls []*Learner, used []uint64, at time.Time) {
 	}
 }
 
-// TestLearningCPUPer100Domains: one scrape's learning for 100 domains, each with a learned pattern, costs
-// at most 1 ms of this thread's CPU, measured over 200 scrapes (the thread clock's resolution is coarser
-// than one).
-func TestLearningCPUPer100Domains(t *testing.T) {
-	const scrapes = 200
-	ls, used, at := learned(t, 100)
-	observeAll(ls, used, at) // warm
-	cpu := dhtest.ThreadCPU(t, func() {
-		for k := range scrapes {
-			observeAll(ls, used, at.Add(time.Duration(k+1)*time.Second))
-		}
-	})
-	t.Logf("learning for 100 domains: %v CPU per scrape", cpu/scrapes)
-	require.Less(t, cpu/scrapes, dhtest.RaceSlowdown*time.Millisecond)
-}
-
 // BenchmarkLearning100Domains: one scrape's learning for 100 domains with learned patterns (a scrape a
-// second, so that the patterns stay current for up to 20 000 iterations).
+// second, so that the patterns stay current for up to 20 000 iterations), with its thread CPU per scrape.
 func BenchmarkLearning100Domains(b *testing.B) {
 	ls, used, at := learned(b, 100)
 	b.ReportAllocs()
-	for i := range b.N {
-		observeAll(ls, used, at.Add(time.Duration(i+1)*time.Second))
-	}
+	cpu := dhtest.ThreadCPU(b, func() {
+		for i := range b.N {
+			observeAll(ls, used, at.Add(time.Duration(i+1)*time.Second))
+		}
+	})
+	// The thread's CPU, beside the wall time: what the learning costs the collector (target ≤ 1 ms).
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/scrape")
 }
