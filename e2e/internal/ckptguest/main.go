@@ -11,11 +11,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 )
+
+// hangAfter is well past a run's few minutes (three in TCG on a loaded two-core host) and before the
+// host's timeout.
+const hangAfter = 10 * time.Minute
 
 func main() {
 	if err := prepare(); err != nil {
@@ -25,7 +30,21 @@ func main() {
 	cmd := exec.Command("/test/fs.test", "-test.run=^TestFSScraperCheckpointSeededProjectQuota$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), "DISKHEALTH_QEMU_GUEST=1")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Println("ckptguest:", err)
+		os.Exit(1)
+	}
+	// A run that hangs says where before the host's timeout kills the VM: the kernel's blocked tasks on
+	// the console, and the goroutines of the test and its writer child (SIGQUIT) in the test log.
+	watchdog := time.AfterFunc(hangAfter, func() {
+		fmt.Println("ckptguest: no end after", hangAfter, "- blocked tasks on the console, goroutines here")
+		_ = os.WriteFile("/proc/sysrq-trigger", []byte("w"), 0)
+		_ = unix.Kill(-cmd.Process.Pid, unix.SIGQUIT)
+	})
+	err := cmd.Wait()
+	watchdog.Stop()
+	if err != nil {
 		fmt.Println("ckptguest:", err)
 		os.Exit(1)
 	}

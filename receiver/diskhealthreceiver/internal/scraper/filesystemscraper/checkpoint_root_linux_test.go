@@ -130,7 +130,10 @@ func syncFS(dir string) error {
 // removeFreed closes and removes name in dir and waits, up to 10 s, until its blocks are free again. XFS
 // frees a removed file's blocks in the background (inode inactivation), which the lockstep runs would see
 // at an arbitrary later step of simulated time, where a trainer on real hardware sees them go within
-// milliseconds. statfs of the job's directory counts what its project quota leaves where it has one.
+// milliseconds. statfs of the job's directory counts what its project quota leaves where it has one; it
+// says 0 free while the project's usage is at or past its limit (seen on ext4 near EDQUOT, by more than
+// the removed copy), and then cannot tell: ext4 frees a removed file's blocks in the unlink, and XFS's
+// statfs waits for its inactivation, so syncfs is the wait there.
 func removeFreed(dir, name string, closeFile func(string) error) error {
 	path := filepath.Join(dir, name)
 	var st unix.Stat_t
@@ -144,16 +147,19 @@ func removeFreed(dir, name string, closeFile func(string) error) error {
 	if err := syncFS(dir); err != nil {
 		return err
 	}
+	if before.Bfree == 0 {
+		return nil
+	}
 	want := uint64(st.Blocks) * 512 * 9 / 10
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if err := unix.Statfs(dir, &now); err != nil {
 			return err
 		}
 		if now.Bfree >= before.Bfree && (now.Bfree-before.Bfree)*uint64(now.Bsize) >= want {
-			break
+			return nil
 		}
 	}
-	return nil
+	return fmt.Errorf("%s: %d of its %d bytes free after 10 s", name, (now.Bfree-min(now.Bfree, before.Bfree))*uint64(now.Bsize), want)
 }
 
 func writeBytes(f *os.File, n int, chunk []byte) error {
@@ -264,6 +270,8 @@ type jobRun struct {
 	rotation             string
 	// states counts the scrapes per project checkpoint state (project runs), "learning" when none.
 	states map[string]int
+	steps  int
+	took   time.Duration // wall time of the run: what the step count costs (the QEMU guest is slow)
 }
 
 // runJob drives the job and the scraper in lockstep on simulated time: every 250 ms of it the writer
@@ -293,7 +301,9 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 	next, save := 10.0, 0 // the collector runs before the job starts
 	willFail := false
 	h := step.Seconds()
+	began := time.Now()
 	for i := 0; ; i++ {
+		out.steps = i + 1
 		now := time.Duration(i) * step
 		fail := func(answer string) bool {
 			if answer == "ok" {
@@ -369,6 +379,7 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 		}
 	}
 	require.Equal(t, "ok", w.do(t, "closeall"))
+	out.took = time.Since(began)
 	if !willFail {
 		out.willFailFrom = 0
 	}
@@ -478,7 +489,7 @@ func TestFSScraperCheckpointSeededRealFilesystems(t *testing.T) {
 				require.NoError(t, os.Remove(prefill))
 				unix.Sync()
 			}
-			tally.check(t, fs.name, 0, time.Since(start))
+			tally.check(t, fs.name, time.Since(start))
 		})
 	}
 }
@@ -522,17 +533,19 @@ func (s *seededTally) add(t *testing.T, name string, seed uint64, j seededJob, r
 	if r.states != nil {
 		t.Logf("%s seed %2d: scrapes per state %v", name, seed, r.states)
 	}
+	t.Logf("%s seed %2d: %d steps in %v (%v a step)", name, seed, r.steps, r.took.Round(10*time.Millisecond),
+		(r.took / time.Duration(r.steps)).Round(10*time.Microsecond))
 }
 
 // check asserts the runs: will_fail at least one cadence ahead in all but one, the size and the
-// retention learned in all but misses, and at most two events in every run.
-func (s *seededTally) check(t *testing.T, name string, misses int, took time.Duration) {
+// retention learned in all, and at most two events in every run.
+func (s *seededTally) check(t *testing.T, name string, took time.Duration) {
 	t.Helper()
 	t.Logf("%s: %d of %d in time, %d sized within ±10 %%, %d with the retention right, %d with more than two events; %v for all",
 		name, s.inTime, s.runs, s.sized, s.retained, s.overAlerted, took.Round(100*time.Millisecond))
 	assert.GreaterOrEqual(t, s.inTime, s.runs-1, "will_fail at least one cadence before the failure")
-	assert.GreaterOrEqual(t, s.sized, s.runs-misses, "learned size within ±10 %")
-	assert.GreaterOrEqual(t, s.retained, s.runs-misses, "retention learned right")
+	assert.GreaterOrEqual(t, s.sized, s.runs, "learned size within ±10 %")
+	assert.GreaterOrEqual(t, s.retained, s.runs, "retention learned right")
 	assert.Zero(t, s.overAlerted, "at most two will_fail events a run")
 }
 
@@ -624,9 +637,7 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 		require.NoError(t, unix.Unmount(mnt, 0))
 		detach()
 	}
-	// The guest's XFS seed 4 is learned wrong (a save of 1.6 % of its size, no retention) in every run so
-	// far, for a cause not found: it is the one run these allow to miss (README).
-	tally.check(t, "project quotas", 1, time.Since(start))
+	tally.check(t, "project quotas", time.Since(start))
 }
 
 // projectUsed is the bytes charged to project on the filesystem at mnt.
