@@ -10,7 +10,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 
 	"golang.org/x/sys/unix"
 
@@ -22,10 +21,7 @@ func main() {
 		fmt.Println("ckptguest:", err)
 		os.Exit(2)
 	}
-	cmd := exec.Command("/test/fs.test", "-test.run=^TestFSScraperCheckpointSeededProjectQuota$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "DISKHEALTH_QEMU_GUEST=1")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if err := guestrx.RunPackageTest("/test/fs.test", "TestFSScraperCheckpointSeededProjectQuota"); err != nil {
 		fmt.Println("ckptguest:", err)
 		os.Exit(1)
 	}
@@ -38,11 +34,5 @@ func prepare() error {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", 0, "size=900m"); err != nil {
 		return fmt.Errorf("mount tmpfs /tmp: %w", err)
 	}
-	if err := os.MkdirAll("/sys/fs/cgroup", 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, ""); err != nil {
-		return fmt.Errorf("mount cgroup2: %w", err)
-	}
-	return nil
+	return guestrx.MountCgroup2()
 }
