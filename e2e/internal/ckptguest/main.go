@@ -10,7 +10,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,7 +17,7 @@ import (
 	"github.com/diskhealth/diskhealth/e2e/internal/guestrx"
 )
 
-// hangAfter is well past a run's few minutes (three in TCG on a loaded two-core host) and before the
+// hangAfter is well past a run's 4–6 minutes of VM time (TCG, a loaded two-core host) and before the
 // host's timeout.
 const hangAfter = 10 * time.Minute
 
@@ -27,24 +26,7 @@ func main() {
 		fmt.Println("ckptguest:", err)
 		os.Exit(2)
 	}
-	cmd := exec.Command("/test/fs.test", "-test.run=^TestFSScraperCheckpointSeededProjectQuota$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), "DISKHEALTH_QEMU_GUEST=1")
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		fmt.Println("ckptguest:", err)
-		os.Exit(1)
-	}
-	// A run that hangs says where before the host's timeout kills the VM: the kernel's blocked tasks on
-	// the console, and the goroutines of the test and its writer child (SIGQUIT) in the test log.
-	watchdog := time.AfterFunc(hangAfter, func() {
-		fmt.Println("ckptguest: no end after", hangAfter, "- blocked tasks on the console, goroutines here")
-		_ = os.WriteFile("/proc/sysrq-trigger", []byte("w"), 0)
-		_ = unix.Kill(-cmd.Process.Pid, unix.SIGQUIT)
-	})
-	err := cmd.Wait()
-	watchdog.Stop()
-	if err != nil {
+	if err := guestrx.RunPackageTest("/test/fs.test", "TestFSScraperCheckpointSeededProjectQuota", hangAfter); err != nil {
 		fmt.Println("ckptguest:", err)
 		os.Exit(1)
 	}
@@ -57,11 +39,5 @@ func prepare() error {
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", 0, "size=900m"); err != nil {
 		return fmt.Errorf("mount tmpfs /tmp: %w", err)
 	}
-	if err := os.MkdirAll("/sys/fs/cgroup", 0o755); err != nil {
-		return err
-	}
-	if err := unix.Mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, ""); err != nil {
-		return fmt.Errorf("mount cgroup2: %w", err)
-	}
-	return nil
+	return guestrx.MountCgroup2()
 }

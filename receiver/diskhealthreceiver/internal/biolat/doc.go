@@ -58,7 +58,9 @@
 // still adding to an entry is lost with it): a removed cgroup's state is freed and no series carries
 // an id without a cgroup (TestCgroupChurn5000: 5 000 cgroups through a 256-cgroup table, the series
 // and Other together count what /proc/diskstats counts, within the per-device probe's tolerance). TestCgroupsAgreeWithBlkioServiced checks the counts against v1
-// blkio.throttle.io_serviced and fio on a loop device.
+// blkio.throttle.io_serviced and fio on a loop device; TestCgroupWritebackChargedToOwner (in e2e's QEMU
+// guest, cgroup v2 on the block_rq_issue path) that a cgroup's buffered writes flushed by writeback are
+// its own, against its io.stat, where the task-based attribution has them on the flusher.
 //
 // # Kernel and privileges
 //
