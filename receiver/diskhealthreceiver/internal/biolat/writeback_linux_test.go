@@ -122,10 +122,15 @@ func TestCgroupWritebackChargedToOwner(t *testing.T) {
 		ops := [2]uint64{s1.ReadOps - stat0[cg].ReadOps, s1.WriteOps - stat0[cg].WriteOps}
 		for dir := range 2 {
 			t.Logf("cgroup %s %-5s io.stat %5d  histogram %5d", rel, Direction(dir), ops[dir], owner[rel][dir])
-			require.InDelta(t, float64(ops[dir]), float64(owner[rel][dir]), float64(ops[dir])/100, "%s %s: histogram vs io.stat", rel, Direction(dir))
+			// Exact, but for a completion the probe may miss: with merges off a request is a bio, and
+			// the sync's data-less PREFLUSH write, which the block_rq_issue path never sees start, is
+			// the root's, read at its completion (it was an earlier owner's before that).
+			requireCounted(t, ops[dir], owner[rel][dir], testkit.UncountedCompletions(ops[dir]), rel+" "+Direction(dir).String()+": histogram vs io.stat")
 		}
 		if cg == a {
-			t.Logf("cgroup %s write bytes: io.stat %d, probe %d", rel, s1.WriteBytes-stat0[cg].WriteBytes, seriesBytes(snap, relA, dev, Write))
+			wrote := s1.WriteBytes - stat0[cg].WriteBytes
+			t.Logf("cgroup %s write bytes: io.stat %d, probe %d", rel, wrote, seriesBytes(snap, relA, dev, Write))
+			requireCounted(t, wrote, seriesBytes(snap, relA, dev, Write), 8<<10*testkit.UncountedCompletions(ops[Write]), "A's bytes vs io.stat")
 		}
 	}
 	w := ownerTotal[Write]

@@ -12,8 +12,11 @@
  * charge, the inode number of its directory in the hierarchy that has the
  * io/blkio controller (64-bit kernels). Writeback bios carry the page owner's
  * blkg (wbc_init_bio), so buffered writes land on the writer's cgroup, not the
- * flusher's. {cgid, bytes} is stored per request (LRU: an entry whose completion
- * never comes ages out; a request reused before that overwrites it).
+ * flusher's. {cgid, bytes} is stored per request struct (LRU: an entry whose
+ * completion never comes ages out; the struct's next request overwrites it) and
+ * marked used by its completion. A completion that finds it used never started
+ * where the owner is read (before 6.5, the data-less PREFLUSH write a flush
+ * sequence completes unissued): its owner is read at completion.
  *
  * Merges. blk-mq merges a bio into a request (plug, scheduler, and
  * request-to-request merges) only when blk_cgroup_mergeable() holds: the same
@@ -66,6 +69,7 @@ struct cg_val {
 struct owner {
 	__u64 cgid; /* 0: no bio or no blkg */
 	__u64 bytes;
+	__u64 used; /* a completion took it: the struct's next request has not started */
 };
 
 const volatile __u8 latency_at_complete = 0; /* no block_io_done: measure at block_rq_complete */
@@ -126,17 +130,22 @@ static __always_inline struct cg_val *entry(void *map, struct cg_key *key)
 	return bpf_map_lookup_elem(map, key);
 }
 
-static __always_inline void start(struct request *rq)
+/* The owner of rq's first bio (0: none). */
+static __always_inline __u64 bio_owner(struct request *rq)
 {
-	struct owner o = { .bytes = rq->__data_len }, *cur;
-	__u64 key = (__u64)rq;
 	struct bio *bio = rq->bio;
 	struct blkcg_gq *blkg = 0;
 
 	if (bio && bpf_core_field_exists(bio->bi_blkg))
 		blkg = bio->bi_blkg;
-	if (blkg)
-		o.cgid = blkg->blkcg->css.cgroup->kn->id;
+	return blkg ? blkg->blkcg->css.cgroup->kn->id : 0;
+}
+
+static __always_inline void start(struct request *rq)
+{
+	struct owner o = { .cgid = bio_owner(rq), .bytes = rq->__data_len }, *cur;
+	__u64 key = (__u64)rq;
+
 	if (owner_is_task) {
 		struct task_struct *task = bpf_get_current_task_btf();
 
@@ -176,6 +185,7 @@ static __always_inline void done(struct request *rq, __u64 now)
 	struct cg_key k = {};
 	struct owner *o;
 	struct cg_val *v = 0;
+	__u64 cgid = 0, bytes = 0;
 	__s32 slot;
 
 	if (is_passthrough(op) || !accounted(op, rq->rq_flags))
@@ -192,8 +202,23 @@ static __always_inline void done(struct request *rq, __u64 now)
 	 * overwrites the entry; a delete per I/O would cost as much again.
 	 */
 	o = bpf_map_lookup_elem(&owners, &key);
-	if (o && o->cgid) {
-		k.cgid = o->cgid;
+	if (o && !o->used) {
+		cgid = o->cgid;
+		bytes = o->bytes;
+		o->used = 1;
+	} else if (o && !owner_is_task) {
+		/*
+		 * An earlier request's entry: this one completes without having started
+		 * where the owner is read. Before 6.5 that is the data-less PREFLUSH write
+		 * a flush sequence completes without issuing it (the flush request goes in
+		 * its place). Its bio is still attached at block_rq_complete: the owner is
+		 * read now. (On 6.5+ every request passes block_io_start.)
+		 */
+		cgid = bio_owner(rq);
+		bytes = rq->__data_len;
+	}
+	if (cgid) {
+		k.cgid = cgid;
 		v = entry(&cghists, &k);
 		if (!v)
 			count(CG_TABLE_FULL);
@@ -215,8 +240,7 @@ static __always_inline void done(struct request *rq, __u64 now)
 	else if (slot < NR_SLOTS) /* always; the verifier wants the bound here */
 		__sync_fetch_and_add(&v->slots[slot], 1);
 	__sync_fetch_and_add(&v->sum_ns, ns);
-	if (o)
-		__sync_fetch_and_add(&v->bytes, o->bytes);
+	__sync_fetch_and_add(&v->bytes, bytes);
 }
 
 SEC("tp_btf/block_io_done")
