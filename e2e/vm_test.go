@@ -443,3 +443,27 @@ func qmp(path string, command map[string]any) error {
 	}
 	return reply()
 }
+
+// runGuestPackageTest builds the test binary of pkg (as name.test) and the guest program guestPkg for
+// the guest, boots the guest with both, logs the guest's lines that keep selects, and requires that
+// test, which the guest program runs from that binary, passed there.
+func (k *vmKit) runGuestPackageTest(t *testing.T, guestPkg, pkg, name, test string, timeout time.Duration, keep func(line string) bool) {
+	t.Helper()
+	dir := t.TempDir()
+	bin, guest := filepath.Join(dir, name+".test"), filepath.Join(dir, "guest")
+	for _, args := range [][]string{{"test", "-c", "-o", bin, pkg}, {"build", "-o", guest, guestPkg}} {
+		build := exec.Command("go", args...)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "building %s: %s", args[len(args)-1], out)
+	}
+	run := k.bootWith(t, guest, map[string]string{name + ".test": bin}, timeout, nil)
+	t.Logf("VM run (kernel %s, boot to power-off): %v", k.kver, run.took.Round(100*time.Millisecond))
+	for line := range strings.Lines(run.log) {
+		if keep(line) {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+	require.Contains(t, run.log, vmproto.MarkerExit+"0", "the test failed in the guest:\n%s", tail(run.log, 8000))
+	require.Contains(t, run.log, "--- PASS: "+test, "the test did not run in the guest:\n%s", tail(run.log, 8000))
+}
