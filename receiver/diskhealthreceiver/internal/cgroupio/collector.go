@@ -70,6 +70,9 @@ type Cgroup struct {
 	Attribution
 	// Devices are the cumulative counters per device (v1: bytes and operations read a moment apart).
 	Devices []DeviceStat
+	// Previous are the counters at the previous collection, nil when every byte of Devices is the
+	// interval's (a cgroup created since, or counters that went back): Written takes the difference.
+	Previous []DeviceStat
 	// Bytes were moved (read, written, discarded, all devices) since the previous collection.
 	Bytes uint64
 	// Start is when the cumulative counters started (or a safe earlier bound).
@@ -133,6 +136,7 @@ type node struct {
 	delta    uint64
 	devs     []DeviceStat
 	prevDevs []DeviceStat // devs of the previous reading, to tell a counter that went back
+	fresh    bool         // every byte of devs is this interval's (delta counted from zero)
 	start    time.Time
 	attr     *Attribution
 	// psi is the io.pressure last read (psiAt, when hasPSI); psiStart the start of its totals' series.
@@ -228,14 +232,14 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 	}
 	switch {
 	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs):
-		n.delta = total - prev
+		n.delta, n.fresh = total-prev, false
 	case wasSeen:
 		// Counters went back (any of them, on any device, or a device's counters vanished): the cgroup
 		// was removed and created again under the same path, or its device's statistics were. The
 		// cumulative series restart; the interval's bytes are all the new counters have.
-		n.delta, n.start = total, c.prev
+		n.delta, n.start, n.fresh = total, c.prev, true
 	case n.born:
-		n.delta = total
+		n.delta, n.fresh = total, true
 	default:
 		return false // first reading at the first collection: a baseline only
 	}
@@ -334,6 +338,9 @@ func (c *Collector) report(n *node) Cgroup {
 	}
 	// Directory names are bytes: the path leaves as valid UTF-8 of bounded length.
 	cg := Cgroup{Path: sanitize.String(sanitize.CgroupPath, "/"+n.path), Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
+	if !n.fresh {
+		cg.Previous = n.prevDevs
+	}
 	if c.cfg.Pressure != nil {
 		data, err := c.cfg.Pressure.ReadFile(join(n.path, "io.pressure"), c.buf)
 		c.buf = data
@@ -351,6 +358,23 @@ func (c *Collector) report(n *node) Cgroup {
 		}
 	}
 	return cg
+}
+
+// Written is what the cgroup wrote to Devices[i] since the previous collection: the write counter's
+// rise, or all of it when the counters started within the interval (or the device is new to it).
+func (cg *Cgroup) Written(i int) uint64 {
+	d := &cg.Devices[i]
+	j := i // the kernel keeps a cgroup's devices in one order
+	if j >= len(cg.Previous) || cg.Previous[j].Major != d.Major || cg.Previous[j].Minor != d.Minor {
+		var idx deviceIndex
+		if j = idx.find(cg.Previous, d.Major, d.Minor); j < 0 {
+			return d.WriteBytes
+		}
+	}
+	if p := cg.Previous[j].WriteBytes; p <= d.WriteBytes {
+		return d.WriteBytes - p
+	}
+	return d.WriteBytes
 }
 
 func join(dir, name string) string {

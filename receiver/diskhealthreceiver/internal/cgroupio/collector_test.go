@@ -376,3 +376,61 @@ func TestCollectorOneCounterBackStartsANewSeries(t *testing.T) {
 	require.Len(t, res.Cgroups, 1)
 	assert.Equal(t, t1, res.Cgroups[0].Start, "a new series from the previous collection")
 }
+
+// TestCollectorWritten: Written is each device's write bytes since the previous collection, whether the
+// cgroup was reported then or not; all of them for a cgroup created since, a device new to the cgroup,
+// or counters that went back (the cgroup re-created under its path).
+func TestCollectorWritten(t *testing.T) {
+	cg := filepath.Join(t.TempDir(), "cg")
+	for _, dir := range []string{"a", "b"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(cg, dir), 0o755))
+	}
+	write := func(dir string, stats ...DeviceStat) {
+		var s strings.Builder
+		for _, st := range stats {
+			s.WriteString(formatIOStat(st))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(cg, dir, "io.stat"), []byte(s.String()), 0o644))
+	}
+	dev := func(maj, minor uint32, w uint64) DeviceStat {
+		return DeviceStat{Major: maj, Minor: minor, Counters: Counters{WriteBytes: w, WriteOps: w / 4096}}
+	}
+	written := func(res Result) map[string]map[string]uint64 {
+		m := map[string]map[string]uint64{}
+		for _, c := range res.Cgroups {
+			m[c.Path] = map[string]uint64{}
+			for i, d := range c.Devices {
+				m[c.Path][fmt.Sprintf("%d:%d", d.Major, d.Minor)] = c.Written(i)
+			}
+		}
+		return m
+	}
+	write("", dev(8, 0, 1<<30))
+	write("a", dev(8, 0, 100<<20))
+	write("b", dev(8, 0, 5<<20))
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V2, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.NoError(t, err)
+
+	write("", dev(8, 0, 2<<30))
+	write("a", dev(8, 0, 160<<20), dev(259, 0, 7<<20)) // a new device: all of its bytes are new
+	require.NoError(t, os.MkdirAll(filepath.Join(cg, "c"), 0o755))
+	write("c", dev(8, 0, 3<<20)) // a cgroup created since: all of its bytes are new
+	res, err := c.Collect(t2)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]uint64{
+		"/a": {"8:0": 60 << 20, "259:0": 7 << 20},
+		"/c": {"8:0": 3 << 20},
+	}, written(res), "b did not write")
+
+	write("", dev(8, 0, 3<<30))
+	write("b", dev(8, 0, 6<<20))                     // b, never reported before, from its baseline
+	write("a", dev(8, 0, 1<<20), dev(259, 0, 7<<20)) // went back: re-created
+	res, err = c.Collect(t2.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]uint64{
+		"/a": {"8:0": 1 << 20, "259:0": 7 << 20},
+		"/b": {"8:0": 1 << 20},
+	}, written(res))
+}
