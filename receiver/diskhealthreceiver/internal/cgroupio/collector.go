@@ -231,7 +231,7 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 		return false
 	}
 	switch {
-	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs):
+	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs, c.cfg.Version == V1):
 		n.delta, n.fresh = total-prev, false
 	case wasSeen:
 		// Counters went back (any of them, on any device, or a device's counters vanished): the cgroup
@@ -249,8 +249,10 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 
 // wentBack reports whether any counter of prev is above the same device's in cur, or a device of prev is
 // not in cur (its statistics were freed and may return from zero). The kernel keeps a cgroup's devices in
-// one order, so each is first looked for at its own index; the index finds the others.
-func wentBack(prev, cur []DeviceStat) bool {
+// one order, so each is first looked for at its own index; the index finds the others. bytesOnly (v1)
+// compares the byte counters alone: a v1 walk reads only the bytes file, so cur has no operation
+// counts, while prev has them when the cgroup was reported (report reads the operations file).
+func wentBack(prev, cur []DeviceStat, bytesOnly bool) bool {
 	var idx deviceIndex
 	for i := range prev {
 		p := &prev[i]
@@ -261,8 +263,10 @@ func wentBack(prev, cur []DeviceStat) bool {
 			}
 		}
 		c := &cur[j]
-		if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps ||
-			c.DiscardBytes < p.DiscardBytes || c.DiscardOps < p.DiscardOps {
+		if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.DiscardBytes < p.DiscardBytes {
+			return true
+		}
+		if !bytesOnly && (c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps || c.DiscardOps < p.DiscardOps) {
 			return true
 		}
 	}

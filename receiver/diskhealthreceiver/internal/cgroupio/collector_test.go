@@ -434,3 +434,36 @@ func TestCollectorWritten(t *testing.T) {
 		"/b": {"8:0": 1 << 20},
 	}, written(res))
 }
+
+// TestCollectorV1BusyCgroupKeepsItsSeries: on v1 a cgroup reported at one collection (its operations
+// file read) and busy again at the next is no restarted series: its Bytes and Written are the
+// interval's and its Start stays. The walk reads only the bytes file, so the operation counts it lacks
+// were once taken for counters that went back.
+func TestCollectorV1BusyCgroupKeepsItsSeries(t *testing.T) {
+	cg := filepath.Join(t.TempDir(), "blkio")
+	require.NoError(t, os.MkdirAll(filepath.Join(cg, "job"), 0o755))
+	write := func(w uint64) {
+		for _, dir := range []string{"", "job"} {
+			b, o := formatBlkio([]DeviceStat{{Major: 7, Minor: 0, Counters: Counters{WriteBytes: w, WriteOps: w / 4096}}})
+			require.NoError(t, os.WriteFile(filepath.Join(cg, dir, BlkioBytesFile), []byte(b), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(cg, dir, BlkioOpsFile), []byte(o), 0o644))
+		}
+	}
+	write(1 << 20)
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V1, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.NoError(t, err)
+	for i, w := range []uint64{3 << 20, 7 << 20, 8 << 20} {
+		write(w)
+		res, err := c.Collect(t2.Add(time.Duration(i) * time.Minute))
+		require.NoError(t, err)
+		require.Len(t, res.Cgroups, 1, "collection %d", i)
+		got := res.Cgroups[0]
+		want := w - []uint64{1 << 20, 3 << 20, 7 << 20}[i]
+		assert.Equal(t, want, got.Bytes, "collection %d", i)
+		assert.Equal(t, want, got.Written(0), "collection %d", i)
+		assert.Equal(t, boot, got.Start, "collection %d: the same series", i)
+		assert.Equal(t, w/4096, got.Devices[0].WriteOps, "collection %d: the operations file read", i)
+	}
+}
