@@ -107,7 +107,11 @@ func (w *checkpointWriters) saved(dom fsusage.Domain, s checkpoint.Save) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint writer of %s: %w", blockdev.MajorMinor(dom.Major, dom.Minor), err)
 	}
-	if path, ok := checkpoint.Writer(s, major, minor, w.writes); ok {
+	path, ok := checkpoint.Writer(s, major, minor, w.writes)
+	// One line per save (minutes apart): what an operator checks when no writer, or a surprising one, is named.
+	w.logger.Debug("checkpoint save attributed", zap.String("domain", blockdev.MajorMinor(dom.Major, dom.Minor)),
+		zap.Uint64("bytes", s.Bytes), zap.Time("from", s.From), zap.Time("to", s.To), zap.String("writer", path))
+	if ok {
 		a := cgroupio.Attribute(path)
 		w.named[dom] = writer{path: path, podUID: a.PodUID, containerID: a.ContainerID}
 	}
