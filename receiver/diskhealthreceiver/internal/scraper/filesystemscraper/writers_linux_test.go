@@ -97,19 +97,10 @@ func writersRun(t *testing.T, golden string, writes func(at time.Duration) map[s
 		writeBlkio(r, nil)
 		cfg.CgroupTopN, cfg.CgroupMaxDepth = 10, 5
 	})
-	const limit = 2 << 40
 	var md pmetric.Metrics
 	for at := time.Duration(0); at < 7*time.Hour; at += time.Minute {
 		clock = t0.Add(at)
-		free := (limit - keepAfterLevel(at)) / 4096
-		f.mu.Lock()
-		for path, st := range f.answers {
-			if st.Blocks == 1_000_000 || st.Blocks == limit/4096 {
-				st.Blocks, st.Bfree, st.Bavail = limit/4096, free, free
-				f.answers[path] = st
-			}
-		}
-		f.mu.Unlock()
+		f.keepAfterAt(at)
 		writeBlkio(root, writes(at))
 		var err error
 		md, err = s.scrape(t.Context())
