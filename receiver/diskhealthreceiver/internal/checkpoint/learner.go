@@ -19,6 +19,9 @@
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
 // fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
 // have been seen, so log growth, unpack-and-delete bursts and one-off bulk writes predict nothing.
+//
+// Each save learned is reported once (Prediction.Saved, Save: its span of samples and its bytes), so
+// that Writer can name the cgroup that wrote it from the per-cgroup write counters over that span.
 package checkpoint // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
 
 import (
