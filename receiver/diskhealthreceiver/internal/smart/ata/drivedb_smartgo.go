@@ -28,7 +28,7 @@ type smartGoAttr struct {
 type smartGoEntry struct {
 	model, modelRe, firmwareRe string
 	presets                    map[int]smartGoAttr
-	bug                        int
+	_                          int // bug: its firmware-bug flags, not used here
 }
 
 // The last path element's dot is escaped in symbol names.

@@ -218,5 +218,5 @@ func TestFormatsMatchSmartGo(t *testing.T) {
 	}
 	assert.Len(t, smartGoFormatConsts, int(numFormats))
 	assert.Len(t, smartGoFormats, int(numFormats))
-	assert.Equal(t, smart.AtaDeviceAttributeTypeTemp10X, len(smartGoFormats), "smart.go's last format is the last we map")
+	assert.Len(t, smartGoFormats, smart.AtaDeviceAttributeTypeTemp10X, "smart.go's last format is the last we map")
 }
