@@ -72,7 +72,7 @@ func createDefaultConfig() *Config {
 	return &Config{
 		Enabled: true, Interval: 5 * time.Minute, Standby: "standby", Timeout: 10 * time.Second,
 		CloudNear: nvme.DefaultNearUtilization,
-		RootPath: "/", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		RootPath:  "/", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 
