@@ -96,20 +96,7 @@ func TestSMARTScraperNVMeFleetGolden(t *testing.T) {
 	assert.Zero(t, h.logs.LogRecordCount(), "first sight: the error log's entries are history")
 }
 
-func nvmeErrorRecords(h *smartHarness) []plog.LogRecord {
-	var out []plog.LogRecord
-	for _, ld := range h.logs.AllLogs() {
-		for i := range ld.ResourceLogs().Len() {
-			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
-			for j := range lrs.Len() {
-				if n, _ := lrs.At(j).Attributes().Get("event.name"); n.Str() == EventNVMeError {
-					out = append(out, lrs.At(j))
-				}
-			}
-		}
-	}
-	return out
-}
+func nvmeErrorRecords(h *smartHarness) []plog.LogRecord { return eventsNamed(h, EventNVMeError) }
 
 // Each new error-log entry is one log record, once; the entries found at the first read are not
 // news. A restarted collector (a new scraper) starts from the log as it finds it, so it sends none of
