@@ -166,9 +166,10 @@ func TestConfigInvalid(t *testing.T) {
 		// A volume's limits: each entry's problems under its index; an EBS volume id with or without its dash is one volume.
 		"bad_cloud_limits": "smart.cloud_near: 1.5: want a share of the limit above 0 and at most 1 (default 0.9)" +
 			"\nsmart.cloud_limits[0]: names no volume: set serial (the EBS volume id, vol-…) or device (the NVMe controller, nvme1)" +
-			"\nsmart.cloud_limits[1]: iops -1, throughput 0: a limit cannot be negative" +
+			"\nsmart.cloud_limits[1]: iops -1, throughput 0: a limit is a finite number, not negative" +
 			"\nsmart.cloud_limits[2]: no limit: set iops (operations/s) or throughput (bytes/s)" +
-			"\nsmart.cloud_limits[2]: the same volume as smart.cloud_limits[1]; only the first would be used",
+			"\nsmart.cloud_limits[2]: the same volume as smart.cloud_limits[1]; only the first would be used" +
+			"\nsmart.cloud_limits[3]: iops 0, throughput NaN: a limit is a finite number, not negative",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

@@ -3,6 +3,7 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -152,8 +153,8 @@ func checkCloudLimits(key string, limits []CloudLimit) []error {
 		if l.Serial == "" && l.Device == "" {
 			errs = append(errs, fmt.Errorf("%s: names no volume: set serial (the EBS volume id, vol-…) or device (the NVMe controller, nvme1)", k))
 		}
-		if l.IOPS < 0 || l.Throughput < 0 {
-			errs = append(errs, fmt.Errorf("%s: iops %v, throughput %v: a limit cannot be negative", k, l.IOPS, l.Throughput))
+		if !(l.IOPS >= 0 && l.Throughput >= 0) || math.IsInf(l.IOPS, 0) || math.IsInf(l.Throughput, 0) {
+			errs = append(errs, fmt.Errorf("%s: iops %v, throughput %v: a limit is a finite number, not negative", k, l.IOPS, l.Throughput))
 		}
 		if l.IOPS == 0 && l.Throughput == 0 {
 			errs = append(errs, fmt.Errorf("%s: no limit: set iops (operations/s) or throughput (bytes/s)", k))
