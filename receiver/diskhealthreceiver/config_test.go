@@ -55,6 +55,8 @@ func TestConfigDefault(t *testing.T) {
 	assert.Equal(t, "standby", sm.Standby)
 	assert.Equal(t, 10*time.Second, sm.Timeout)
 	assert.Empty(t, sm.Devices)
+	assert.Empty(t, sm.CloudLimits)
+	assert.InDelta(t, 0.9, sm.CloudNear, 0, "near a limit from 90 % of it")
 }
 
 func TestConfigCustom(t *testing.T) {
@@ -72,6 +74,8 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, 3*time.Second, sm.Timeout)
 	assert.Equal(t, "/etc/otelcol-diskhealth/drivedb.h", sm.DriveDB)
 	assert.Equal(t, match.Config{Exclude: []string{"sdz"}}, sm.Devices)
+	assert.InDelta(t, 0.8, sm.CloudNear, 0)
+	assert.Equal(t, []smartscraper.CloudLimit{{Serial: "vol-0123456789abcdef0", IOPS: 3000, Throughput: 131072000}, {Device: "nvme2", IOPS: 16000}}, sm.CloudLimits)
 }
 
 // TestConfigRoundTrip: Marshal writes the keys Unmarshal reads, the shared metrics: and
@@ -159,6 +163,13 @@ func TestConfigInvalid(t *testing.T) {
 		// Every error of a section carries its full key, not only the first.
 		"bad_smart": "smart.interval: 0s (0 ns) is below the minimum of 100ms; a number without a unit is read as nanoseconds: write the unit, e.g. 30s\nsmart.timeout: must be positive, got -1s\nsmart.standby: standby \"sleep\": want never, standby or idle\n" +
 			`smart.devices.include[0]: invalid regular expression "nvme("`,
+		// A volume's limits: each entry's problems under its index; an EBS volume id with or without its dash is one volume.
+		"bad_cloud_limits": "smart.cloud_near: 1.5: want a share of the limit above 0 and at most 1 (default 0.9)" +
+			"\nsmart.cloud_limits[0]: names no volume: set serial (the EBS volume id, vol-…) or device (the NVMe controller, nvme1)" +
+			"\nsmart.cloud_limits[1]: iops -1, throughput 0: a limit is a finite number, not negative" +
+			"\nsmart.cloud_limits[2]: no limit: set iops (operations/s) or throughput (bytes/s)" +
+			"\nsmart.cloud_limits[2]: the same volume as smart.cloud_limits[1]; only the first would be used" +
+			"\nsmart.cloud_limits[3]: iops 0, throughput NaN: a limit is a finite number, not negative",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

@@ -23,6 +23,9 @@ const (
 	EventNVMeTelemetry = "disk_health.nvme.telemetry_available"
 	// EventCloudThrottled: a cloud volume began to be throttled by one of its limits.
 	EventCloudThrottled = "disk_health.cloud.throttled"
+	// EventCloudThrottleNear: a cloud volume's use of a configured limit reached smart.cloud_near, before
+	// any throttling.
+	EventCloudThrottleNear = "disk_health.cloud.throttle_near"
 )
 
 // cloudLimits are the limits of nvme.Throttling, in its order, with their attribute value.
@@ -54,6 +57,9 @@ type nvmeTrack struct {
 	amazon    *nvme.AmazonStats
 	amazonAt  time.Time
 	throttled [len(cloudLimits)]bool
+	// nearEpisode: the volume's use of its configured IOPS, throughput limit was near or over it in the
+	// interval before (cloudLimits' first two): near is announced once, when an episode begins.
+	nearEpisode [2]bool
 	// monitor is the last OCP latency monitor page read (at monitorAt) and monitorStart the start of
 	// its active window, the start time of the monitor's cumulative histograms.
 	monitor      *nvme.OCPLatencyLog
@@ -95,6 +101,7 @@ func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrac
 				t.throttled[i] = share > 0
 			}
 		}
+		s.cloudForecast(r, t, res, resource, label, a)
 		t.amazon, t.amazonAt = a, res.Time
 	}
 	if tel := n.Telemetry; tel != nil {
@@ -107,6 +114,37 @@ func (s *smartScraper) nvmeExtras(ctx context.Context, r *recorder, tr *diskTrac
 		if !tel.Available {
 			t.telemetryGen = -1
 		}
+	}
+}
+
+// cloudForecast records the volume's use of its configured limits and announces, once per episode, a
+// use that reached smart.cloud_near while the volume is not yet throttled: the warning before the cap.
+// An episode ends when the use falls below cloud_near with no throttling.
+func (s *smartScraper) cloudForecast(r *recorder, t *nvmeTrack, res *device.Result, resource pcommon.Resource, label string, a *nvme.AmazonStats) {
+	_, serial, _ := identityStrings(res.Disk, res.Snapshot)
+	limits := cloudLimitsFor(s.cloudLimits, res.Disk.Name, serial)
+	dt := res.Time.Sub(t.amazonAt)
+	fc, ok := nvme.ForecastBetween(t.amazon, a, dt, limits, s.cloudNear)
+	if !ok {
+		return
+	}
+	for i, f := range [len(t.nearEpisode)]struct {
+		nvme.LimitForecast
+		limit float64
+		unit  string
+	}{{fc.IOPS, limits.IOPS, "operations/s"}, {fc.Throughput, limits.Throughput, "bytes/s"}} {
+		l := cloudLimits[i]
+		if f.Configured {
+			r.mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(r.ts, f.Utilization, r.id, r.name, physicalDisk, l.attr)
+		}
+		if f.State == nvme.ForecastNear && !t.nearEpisode[i] {
+			lr := s.events.Record(resource, res.Time, s.now(), EventCloudThrottleNear, plog.SeverityNumberWarn,
+				fmt.Sprintf("%s: at %.0f%% of %s (%.0f of %.0f %s) over the last %s; it is throttled at the limit",
+					label, 100*f.Utilization, l.text, f.Observed, f.limit, f.unit, dt.Round(time.Second)))
+			lr.Attributes().PutStr("hw.physical_disk.cloud.limit", l.attr.String())
+			lr.Attributes().PutDouble("disk_health.limit_utilization", f.Utilization)
+		}
+		t.nearEpisode[i] = f.State != nvme.ForecastOK
 	}
 }
 

@@ -96,20 +96,7 @@ func TestSMARTScraperNVMeFleetGolden(t *testing.T) {
 	assert.Zero(t, h.logs.LogRecordCount(), "first sight: the error log's entries are history")
 }
 
-func nvmeErrorRecords(h *smartHarness) []plog.LogRecord {
-	var out []plog.LogRecord
-	for _, ld := range h.logs.AllLogs() {
-		for i := range ld.ResourceLogs().Len() {
-			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
-			for j := range lrs.Len() {
-				if n, _ := lrs.At(j).Attributes().Get("event.name"); n.Str() == EventNVMeError {
-					out = append(out, lrs.At(j))
-				}
-			}
-		}
-	}
-	return out
-}
+func nvmeErrorRecords(h *smartHarness) []plog.LogRecord { return eventsNamed(h, EventNVMeError) }
 
 // Each new error-log entry is one log record, once; the entries found at the first read are not
 // news. A restarted collector (a new scraper) starts from the log as it finds it, so it sends none of
@@ -387,18 +374,7 @@ func TestCloudThrottledEvent(t *testing.T) {
 	page := func(volIOPS time.Duration) []byte {
 		return devicetest.AmazonEBSPage(nvme.AmazonStats{VolumeIOPSExceeded: volIOPS, VolumeThroughputExceeded: time.Second})
 	}
-	throttled := func() []plog.LogRecord {
-		var out []plog.LogRecord
-		for _, ld := range h.logs.AllLogs() {
-			for i := range ld.ResourceLogs().Len() {
-				lr := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords().At(0)
-				if n, _ := lr.Attributes().Get("event.name"); n.Str() == EventCloudThrottled {
-					out = append(out, lr)
-				}
-			}
-		}
-		return out
-	}
+	throttled := func() []plog.LogRecord { return eventsNamed(h, EventCloudThrottled) }
 	for _, step := range []struct {
 		volIOPS time.Duration
 		want    int
@@ -421,6 +397,115 @@ func TestCloudThrottledEvent(t *testing.T) {
 	require.True(t, ok)
 	assert.Positive(t, share)
 	assert.Contains(t, recs[0].Body().Str(), "throttled by the volume's IOPS limit")
+}
+
+// eventsNamed are the log records of the event name the harness sent so far.
+func eventsNamed(h *smartHarness, name string) []plog.LogRecord {
+	var out []plog.LogRecord
+	for _, ld := range h.logs.AllLogs() {
+		for i := range ld.ResourceLogs().Len() {
+			lrs := ld.ResourceLogs().At(i).ScopeLogs().At(0).LogRecords()
+			for j := range lrs.Len() {
+				if n, _ := lrs.At(j).Attributes().Get("event.name"); n.Str() == name {
+					out = append(out, lrs.At(j))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// stepClock is a read clock the test moves: each scrape's reads are stamped with its time.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *stepClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// An EBS volume configured at 3000 IOPS, read every 5 minutes: at 95 % of it the near event goes out one
+// read before the log's exceeded-time counter starts rising, once per episode; the utilization is exact.
+func TestCloudThrottleNearEvent(t *testing.T) {
+	m := fleet(t)
+	clock := &stepClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h := newHarnessOn(t, m, func(dc *device.Config) { dc.Clock = clock.now })
+	h.s.cloudLimits = []CloudLimit{{Device: "nvme1", IOPS: 3000}}
+	d := m.Disk("nvme1")
+	var ops uint64
+	var exceeded time.Duration
+	const interval = 5 * time.Minute
+	for i, step := range []struct {
+		iops                 uint64        // the volume's rate over the interval
+		throttled            time.Duration // added to the volume's IOPS exceeded time
+		wantUtil             float64
+		wantNear, wantThrott int
+	}{
+		{0, 0, -1, 0, 0},                             // first read: no interval yet
+		{1500, 0, 0.5, 0, 0},                         // half the limit
+		{2850, 0, 0.95, 1, 0},                        // 95 %: near, announced before any throttling
+		{2900, 2 * time.Second, 2900.0 / 3000, 1, 1}, // now throttled: the throttled event, the same near episode
+		{2850, 0, 0.95, 1, 1},                        // near again without throttling: still the same episode
+		{1000, 0, 1.0 / 3, 1, 1},                     // the episode ends
+		{2900, 0, 2900.0 / 3000, 2, 1},               // a new episode
+	} {
+		ops += step.iops * uint64(interval/time.Second)
+		exceeded += step.throttled
+		setPage(d, devicetest.NVMeLog(nvme.LogAmazon), devicetest.AmazonEBSPage(nvme.AmazonStats{
+			ReadOps: ops / 3, WriteOps: ops - ops/3, VolumeIOPSExceeded: exceeded}))
+		md := h.scrape(t)
+		clock.add(interval)
+		pts := pointsByDisk(md, "hw.physical_disk.cloud.limit.utilization")
+		if step.wantUtil < 0 {
+			assert.Empty(t, pts, "step %d", i)
+		} else {
+			require.Len(t, pts["nvme1"], 1, "step %d: the configured IOPS limit only", i)
+			dp := pts["nvme1"][0]
+			assert.InDelta(t, step.wantUtil, dp.DoubleValue(), 1e-12, "step %d", i)
+			assert.Equal(t, map[string]any{"hw.id": dp.Attributes().AsRaw()["hw.id"], "hw.name": "nvme1", "hw.type": "physical_disk",
+				"hw.physical_disk.cloud.limit": "volume_iops"}, dp.Attributes().AsRaw())
+			assert.Len(t, pts, 1, "step %d: only the configured volume", i)
+		}
+		assert.Len(t, eventsNamed(h, EventCloudThrottleNear), step.wantNear, "step %d", i)
+		assert.Len(t, eventsNamed(h, EventCloudThrottled), step.wantThrott, "step %d", i)
+	}
+	near := eventsNamed(h, EventCloudThrottleNear)[0]
+	assert.Equal(t, plog.SeverityNumberWarn, near.SeverityNumber())
+	a := near.Attributes().AsRaw()
+	assert.Equal(t, "volume_iops", a["hw.physical_disk.cloud.limit"])
+	assert.InDelta(t, 0.95, a["disk_health.limit_utilization"], 1e-12)
+	assert.Contains(t, near.Body().Str(), "at 95% of the volume's IOPS limit (2850 of 3000 operations/s) over the last 5m0s")
+}
+
+// A volume matches its limits by serial (an EBS volume id, with or without its dash), by device, or by
+// both; the first matching entry wins.
+func TestCloudLimitsFor(t *testing.T) {
+	limits := []CloudLimit{
+		{Serial: "vol-0abc", Device: "nvme3", IOPS: 1},
+		{Serial: "vol-0abc", IOPS: 2},
+		{Device: "nvme2", Throughput: 3},
+	}
+	for _, tc := range []struct {
+		name, serial string
+		want         nvme.VolumeLimits
+	}{
+		{"nvme3", "vol0abc", nvme.VolumeLimits{IOPS: 1}},
+		{"nvme1", "vol0abc", nvme.VolumeLimits{IOPS: 2}},
+		{"nvme1", "vol-0abc", nvme.VolumeLimits{IOPS: 2}},
+		{"nvme2", "vol0def", nvme.VolumeLimits{Throughput: 3}},
+		{"nvme4", "vol0def", nvme.VolumeLimits{}},
+	} {
+		assert.Equal(t, tc.want, cloudLimitsFor(limits, tc.name, tc.serial), "%s %s", tc.name, tc.serial)
+	}
 }
 
 // memStorage is a storage extension keeping its values in a map, shared by the scrapers of a test

@@ -54,6 +54,10 @@ type smartScraper struct {
 
 	// drivedb is the drive database the reader names ATA attributes from, reported each read.
 	drivedb driveDBInUse
+
+	// cloudLimits and cloudNear are smart.cloud_limits and smart.cloud_near.
+	cloudLimits []CloudLimit
+	cloudNear   float64
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -72,6 +76,9 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 		started: now(),
 		version: set.BuildInfo.Version,
+
+		cloudLimits: cfg.CloudLimits,
+		cloudNear:   cfg.CloudNear,
 		// The factory says where the database came from; a reader given none uses the built-in one.
 		drivedb: driveDBInUse{db: cmp.Or(dc.DriveDB, ata.Builtin()), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn},
 	}

@@ -318,7 +318,8 @@ func TestEventsDocumented(t *testing.T) {
 	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
 		EventNVMeError, EventNVMeTelemetry, "nvme.error.count", "nvme.status", "nvme.status.dnr", "nvme.phase", "nvme.sqid", "nvme.cid",
 		"nvme.nsid", "nvme.lba", "nvme.parameter_error_location", "nvme.telemetry.generation",
-		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share"} {
+		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share",
+		EventCloudThrottleNear, "disk_health.limit_utilization"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }

@@ -178,7 +178,10 @@ func TestAmazonEBSRead(t *testing.T) {
 		devicetest.NVMeLog(nvme.LogError):  devicetest.ErrorLog(256),
 		devicetest.NVMeLog(nvme.LogAmazon): page,
 	})
-	res := readOnce(t, newReader(t, m, nil))
+	// A configured clock stamps the read: the rates of two reads are taken over its interval.
+	at := time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)
+	res := readOnce(t, newReader(t, m, func(c *device.Config) { c.Clock = func() time.Time { return at } }))
+	assert.Equal(t, at, res.Time)
 	a := res.Snapshot.NVMe.Amazon
 	require.NotNil(t, a)
 	assert.Equal(t, nvme.AmazonEBS, a.Kind)

@@ -74,6 +74,9 @@ type Config struct {
 	Discover func(root string) ([]Disk, error)
 	// DriveDB names and decodes ATA attributes; nil is the built-in database.
 	DriveDB *ata.DriveDB
+	// Clock stamps each Result's Time; nil means time.Now. Tests set it to replay reads a scrape
+	// interval apart, which the rates computed from two reads need (deadlines keep the real clock).
+	Clock func() time.Time
 }
 
 // Reader reads every disk in its own goroutine. A disk whose previous read
@@ -86,6 +89,13 @@ type Reader struct {
 	disks map[string]*diskState
 	// inflight counts the read goroutines still running.
 	inflight atomic.Int64
+}
+
+func (r *Reader) now() time.Time {
+	if r.cfg.Clock != nil {
+		return r.cfg.Clock()
+	}
+	return time.Now()
 }
 
 // diskState is kept per disk between reads. cache is touched only by the
@@ -156,7 +166,7 @@ func (r *Reader) Collect(ctx context.Context) ([]Result, error) {
 	for i, d := range selected {
 		st := states[i]
 		if !st.busy.CompareAndSwap(false, true) {
-			results[i] = Result{Disk: d, Status: StatusTimeout, Err: errInFlight, Time: time.Now()}
+			results[i] = Result{Disk: d, Status: StatusTimeout, Err: errInFlight, Time: r.now()}
 			continue
 		}
 		ch := make(chan Result, 1)
@@ -192,7 +202,7 @@ func (r *Reader) Collect(ctx context.Context) ([]Result, error) {
 		select {
 		case results[i] = <-ch:
 		default:
-			results[i] = Result{Disk: selected[i], Status: StatusTimeout, Time: time.Now(),
+			results[i] = Result{Disk: selected[i], Status: StatusTimeout, Time: r.now(),
 				Err: fmt.Errorf("%w: no answer within %v", ErrTimeout, r.cfg.Timeout)}
 		}
 	}
@@ -251,10 +261,10 @@ func (r *Reader) readDisk(d Disk, st *diskState, deadline time.Time) (res Result
 	res = Result{Disk: d}
 	defer func() {
 		if p := recover(); p != nil {
-			res = Result{Disk: d, Status: StatusError, Time: time.Now(),
+			res = Result{Disk: d, Status: StatusError, Time: r.now(),
 				Err: fmt.Errorf("panic while reading %s: %v\n%s", d.Name, p, debug.Stack())}
 		}
-		res.Time = time.Now()
+		res.Time = r.now()
 	}()
 	if d.Protocol == ProtocolNone {
 		res.Status, res.Err = StatusUnsupported, fmt.Errorf("%w: no SMART interface for this kind of disk", ErrUnsupported)

@@ -262,6 +262,57 @@ func (ms *HwPhysicalDiskCloudIoMetricConfig) Validate() error {
 	return nil
 }
 
+// HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.limit.utilization metric.
+type HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey string
+
+const (
+	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID                     HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.id"
+	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName                   HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.name"
+	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType                   HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.type"
+	HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey = "hw.physical_disk.cloud.limit"
+)
+
+// HwPhysicalDiskCloudLimitUtilizationMetricConfig provides config for the hw.physical_disk.cloud.limit.utilization metric.
+type HwPhysicalDiskCloudLimitUtilizationMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                                  `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *HwPhysicalDiskCloudLimitUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *HwPhysicalDiskCloudLimitUtilizationMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit:
+		default:
+			return fmt.Errorf("metric hw.physical_disk.cloud.limit.utilization doesn't have an attribute %v, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey specifies the key of an attribute for the hw.physical_disk.cloud.limit_exceeded.time metric.
 type HwPhysicalDiskCloudLimitExceededTimeMetricAttributeKey string
 
@@ -1740,6 +1791,7 @@ type MetricsConfig struct {
 	HwPhysicalDiskBadBlocks              HwPhysicalDiskBadBlocksMetricConfig              `mapstructure:"hw.physical_disk.bad_blocks"`
 	HwPhysicalDiskCapacitorHealth        HwPhysicalDiskCapacitorHealthMetricConfig        `mapstructure:"hw.physical_disk.capacitor.health"`
 	HwPhysicalDiskCloudIo                HwPhysicalDiskCloudIoMetricConfig                `mapstructure:"hw.physical_disk.cloud.io"`
+	HwPhysicalDiskCloudLimitUtilization  HwPhysicalDiskCloudLimitUtilizationMetricConfig  `mapstructure:"hw.physical_disk.cloud.limit.utilization"`
 	HwPhysicalDiskCloudLimitExceededTime HwPhysicalDiskCloudLimitExceededTimeMetricConfig `mapstructure:"hw.physical_disk.cloud.limit_exceeded.time"`
 	HwPhysicalDiskCloudOperationTime     HwPhysicalDiskCloudOperationTimeMetricConfig     `mapstructure:"hw.physical_disk.cloud.operation.time"`
 	HwPhysicalDiskCloudOperations        HwPhysicalDiskCloudOperationsMetricConfig        `mapstructure:"hw.physical_disk.cloud.operations"`
@@ -1797,6 +1849,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
+		},
+		HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
 		},
 		HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
 			Enabled:             true,

@@ -51,6 +51,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
 					},
+					HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
+					},
 					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -240,6 +245,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwPhysicalDiskCloudIoMetricAttributeKey{HwPhysicalDiskCloudIoMetricAttributeKeyHwID, HwPhysicalDiskCloudIoMetricAttributeKeyHwName, HwPhysicalDiskCloudIoMetricAttributeKeyHwType, HwPhysicalDiskCloudIoMetricAttributeKeyDiskIoDirection},
 					},
+					HwPhysicalDiskCloudLimitUtilization: HwPhysicalDiskCloudLimitUtilizationMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit},
+					},
 					HwPhysicalDiskCloudLimitExceededTime: HwPhysicalDiskCloudLimitExceededTimeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -404,7 +414,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthSmartDriveDatabaseEntriesMetricConfig{}, HwErrorsMetricConfig{}, HwPhysicalDiskBadBlocksMetricConfig{}, HwPhysicalDiskCapacitorHealthMetricConfig{}, HwPhysicalDiskCloudIoMetricConfig{}, HwPhysicalDiskCloudLimitUtilizationMetricConfig{}, HwPhysicalDiskCloudLimitExceededTimeMetricConfig{}, HwPhysicalDiskCloudOperationTimeMetricConfig{}, HwPhysicalDiskCloudOperationsMetricConfig{}, HwPhysicalDiskCloudQueueLengthMetricConfig{}, HwPhysicalDiskEnduranceUtilizationMetricConfig{}, HwPhysicalDiskIoMetricConfig{}, HwPhysicalDiskMediaDiesOfflineMetricConfig{}, HwPhysicalDiskMediaIoMetricConfig{}, HwPhysicalDiskNvmeCriticalWarningMetricConfig{}, HwPhysicalDiskNvmeTelemetryAvailableMetricConfig{}, HwPhysicalDiskOcpErrorsMetricConfig{}, HwPhysicalDiskPowerCyclesMetricConfig{}, HwPhysicalDiskPowerOnTimeMetricConfig{}, HwPhysicalDiskSizeMetricConfig{}, HwPhysicalDiskSmartMetricConfig{}, HwPhysicalDiskSmartLogReadStatusMetricConfig{}, HwPhysicalDiskSmartNormalizedMetricConfig{}, HwPhysicalDiskSmartReadStatusMetricConfig{}, HwPhysicalDiskSmartReadTimeMetricConfig{}, HwPhysicalDiskSmartThresholdMetricConfig{}, HwPhysicalDiskSmartWorstMetricConfig{}, HwPhysicalDiskSpareAvailableMetricConfig{}, HwPhysicalDiskSpareThresholdMetricConfig{}, HwPhysicalDiskThrottlingEventsMetricConfig{}, HwPhysicalDiskUnsafeShutdownsMetricConfig{}, HwPhysicalDiskWriteAmplificationMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, HwTemperatureLimitMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -465,6 +475,18 @@ func TestHwPhysicalDiskCloudIoMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.io doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, disk.io.direction]")
 
 	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudIo
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestHwPhysicalDiskCloudLimitUtilizationMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().HwPhysicalDiskCloudLimitUtilization
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []HwPhysicalDiskCloudLimitUtilizationMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric hw.physical_disk.cloud.limit.utilization doesn't have an attribute invalid, valid attributes: [hw.id, hw.name, hw.type, hw.physical_disk.cloud.limit]")
+
+	cfg = DefaultMetricsConfig().HwPhysicalDiskCloudLimitUtilization
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -491,6 +491,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.physical_disk.cloud.io",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk.io.direction"},
 	},
+	HwPhysicalDiskCloudLimitUtilization: metricInfo{
+		Name:       "hw.physical_disk.cloud.limit.utilization",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.cloud.limit"},
+	},
 	HwPhysicalDiskCloudLimitExceededTime: metricInfo{
 		Name:       "hw.physical_disk.cloud.limit_exceeded.time",
 		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.physical_disk.cloud.limit"},
@@ -615,6 +619,7 @@ type metricsInfo struct {
 	HwPhysicalDiskBadBlocks              metricInfo
 	HwPhysicalDiskCapacitorHealth        metricInfo
 	HwPhysicalDiskCloudIo                metricInfo
+	HwPhysicalDiskCloudLimitUtilization  metricInfo
 	HwPhysicalDiskCloudLimitExceededTime metricInfo
 	HwPhysicalDiskCloudOperationTime     metricInfo
 	HwPhysicalDiskCloudOperations        metricInfo
@@ -1131,6 +1136,104 @@ func (m *metricHwPhysicalDiskCloudIo) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwPhysicalDiskCloudIo(cfg HwPhysicalDiskCloudIoMetricConfig) metricHwPhysicalDiskCloudIo {
 	m := metricHwPhysicalDiskCloudIo{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricHwPhysicalDiskCloudLimitUtilization struct {
+	data          pmetric.Metric                                  // data buffer for generated metric.
+	config        HwPhysicalDiskCloudLimitUtilizationMetricConfig // metric config provided by user.
+	capacity      int                                             // max observed number of data points added to the metric.
+	aggDataPoints []float64                                       // slice containing number of aggregated datapoints at each index
+}
+
+// init fills hw.physical_disk.cloud.limit.utilization metric with initial data.
+func (m *metricHwPhysicalDiskCloudLimitUtilization) init() {
+	m.data.SetName("hw.physical_disk.cloud.limit.utilization")
+	m.data.SetDescription("Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricHwPhysicalDiskCloudLimitUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, hwPhysicalDiskCloudLimitAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwID) {
+		dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwName) {
+		dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwType) {
+		dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, HwPhysicalDiskCloudLimitUtilizationMetricAttributeKeyHwPhysicalDiskCloudLimit) {
+		dp.Attributes().PutStr("hw.physical_disk.cloud.limit", hwPhysicalDiskCloudLimitAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetDoubleValue(dpi.DoubleValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.DoubleValue() > val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.DoubleValue() < val {
+					dpi.SetDoubleValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetDoubleValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricHwPhysicalDiskCloudLimitUtilization) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricHwPhysicalDiskCloudLimitUtilization) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricHwPhysicalDiskCloudLimitUtilization(cfg HwPhysicalDiskCloudLimitUtilizationMetricConfig) metricHwPhysicalDiskCloudLimitUtilization {
+	m := metricHwPhysicalDiskCloudLimitUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3998,6 +4101,7 @@ type MetricsBuilder struct {
 	metricHwPhysicalDiskBadBlocks              metricHwPhysicalDiskBadBlocks
 	metricHwPhysicalDiskCapacitorHealth        metricHwPhysicalDiskCapacitorHealth
 	metricHwPhysicalDiskCloudIo                metricHwPhysicalDiskCloudIo
+	metricHwPhysicalDiskCloudLimitUtilization  metricHwPhysicalDiskCloudLimitUtilization
 	metricHwPhysicalDiskCloudLimitExceededTime metricHwPhysicalDiskCloudLimitExceededTime
 	metricHwPhysicalDiskCloudOperationTime     metricHwPhysicalDiskCloudOperationTime
 	metricHwPhysicalDiskCloudOperations        metricHwPhysicalDiskCloudOperations
@@ -4057,6 +4161,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricHwPhysicalDiskBadBlocks:              newMetricHwPhysicalDiskBadBlocks(mbc.Metrics.HwPhysicalDiskBadBlocks),
 		metricHwPhysicalDiskCapacitorHealth:        newMetricHwPhysicalDiskCapacitorHealth(mbc.Metrics.HwPhysicalDiskCapacitorHealth),
 		metricHwPhysicalDiskCloudIo:                newMetricHwPhysicalDiskCloudIo(mbc.Metrics.HwPhysicalDiskCloudIo),
+		metricHwPhysicalDiskCloudLimitUtilization:  newMetricHwPhysicalDiskCloudLimitUtilization(mbc.Metrics.HwPhysicalDiskCloudLimitUtilization),
 		metricHwPhysicalDiskCloudLimitExceededTime: newMetricHwPhysicalDiskCloudLimitExceededTime(mbc.Metrics.HwPhysicalDiskCloudLimitExceededTime),
 		metricHwPhysicalDiskCloudOperationTime:     newMetricHwPhysicalDiskCloudOperationTime(mbc.Metrics.HwPhysicalDiskCloudOperationTime),
 		metricHwPhysicalDiskCloudOperations:        newMetricHwPhysicalDiskCloudOperations(mbc.Metrics.HwPhysicalDiskCloudOperations),
@@ -4224,6 +4329,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwPhysicalDiskBadBlocks.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCapacitorHealth.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCloudIo.emit(ils.Metrics())
+	mb.metricHwPhysicalDiskCloudLimitUtilization.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCloudLimitExceededTime.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCloudOperationTime.emit(ils.Metrics())
 	mb.metricHwPhysicalDiskCloudOperations.emit(ils.Metrics())
@@ -4307,6 +4413,11 @@ func (mb *MetricsBuilder) RecordHwPhysicalDiskCapacitorHealthDataPoint(ts pcommo
 // RecordHwPhysicalDiskCloudIoDataPoint adds a data point to hw.physical_disk.cloud.io metric.
 func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudIoDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskIoDirectionAttributeValue AttributeDiskIoDirection) {
 	mb.metricHwPhysicalDiskCloudIo.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskIoDirectionAttributeValue.String())
+}
+
+// RecordHwPhysicalDiskCloudLimitUtilizationDataPoint adds a data point to hw.physical_disk.cloud.limit.utilization metric.
+func (mb *MetricsBuilder) RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, hwPhysicalDiskCloudLimitAttributeValue AttributeHwPhysicalDiskCloudLimit) {
+	mb.metricHwPhysicalDiskCloudLimitUtilization.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), hwPhysicalDiskCloudLimitAttributeValue.String())
 }
 
 // RecordHwPhysicalDiskCloudLimitExceededTimeDataPoint adds a data point to hw.physical_disk.cloud.limit_exceeded.time metric.

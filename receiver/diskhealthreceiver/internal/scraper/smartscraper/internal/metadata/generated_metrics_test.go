@@ -72,6 +72,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["hw.physical_disk.bad_blocks"] = mb.metricHwPhysicalDiskBadBlocks.config.AggregationStrategy
 			aggMap["hw.physical_disk.capacitor.health"] = mb.metricHwPhysicalDiskCapacitorHealth.config.AggregationStrategy
 			aggMap["hw.physical_disk.cloud.io"] = mb.metricHwPhysicalDiskCloudIo.config.AggregationStrategy
+			aggMap["hw.physical_disk.cloud.limit.utilization"] = mb.metricHwPhysicalDiskCloudLimitUtilization.config.AggregationStrategy
 			aggMap["hw.physical_disk.cloud.limit_exceeded.time"] = mb.metricHwPhysicalDiskCloudLimitExceededTime.config.AggregationStrategy
 			aggMap["hw.physical_disk.cloud.operation.time"] = mb.metricHwPhysicalDiskCloudOperationTime.config.AggregationStrategy
 			aggMap["hw.physical_disk.cloud.operations"] = mb.metricHwPhysicalDiskCloudOperations.config.AggregationStrategy
@@ -138,6 +139,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionRead)
 			if tt.name == "reaggregate_set" {
 				mb.RecordHwPhysicalDiskCloudIoDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeDiskIoDirectionWrite)
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeIops)
+			if tt.name == "reaggregate_set" {
+				mb.RecordHwPhysicalDiskCloudLimitUtilizationDataPoint(ts, 3, "hw.id-val-2", "hw.name-val-2", AttributeHwTypePhysicalDisk, AttributeHwPhysicalDiskCloudLimitVolumeThroughput)
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -333,6 +340,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricHwPhysicalDiskBadBlocks.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCapacitorHealth.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCloudIo.aggDataPoints)
+				assert.Empty(t, mb.metricHwPhysicalDiskCloudLimitUtilization.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCloudLimitExceededTime.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperationTime.aggDataPoints)
 				assert.Empty(t, mb.metricHwPhysicalDiskCloudOperations.aggDataPoints)
@@ -660,6 +668,61 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("hw.type")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("disk.io.direction")
+						assert.False(t, ok)
+					}
+				case "hw.physical_disk.cloud.limit.utilization":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit.utilization")
+						validatedMetrics["hw.physical_disk.cloud.limit.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+						hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+						assert.True(t, ok)
+						assert.Equal(t, "physical_disk", hwTypeAttrVal.Str())
+						hwPhysicalDiskCloudLimitAttrVal, ok := dp.Attributes().Get("hw.physical_disk.cloud.limit")
+						assert.True(t, ok)
+						assert.Equal(t, "volume_iops", hwPhysicalDiskCloudLimitAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["hw.physical_disk.cloud.limit.utilization"], "Found a duplicate in the metrics slice: hw.physical_disk.cloud.limit.utilization")
+						validatedMetrics["hw.physical_disk.cloud.limit.utilization"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Observed IOPS or throughput (reads and writes together, over the interval between two reads of Amazon log D0h) as a share of the volume's limit configured in smart.cloud_limits, by hw.physical_disk.cloud.limit (volume_iops, volume_throughput); above 1 when the configured limit is below the real one. Only for volumes with a configured limit: the log counts time over a limit, never the limit itself. SMART, Amazon EBS and instance store. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+						switch aggMap["hw.physical_disk.cloud.limit.utilization"] {
+						case "sum":
+							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
+						case "avg":
+							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
+						case "min":
+							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
+						case "max":
+							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
+						}
+						_, ok := dp.Attributes().Get("hw.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.name")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("hw.physical_disk.cloud.limit")
 						assert.False(t, ok)
 					}
 				case "hw.physical_disk.cloud.limit_exceeded.time":
