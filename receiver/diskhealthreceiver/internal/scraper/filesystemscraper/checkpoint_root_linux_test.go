@@ -504,7 +504,7 @@ func TestFSScraperCheckpointSeededRealFilesystems(t *testing.T) {
 		mkfs            []string
 	}{
 		// No root reserve: the writer runs as root here, and the free space it sees must be df's Avail.
-		{"ext4", "e2fsprogs", "", 256 << 20, []string{"mke2fs", "-q", "-t", "ext4", "-m", "0"}},
+		{"ext4", "e2fsprogs", "", 256 << 20, []string{"/usr/sbin/mke2fs", "-q", "-t", "ext4", "-m", "0"}},
 		// A fixed end-of-file preallocation, as README's limits advise (the default speculative one steps
 		// a growing log's usage by up to its own size). mkfs.xfs makes nothing under 300 MiB.
 		{"xfs", "xfsprogs", "allocsize=64k", 320 << 20, []string{"mkfs.xfs", "-q", "-f"}},
@@ -567,7 +567,7 @@ func seededRun(t *testing.T, name, mnt, jobDir string, empty, seed uint64, jw jo
 // so what they name says how far a save written back within its span is attributable.
 func TestFSScraperCheckpointWriterSeeded(t *testing.T) {
 	const seeds, bufferedSeeds = 20, 4
-	mnt, loop := loopFS(t, t.TempDir(), 256<<20, "ext4", "e2fsprogs", []string{"mke2fs", "-q", "-t", "ext4", "-m", "0"}, "")
+	mnt, loop := loopFS(t, t.TempDir(), 256<<20, "ext4", "e2fsprogs", []string{"/usr/sbin/mke2fs", "-q", "-t", "ext4", "-m", "0"}, "")
 	jobDir := filepath.Join(mnt, "job")
 	require.NoError(t, os.Mkdir(jobDir, 0o755))
 	jw := jobWriters{ckpt: startWriter(t, jobDir), log: startWriter(t, jobDir), sync: true}

@@ -31,13 +31,14 @@ func run(t *testing.T, name string, args ...string) string {
 // unmounted and detached when the test ends. It returns the mount point and the device.
 func loopExt4(t *testing.T, dir string, size int64) (mnt, loop string) {
 	t.Helper()
-	return loopFS(t, dir, size, "ext4", "e2fsprogs", []string{"mke2fs", "-q", "-t", "ext4"}, "")
+	return loopFS(t, dir, size, "ext4", "e2fsprogs", []string{"/usr/sbin/mke2fs", "-q", "-t", "ext4"}, "")
 }
 
 // loopFS makes a filesystem of type fstype and size bytes with mkfs (a command and its arguments before
 // the device, from Debian's pkg) on a fresh loop device, mounted at dir/mnt with opts; everything is
 // unmounted and detached when the test ends. It returns the mount point and the device. The loop device
-// and the mount are made by syscalls, not losetup and mount: the QEMU guest has only busybox's.
+// and the mount are made by syscalls, not losetup and mount, and ext4 by /usr/sbin/mke2fs, by path: the
+// QEMU guest's PATH has busybox's first.
 func loopFS(t *testing.T, dir string, size int64, fstype, pkg string, mkfs []string, opts string) (mnt, loop string) {
 	t.Helper()
 	dhtest.RequireRoot(t, "loop devices, mount")
