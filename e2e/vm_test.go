@@ -446,8 +446,9 @@ func qmp(path string, command map[string]any) error {
 
 // runGuestPackageTest builds the test binary of pkg (as name.test) and the guest program guestPkg for
 // the guest, boots the guest with both, logs the guest's lines that keep selects, and requires that
-// test, which the guest program runs from that binary, passed there.
-func (k *vmKit) runGuestPackageTest(t *testing.T, guestPkg, pkg, name, test string, timeout time.Duration, keep func(line string) bool) {
+// the tests (exact names separated by "|", as guestrx.RunPackageTest takes them), which the guest
+// program runs from that binary, passed there.
+func (k *vmKit) runGuestPackageTest(t *testing.T, guestPkg, pkg, name, tests string, timeout time.Duration, keep func(line string) bool) {
 	t.Helper()
 	dir := t.TempDir()
 	bin, guest := filepath.Join(dir, name+".test"), filepath.Join(dir, "guest")
@@ -465,5 +466,7 @@ func (k *vmKit) runGuestPackageTest(t *testing.T, guestPkg, pkg, name, test stri
 		}
 	}
 	require.Contains(t, run.log, vmproto.MarkerExit+"0", "the test failed in the guest:\n%s", tail(run.log, 8000))
-	require.Contains(t, run.log, "--- PASS: "+test, "the test did not run in the guest:\n%s", tail(run.log, 8000))
+	for _, test := range strings.Split(tests, "|") {
+		require.Contains(t, run.log, "--- PASS: "+test+" (", "%s did not run in the guest:\n%s", test, tail(run.log, 8000))
+	}
 }

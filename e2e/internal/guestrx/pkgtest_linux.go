@@ -26,13 +26,13 @@ func MountCgroup2() error {
 	return nil
 }
 
-// RunPackageTest runs the one test named test (an exact name) of the package test binary bin (built by
-// the host with go test -c), verbose, with PackageTestEnv set, its output on this program's. A run that
+// RunPackageTest runs the tests named in tests (exact names, separated by "|", in the binary's order) of
+// the package test binary bin (built by the host with go test -c) in one run, verbose, with PackageTestEnv set, its output on this program's. A run that
 // has not ended after hangAfter (set it before the host's timeout) says where it hangs before the host
 // kills the VM: the kernel's blocked tasks on the console, and the goroutines of the test and of any Go
 // child of it (SIGQUIT to its process group) in its output.
-func RunPackageTest(bin, test string, hangAfter time.Duration) error {
-	cmd := exec.Command(bin, "-test.run=^"+test+"$", "-test.v", "-test.count=1")
+func RunPackageTest(bin, tests string, hangAfter time.Duration) error {
+	cmd := exec.Command(bin, "-test.run=^("+tests+")$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), PackageTestEnv+"=1")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
@@ -40,7 +40,7 @@ func RunPackageTest(bin, test string, hangAfter time.Duration) error {
 		return err
 	}
 	watchdog := time.AfterFunc(hangAfter, func() {
-		fmt.Println("guestrx:", test, "has not ended after", hangAfter, "- blocked tasks on the console, goroutines here")
+		fmt.Println("guestrx:", tests, "have not ended after", hangAfter, "- blocked tasks on the console, goroutines here")
 		_ = os.WriteFile("/proc/sysrq-trigger", []byte("w"), 0)
 		_ = unix.Kill(-cmd.Process.Pid, unix.SIGQUIT)
 	})

@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/quotakit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
@@ -31,32 +31,29 @@ func run(t *testing.T, name string, args ...string) string {
 // unmounted and detached when the test ends. It returns the mount point and the device.
 func loopExt4(t *testing.T, dir string, size int64) (mnt, loop string) {
 	t.Helper()
-	return loopFS(t, dir, size, "e2fsprogs", []string{"mkfs.ext4", "-q"}, "")
+	return loopFS(t, dir, size, "ext4", "e2fsprogs", []string{"/usr/sbin/mke2fs", "-q", "-t", "ext4"}, "")
 }
 
-// loopFS makes a filesystem of size bytes with mkfs (a command and its arguments before the device, from
-// Debian's pkg) on a fresh loop device, mounted at dir/mnt with opts; everything is unmounted and
-// detached when the test ends. It returns the mount point and the device.
-func loopFS(t *testing.T, dir string, size int64, pkg string, mkfs []string, opts string) (mnt, loop string) {
+// loopFS makes a filesystem of type fstype and size bytes with mkfs (a command and its arguments before
+// the device, from Debian's pkg) on a fresh loop device, mounted at dir/mnt with opts; everything is
+// unmounted and detached when the test ends. It returns the mount point and the device. The loop device
+// and the mount are made by syscalls, not losetup and mount, and ext4 by /usr/sbin/mke2fs, by path: the
+// QEMU guest's PATH has busybox's first.
+func loopFS(t *testing.T, dir string, size int64, fstype, pkg string, mkfs []string, opts string) (mnt, loop string) {
 	t.Helper()
 	dhtest.RequireRoot(t, "loop devices, mount")
-	for tool, pkg := range map[string]string{mkfs[0]: pkg, "losetup": "mount", "mount": "mount"} {
-		dhtest.Tool(t, tool, pkg)
-	}
+	mkfsPath := dhtest.Tool(t, mkfs[0], pkg)
 	img := filepath.Join(dir, "fs.img")
 	require.NoError(t, os.WriteFile(img, nil, 0o600))
 	require.NoError(t, os.Truncate(img, size))
-	loop = strings.TrimSpace(run(t, "losetup", "-f", "--show", img))
-	t.Cleanup(func() { _ = exec.Command("losetup", "-d", loop).Run() })
-	run(t, mkfs[0], append(mkfs[1:], loop)...)
+	loop, detach, err := quotakit.AttachLoop(img)
+	require.NoError(t, err)
+	t.Cleanup(detach)
+	run(t, mkfsPath, append(mkfs[1:], loop)...)
 	mnt = filepath.Join(dir, "mnt")
 	require.NoError(t, os.Mkdir(mnt, 0o755))
-	args := []string{loop, mnt}
-	if opts != "" {
-		args = append(args, "-o", opts)
-	}
-	run(t, "mount", args...)
-	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
+	require.NoError(t, unix.Mount(loop, mnt, fstype, 0, opts))
+	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
 	return mnt, loop
 }
 
