@@ -166,7 +166,7 @@ type metricContainerDiskNoisyNeighbor struct {
 func (m *metricContainerDiskNoisyNeighbor) init() {
 	m.data.SetName("container.disk.noisy_neighbor")
 	m.data.SetDescription("1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.")
-	m.data.SetUnit("1")
+	m.data.SetUnit("{episode}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
