@@ -71,6 +71,10 @@ type latencyScraper struct {
 	verdict *noisy.Engine
 	events  *emit.Events
 	sink    consumer.Logs
+	// stalls is, on cgroup v2, each judged cgroup's io.pressure "some" total at the scrape it was last
+	// read, for the verdict's stall signal; nil on v1, which has no io.pressure.
+	stalls  map[string]stallMark
+	scrapes uint64
 	// present holds the devices of the last /proc/diskstats read; restarted, the time a departed
 	// device's series were forgotten: its new start when it comes back.
 	present   map[biolat.Dev]bool
@@ -154,6 +158,9 @@ func (s *latencyScraper) startCgroups() {
 	s.folder = newFolder(s.cfg.PerCgroup.TopN, pcommon.NewTimestampFromTime(p.Started()))
 	if nn := &s.cfg.PerCgroup.NoisyNeighbor; nn.Enabled {
 		s.verdict = noisy.New(nn.engine())
+		if h.Version == cgroupio.V2 {
+			s.stalls = map[string]stallMark{}
+		}
 	}
 	s.logger.Info("Per-cgroup block latency probe attached.", zap.String("hierarchy", h.Version.String()), zap.Int("top_n", s.cfg.PerCgroup.TopN))
 }
@@ -292,7 +299,7 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 			keep := func(d biolat.Dev) bool { _, ok := ids[d]; return ok }
 			cg = s.folder.fold(&cs, keep, pcommon.NewTimestampFromTime(s.cgProbe.Started()), ts)
 			if s.verdict != nil {
-				nn = s.judge(ids, ts)
+				nn = s.judge(ids, ts, errs)
 			}
 		}
 	}

@@ -1,17 +1,22 @@
 package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 )
 
@@ -56,8 +61,12 @@ func verdictInput(f *folder, ids map[biolat.Dev]pointIdentity) []noisy.Device {
 
 // judge runs the verdict over the folder's last interval at ts: its events go to the buffer, and the
 // gauge's points are returned.
-func (s *latencyScraper) judge(ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp) []noisyPoint {
-	events := s.verdict.Update(ts.AsTime(), verdictInput(s.folder, ids))
+func (s *latencyScraper) judge(ids map[biolat.Dev]pointIdentity, ts pcommon.Timestamp, errs *scrapererror.ScrapeErrors) []noisyPoint {
+	in := verdictInput(s.folder, ids)
+	if err := s.addStalls(in); err != nil {
+		errs.AddPartial(emit.CountErrors(err), err)
+	}
+	events := s.verdict.Update(ts.AsTime(), in)
 	byName := byDeviceName(ids)
 	var points []noisyPoint
 	for _, ep := range s.verdict.Open() {
@@ -72,6 +81,58 @@ func (s *latencyScraper) judge(ids map[biolat.Dev]pointIdentity, ts pcommon.Time
 	return points
 }
 
+// stallMark is a cgroup's io.pressure "some" total (µs) and the scrape it was read at.
+type stallMark struct {
+	total  uint64
+	scrape uint64
+}
+
+// addStalls gives, on cgroup v2, each cgroup that could be judged (min_victim_ios requests on a
+// device) its io.pressure stall since the last scrape, read once per cgroup. A cgroup read for the
+// first time, or not at the previous scrape, has no interval yet. A cgroup removed meanwhile, or a
+// kernel without PSI, is skipped; any other read error is that cgroup's alone.
+func (s *latencyScraper) addStalls(devs []noisy.Device) error {
+	if s.stalls == nil {
+		return nil
+	}
+	s.scrapes++
+	stall := map[string]*float64{}
+	var errs []error
+	for i := range devs {
+		for j := range devs[i].Samples {
+			v := &devs[i].Samples[j]
+			if v.IOs < uint64(s.cfg.PerCgroup.NoisyNeighbor.MinVictimIOs) {
+				continue
+			}
+			d, read := stall[v.Cgroup]
+			if !read {
+				p, err := pressure.Read(filepath.Join(s.cgDir, filepath.FromSlash(v.Cgroup), "io.pressure"))
+				switch {
+				case err == nil:
+					last, ok := s.stalls[v.Cgroup]
+					s.stalls[v.Cgroup] = stallMark{p.Some.TotalMicros, s.scrapes}
+					if ok && last.scrape == s.scrapes-1 && p.Some.TotalMicros >= last.total {
+						x := float64(p.Some.TotalMicros-last.total) / 1e6
+						d = &x
+					}
+				case !pressure.Unavailable(err):
+					errs = append(errs, err)
+				}
+				stall[v.Cgroup] = d
+			}
+			if d != nil {
+				v.Stall, v.HasStall = *d, true
+			}
+		}
+	}
+	for path, m := range s.stalls {
+		if m.scrape != s.scrapes {
+			delete(s.stalls, path)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // appendEvent buffers the log record of an episode opening or closing.
 func (s *latencyScraper) appendEvent(ev noisy.Event, id pointIdentity, at time.Time) {
 	ep := &ev.Episode
@@ -83,6 +144,9 @@ func (s *latencyScraper) appendEvent(ev noisy.Event, id pointIdentity, at time.T
 	body := fmt.Sprintf("%s waits on %s: its p90 latency %s is %.1f × its baseline %s while %s %s the device's queue occupancy",
 		ep.Victim, ep.Device, seconds(ep.Latency), ep.Latency/ep.LatencyBaseline, seconds(ep.LatencyBaseline),
 		strings.Join(names, ", "), pluralHold(len(names)))
+	if ep.HasStall {
+		body += fmt.Sprintf("; it stalled on I/O %.0f %% of the interval (baseline %.0f %%)", 100*ep.Stall, 100*ep.StallBaseline)
+	}
 	if ev.Kind == noisy.Cleared {
 		name, sev = eventNoisyNeighborCleared, plog.SeverityNumberInfo
 		body = fmt.Sprintf("%s no longer waits on %s (episode of %s, since %s, named %s)",

@@ -1,6 +1,8 @@
 package latencyscraper
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 )
 
@@ -41,11 +44,18 @@ func noisyPoints(md pmetric.Metrics) []map[string]any {
 	return out
 }
 
-// The pod's container reads about 1 ms per request alone for the warm-up; then /B writes 1000
-// requests an interval and the container's reads take 7.8 ms: one disk_health.noisy_neighbor event
-// naming /B with its share, the gauge at 1 on the victim's identity while it lasts; with /B idle
-// again, after three intervals one cleared event and the gauge at 0, then no point.
-func TestScrapeNoisyNeighbor(t *testing.T) {
+// noisyScraper is a scraper with per_cgroup on over a fake cgroup v2 tree holding the pod's container
+// and /B on sda, whose probe serves the cumulative histograms scrape is given.
+type noisyScraper struct {
+	t      *testing.T
+	s      *latencyScraper
+	cp     *fakeCgroupProbe
+	c      *clock
+	sink   *consumertest.LogsSink
+	cgroup string // the hierarchy's directory
+}
+
+func newNoisyScraper(t *testing.T) *noisyScraper {
 	root := fakeRoot(t, "sda")
 	cg := filepath.Join(root, "sys/fs/cgroup")
 	for _, d := range []string{podPath, "/B"} {
@@ -57,24 +67,36 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 	cfg.PerCgroup.Enabled = true
 	require.NoError(t, cfg.Validate("latency"))
 	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
-	cp := &fakeCgroupProbe{started: t0, hists: map[string]biolat.Histogram{}}
-	c := &clock{t0}
-	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, fakeOpener(p, new(biolat.Options)), c.now)
+	n := &noisyScraper{t: t, cp: &fakeCgroupProbe{started: t0, hists: map[string]biolat.Histogram{}}, c: &clock{t0},
+		sink: new(consumertest.LogsSink), cgroup: cg}
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, fakeOpener(p, new(biolat.Options)), n.c.now)
 	require.NoError(t, err)
-	sink := new(consumertest.LogsSink)
-	s.sink = sink
-	s.openCgroups = func(biolat.CgroupOptions) (cgroupProbe, error) { return cp, nil }
+	s.sink = n.sink
+	s.openCgroups = func(biolat.CgroupOptions) (cgroupProbe, error) { return n.cp, nil }
 	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
-	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	n.s = s
+	return n
+}
 
-	scrape := func(victim, aggressor biolat.Histogram) []map[string]any {
-		cp.hists[podPath] = addHist(cp.hists[podPath], victim)
-		cp.hists["/B"] = addHist(cp.hists["/B"], aggressor)
-		c.t = c.t.Add(2 * time.Second)
-		md, err := s.scrape(t.Context())
-		require.NoError(t, err)
-		return noisyPoints(md)
-	}
+// scrape adds the interval's requests of the victim and the aggressor, 2 s later, and returns the
+// container.disk.noisy_neighbor points.
+func (n *noisyScraper) scrape(victim, aggressor biolat.Histogram) []map[string]any {
+	n.cp.hists[podPath] = addHist(n.cp.hists[podPath], victim)
+	n.cp.hists["/B"] = addHist(n.cp.hists["/B"], aggressor)
+	n.c.t = n.c.t.Add(2 * time.Second)
+	md, err := n.s.scrape(n.t.Context())
+	require.NoError(n.t, err)
+	return noisyPoints(md)
+}
+
+// The pod's container reads about 1 ms per request alone for the warm-up; then /B writes 1000
+// requests an interval and the container's reads take 7.8 ms: one disk_health.noisy_neighbor event
+// naming /B with its share, the gauge at 1 on the victim's identity while it lasts; with /B idle
+// again, after three intervals one cleared event and the gauge at 0, then no point.
+func TestScrapeNoisyNeighbor(t *testing.T) {
+	n := newNoisyScraper(t)
+	scrape, sink := n.scrape, n.sink
 	for range 10 {
 		require.Empty(t, scrape(requests(40, -80), biolat.Histogram{}))
 	}
@@ -122,4 +144,37 @@ func TestScrapeNoisyNeighbor(t *testing.T) {
 	require.Equal(t, "disk_health.noisy_neighbor.cleared", lr.Attributes().AsRaw()["event.name"])
 	require.Equal(t, "INFO", lr.SeverityText())
 	require.Empty(t, scrape(requests(40, -80), biolat.Histogram{}))
+}
+
+// On cgroup v2 the victim's io.pressure stall is a signal too: its latency stays at its baseline, but
+// it stalls 1 s of a 2 s interval (against a baseline of none) while /B holds the device: one event,
+// with the stall and its floored baseline.
+func TestScrapeNoisyNeighborStall(t *testing.T) {
+	n := newNoisyScraper(t)
+	total := uint64(5_000_000)
+	psi := func() {
+		require.NoError(t, os.WriteFile(filepath.Join(n.cgroup, podPath, "io.pressure"), fmt.Appendf(nil,
+			"some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=%d\n", total, total), 0o644))
+	}
+	for range 12 {
+		psi()
+		require.Empty(t, n.scrape(requests(40, -80), biolat.Histogram{}))
+	}
+	total += 1_000_000
+	psi()
+	got := n.scrape(requests(40, -80), requests(1000, -80))
+	require.Len(t, got, 1)
+	require.Equal(t, 1, n.sink.LogRecordCount())
+	a := n.sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().AsRaw()
+	require.InDelta(t, 0.5, a["noisy_neighbor.victim.stall"], 1e-9)
+	require.InDelta(t, noisy.StallFloor/10, a["noisy_neighbor.victim.stall_baseline"], 1e-12)
+	require.InDelta(t, a["noisy_neighbor.victim.baseline"], a["noisy_neighbor.victim.latency"], 1e-12, "not the latency")
+
+	// A bad io.pressure is that cgroup's error, the scrape goes on.
+	require.NoError(t, os.WriteFile(filepath.Join(n.cgroup, podPath, "io.pressure"), []byte("bogus\n"), 0o644))
+	n.cp.hists[podPath] = addHist(n.cp.hists[podPath], requests(40, -80))
+	n.c.t = n.c.t.Add(2 * time.Second)
+	md, err := n.s.scrape(t.Context())
+	require.ErrorContains(t, err, "io.pressure")
+	require.Len(t, noisyPoints(md), 1)
 }
