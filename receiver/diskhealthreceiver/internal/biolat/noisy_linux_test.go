@@ -216,10 +216,14 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 	}
 
 	// v1's io.max: B held to 10 writes and 40 KiB a second on the device.
-	require.NoError(t, os.WriteFile(filepath.Join(b, "blkio.throttle.write_iops_device"), []byte(dev.String()+" 10"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(b, "blkio.throttle.write_bps_device"), []byte(dev.String()+" 40960"), 0o644))
+	throttle := func(iops, bps string) {
+		require.NoError(t, os.WriteFile(filepath.Join(b, "blkio.throttle.write_iops_device"), []byte(dev.String()+" "+iops), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(b, "blkio.throttle.write_bps_device"), []byte(dev.String()+" "+bps), 0o644))
+	}
+	throttle("10", "40960")
 	var cleared *noisy.Event
-	for i := 0; i < 15 && cleared == nil; i++ {
+	steps := 0
+	for ; steps < 15 && cleared == nil; steps++ {
 		_, ev := step("throttled")
 		for _, e := range ev {
 			require.Equal(t, noisy.Cleared, e.Kind)
@@ -227,6 +231,10 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 		}
 	}
 	require.NotNil(t, cleared, "the episode clears with B throttled")
+	t.Logf("cleared %d scrapes after the throttle", steps)
+	// Unthrottled before it is stopped: its exit waits for its 16 MiB in flight, which the limit would
+	// let through in minutes.
+	throttle("0", "0")
 	stopB()
 
 	// V alone for 5 minutes: no episode.

@@ -13,7 +13,6 @@ import (
 	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
@@ -154,18 +153,8 @@ func (s *latencyScraper) appendEvent(ev noisy.Event, id pointIdentity, at time.T
 	}
 	lr := s.events.Record(pcommon.NewResource(), at, s.now(), name, sev, body)
 	a := lr.Attributes()
-	a.PutStr("cgroup.path", ep.Victim)
-	a.PutStr("system.device", ep.Device)
-	if id.hwID != "" {
-		a.PutStr("hw.id", id.hwID)
-	}
-	attr := cgroupio.Attribute(ep.Victim)
-	if attr.PodUID != "" {
-		a.PutStr("k8s.pod.uid", attr.PodUID)
-	}
-	if attr.ContainerID != "" {
-		a.PutStr("container.id", attr.ContainerID)
-	}
+	id.device = ep.Device
+	putCgroupIdentity(a, ep.Victim, id)
 	paths := a.PutEmptySlice("noisy_neighbor.aggressor.cgroup.paths")
 	shares := a.PutEmptySlice("noisy_neighbor.aggressor.shares")
 	for _, ag := range ep.Aggressors {
