@@ -196,6 +196,17 @@ func (e *Engine) device(ts time.Time, dt float64, d *Device, out []Event) []Even
 		}
 		return s.Busy / total
 	}
+	// The cgroups that hold at least Share, largest first: at most 1/Share of them, so each victim's
+	// aggressors are these but itself.
+	var holders []Aggressor
+	for j := range d.Samples {
+		if s := share(&d.Samples[j]); s >= c.Share && s > 0 {
+			holders = append(holders, Aggressor{d.Samples[j].Cgroup, s})
+		}
+	}
+	slices.SortFunc(holders, func(a, b Aggressor) int {
+		return cmp.Or(cmp.Compare(b.Share, a.Share), cmp.Compare(a.Cgroup, b.Cgroup))
+	})
 	for i := range d.Samples {
 		v := &d.Samples[i]
 		k := key{v.Cgroup, d.Device}
@@ -206,14 +217,11 @@ func (e *Engine) device(ts time.Time, dt float64, d *Device, out []Event) []Even
 		}
 		t.seen = e.n
 		var aggr []Aggressor
-		for j := range d.Samples {
-			if s := share(&d.Samples[j]); j != i && s >= c.Share && s > 0 {
-				aggr = append(aggr, Aggressor{d.Samples[j].Cgroup, s})
+		for _, h := range holders {
+			if h.Cgroup != v.Cgroup {
+				aggr = append(aggr, h)
 			}
 		}
-		slices.SortFunc(aggr, func(a, b Aggressor) int {
-			return cmp.Or(cmp.Compare(b.Share, a.Share), cmp.Compare(a.Cgroup, b.Cgroup))
-		})
 		enough := v.IOs >= c.MinVictimIOs
 		latHot := enough && t.lat.ready(c) && v.Latency >= c.K*t.lat.value()
 		stallShare, stallOK := 0.0, v.HasStall && dt > 0
