@@ -233,9 +233,21 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 	require.NotNil(t, cleared, "the episode clears with B throttled")
 	t.Logf("cleared %d scrapes after the throttle", steps)
 	// Unthrottled before it is stopped: its exit waits for its 16 MiB in flight, which the limit would
-	// let through in minutes.
+	// let through in minutes. Those writes then drain at once, and V waits behind them (one run here:
+	// B 0.53 of the device, V's p90 3.4 × its baseline, a real episode): V is alone once B has no
+	// request left and no episode is open.
 	throttle("0", "0")
 	stopB()
+	for settle := 0; ; settle++ {
+		require.Less(t, settle, 20, "B's writes drained and V's episodes closed")
+		d, ev := step("B stops")
+		for _, e := range ev {
+			t.Logf("while B's last writes drain: %+v", e)
+		}
+		if s, _ := of(d, bPath); s.IOs == 0 && len(feed.engine.Open()) == 0 {
+			break
+		}
+	}
 
 	// V alone for 5 minutes: no episode.
 	var maxRatio float64
