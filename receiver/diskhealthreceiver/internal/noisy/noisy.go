@@ -86,8 +86,11 @@ type Episode struct {
 // Kind tells an opening from a closing.
 type Kind int
 
+// The kinds of Event.
 const (
+	// Opened: the episode's first interval.
 	Opened Kind = iota
+	// Cleared: the interval that closed it.
 	Cleared
 )
 
