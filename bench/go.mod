@@ -18,6 +18,7 @@ require (
 )
 
 require (
+	github.com/anatol/smart.go v0.0.0-20260723175002-53b369c3973c // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cilium/ebpf v0.22.0 // indirect
 	github.com/ebitengine/purego v0.11.2 // indirect

@@ -23,7 +23,10 @@ import (
 // list written elsewhere.
 var registry = register(
 	registration{factory: metricsOnly(iostatscraper.NewFactory), needs: []input{diskstatsSnapshot}},
-	registration{factory: filesystemscraper.NewFactoryWithEvents, events: true},
+	registration{factory: filesystemscraper.NewFactoryWithEvents, events: true, wire: func(fs component.Config, all map[string]component.Config) {
+		c, cg := fs.(*filesystemscraper.Config), all["cgroups"].(*cgroupsscraper.Config)
+		c.CgroupTopN, c.CgroupMaxDepth = cg.TopN, cg.MaxDepth
+	}}, // checkpoint writers read cgroups within the cgroups section's bounds
 	registration{factory: smartscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}, interval: smartInterval},
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},

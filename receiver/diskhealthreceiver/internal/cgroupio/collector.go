@@ -70,6 +70,9 @@ type Cgroup struct {
 	Attribution
 	// Devices are the cumulative counters per device (v1: bytes and operations read a moment apart).
 	Devices []DeviceStat
+	// Previous are the counters at the previous collection, nil when every byte of Devices is the
+	// interval's (a cgroup created since, or counters that went back): Written takes the difference.
+	Previous []DeviceStat
 	// Bytes were moved (read, written, discarded, all devices) since the previous collection.
 	Bytes uint64
 	// Start is when the cumulative counters started (or a safe earlier bound).
@@ -133,6 +136,7 @@ type node struct {
 	delta    uint64
 	devs     []DeviceStat
 	prevDevs []DeviceStat // devs of the previous reading, to tell a counter that went back
+	fresh    bool         // every byte of devs is this interval's (delta counted from zero)
 	start    time.Time
 	attr     *Attribution
 	// psi is the io.pressure last read (psiAt, when hasPSI); psiStart the start of its totals' series.
@@ -227,15 +231,15 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 		return false
 	}
 	switch {
-	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs):
-		n.delta = total - prev
+	case wasSeen && total >= prev && !wentBack(n.prevDevs, n.devs, c.cfg.Version == V1):
+		n.delta, n.fresh = total-prev, false
 	case wasSeen:
 		// Counters went back (any of them, on any device, or a device's counters vanished): the cgroup
 		// was removed and created again under the same path, or its device's statistics were. The
 		// cumulative series restart; the interval's bytes are all the new counters have.
-		n.delta, n.start = total, c.prev
+		n.delta, n.start, n.fresh = total, c.prev, true
 	case n.born:
-		n.delta = total
+		n.delta, n.fresh = total, true
 	default:
 		return false // first reading at the first collection: a baseline only
 	}
@@ -245,8 +249,10 @@ func (c *Collector) visit(n *node, depth int) (gone bool) {
 
 // wentBack reports whether any counter of prev is above the same device's in cur, or a device of prev is
 // not in cur (its statistics were freed and may return from zero). The kernel keeps a cgroup's devices in
-// one order, so each is first looked for at its own index; the index finds the others.
-func wentBack(prev, cur []DeviceStat) bool {
+// one order, so each is first looked for at its own index; the index finds the others. bytesOnly (v1)
+// compares the byte counters alone: a v1 walk reads only the bytes file, so cur has no operation
+// counts, while prev has them when the cgroup was reported (report reads the operations file).
+func wentBack(prev, cur []DeviceStat, bytesOnly bool) bool {
 	var idx deviceIndex
 	for i := range prev {
 		p := &prev[i]
@@ -257,8 +263,10 @@ func wentBack(prev, cur []DeviceStat) bool {
 			}
 		}
 		c := &cur[j]
-		if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps ||
-			c.DiscardBytes < p.DiscardBytes || c.DiscardOps < p.DiscardOps {
+		if c.ReadBytes < p.ReadBytes || c.WriteBytes < p.WriteBytes || c.DiscardBytes < p.DiscardBytes {
+			return true
+		}
+		if !bytesOnly && (c.ReadOps < p.ReadOps || c.WriteOps < p.WriteOps || c.DiscardOps < p.DiscardOps) {
 			return true
 		}
 	}
@@ -334,6 +342,9 @@ func (c *Collector) report(n *node) Cgroup {
 	}
 	// Directory names are bytes: the path leaves as valid UTF-8 of bounded length.
 	cg := Cgroup{Path: sanitize.String(sanitize.CgroupPath, "/"+n.path), Attribution: *n.attr, Devices: n.devs, Bytes: n.delta, Start: n.start}
+	if !n.fresh {
+		cg.Previous = n.prevDevs
+	}
 	if c.cfg.Pressure != nil {
 		data, err := c.cfg.Pressure.ReadFile(join(n.path, "io.pressure"), c.buf)
 		c.buf = data
@@ -351,6 +362,23 @@ func (c *Collector) report(n *node) Cgroup {
 		}
 	}
 	return cg
+}
+
+// Written is what the cgroup wrote to Devices[i] since the previous collection: the write counter's
+// rise, or all of it when the counters started within the interval (or the device is new to it).
+func (cg *Cgroup) Written(i int) uint64 {
+	d := &cg.Devices[i]
+	j := i // the kernel keeps a cgroup's devices in one order
+	if j >= len(cg.Previous) || cg.Previous[j].Major != d.Major || cg.Previous[j].Minor != d.Minor {
+		var idx deviceIndex
+		if j = idx.find(cg.Previous, d.Major, d.Minor); j < 0 {
+			return d.WriteBytes
+		}
+	}
+	if p := cg.Previous[j].WriteBytes; p <= d.WriteBytes {
+		return d.WriteBytes - p
+	}
+	return d.WriteBytes
 }
 
 func join(dir, name string) string {

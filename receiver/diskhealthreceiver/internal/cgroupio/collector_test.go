@@ -376,3 +376,94 @@ func TestCollectorOneCounterBackStartsANewSeries(t *testing.T) {
 	require.Len(t, res.Cgroups, 1)
 	assert.Equal(t, t1, res.Cgroups[0].Start, "a new series from the previous collection")
 }
+
+// TestCollectorWritten: Written is each device's write bytes since the previous collection, whether the
+// cgroup was reported then or not; all of them for a cgroup created since, a device new to the cgroup,
+// or counters that went back (the cgroup re-created under its path).
+func TestCollectorWritten(t *testing.T) {
+	cg := filepath.Join(t.TempDir(), "cg")
+	for _, dir := range []string{"a", "b"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(cg, dir), 0o755))
+	}
+	write := func(dir string, stats ...DeviceStat) {
+		var s strings.Builder
+		for _, st := range stats {
+			s.WriteString(formatIOStat(st))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(cg, dir, "io.stat"), []byte(s.String()), 0o644))
+	}
+	dev := func(maj, minor uint32, w uint64) DeviceStat {
+		return DeviceStat{Major: maj, Minor: minor, Counters: Counters{WriteBytes: w, WriteOps: w / 4096}}
+	}
+	written := func(res Result) map[string]map[string]uint64 {
+		m := map[string]map[string]uint64{}
+		for _, c := range res.Cgroups {
+			m[c.Path] = map[string]uint64{}
+			for i, d := range c.Devices {
+				m[c.Path][fmt.Sprintf("%d:%d", d.Major, d.Minor)] = c.Written(i)
+			}
+		}
+		return m
+	}
+	write("", dev(8, 0, 1<<30))
+	write("a", dev(8, 0, 100<<20))
+	write("b", dev(8, 0, 5<<20))
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V2, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.NoError(t, err)
+
+	write("", dev(8, 0, 2<<30))
+	write("a", dev(8, 0, 160<<20), dev(259, 0, 7<<20)) // a new device: all of its bytes are new
+	require.NoError(t, os.MkdirAll(filepath.Join(cg, "c"), 0o755))
+	write("c", dev(8, 0, 3<<20)) // a cgroup created since: all of its bytes are new
+	res, err := c.Collect(t2)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]uint64{
+		"/a": {"8:0": 60 << 20, "259:0": 7 << 20},
+		"/c": {"8:0": 3 << 20},
+	}, written(res), "b did not write")
+
+	write("", dev(8, 0, 3<<30))
+	write("b", dev(8, 0, 6<<20))                     // b, never reported before, from its baseline
+	write("a", dev(8, 0, 1<<20), dev(259, 0, 7<<20)) // went back: re-created
+	res, err = c.Collect(t2.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]map[string]uint64{
+		"/a": {"8:0": 1 << 20, "259:0": 7 << 20},
+		"/b": {"8:0": 1 << 20},
+	}, written(res))
+}
+
+// TestCollectorV1BusyCgroupKeepsItsSeries: on v1 a cgroup reported at one collection (its operations
+// file read) and busy again at the next is no restarted series: its Bytes and Written are the
+// interval's and its Start stays. The walk reads only the bytes file, so the operation counts it lacks
+// were once taken for counters that went back.
+func TestCollectorV1BusyCgroupKeepsItsSeries(t *testing.T) {
+	cg := filepath.Join(t.TempDir(), "blkio")
+	require.NoError(t, os.MkdirAll(filepath.Join(cg, "job"), 0o755))
+	write := func(w uint64) {
+		for _, dir := range []string{"", "job"} {
+			b, o := formatBlkio([]DeviceStat{{Major: 7, Minor: 0, Counters: Counters{WriteBytes: w, WriteOps: w / 4096}}})
+			require.NoError(t, os.WriteFile(filepath.Join(cg, dir, BlkioBytesFile), []byte(b), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(cg, dir, BlkioOpsFile), []byte(o), 0o644))
+		}
+	}
+	write(1 << 20)
+	c, err := NewCollector(NewDirFS(cg), Config{Version: V1, TopN: 10, MaxDepth: 5, Start: boot})
+	require.NoError(t, err)
+	_, err = c.Collect(t1)
+	require.NoError(t, err)
+	for i, w := range []uint64{3 << 20, 7 << 20, 8 << 20} {
+		write(w)
+		res, err := c.Collect(t2.Add(time.Duration(i) * time.Minute))
+		require.NoError(t, err)
+		require.Len(t, res.Cgroups, 1, "collection %d", i)
+		got := res.Cgroups[0]
+		want := w - []uint64{1 << 20, 3 << 20, 7 << 20}[i]
+		assert.Equal(t, want, got.Bytes, "collection %d", i)
+		assert.Equal(t, want, got.Written(0), "collection %d", i)
+		assert.Equal(t, boot, got.Start, "collection %d: the same series", i)
+		assert.Equal(t, w/4096, got.Devices[0].WriteOps, "collection %d: the operations file read", i)
+	}
+}

@@ -19,6 +19,9 @@
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
 // fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
 // have been seen, so log growth, unpack-and-delete bursts and one-off bulk writes predict nothing.
+//
+// Each save learned is reported once (Prediction.Saved, Save: its span of samples and its bytes), so
+// that Writer can name the cgroup that wrote it from the per-cgroup write counters over that span.
 package checkpoint // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
 
 import (
@@ -158,6 +161,17 @@ type Prediction struct {
 	Rotation Rotation
 	// Background is the usage growth between saves, bytes per second (≥ 0).
 	Background float64
+	// Saved is set when this sample completed a save: Save is then that save, for naming its writer.
+	Saved bool
+	Save  Save
+}
+
+// Save is a save just learned: the samples between which the usage rose (From is the last one before
+// the burst, To the first quiet one after it, so all of its writes fall in (From, To]) and the bytes it
+// saved (its learned size).
+type Save struct {
+	From, To time.Time
+	Bytes    uint64
 }
 
 // Learner follows one filesystem. Not safe for concurrent use.
@@ -199,6 +213,8 @@ type Learner struct {
 	transient bool
 	lastDur   time.Duration
 	lastSize  uint64
+	// saved is the save the current sample completed, reported once (saved.Bytes 0: none).
+	saved Save
 	// Estimates from the saves, as of the last one.
 	p50, p90  uint64
 	interval  time.Duration
@@ -222,6 +238,7 @@ func NewLearner(cfg Config) *Learner {
 // prediction after it.
 func (l *Learner) Observe(s Sample) Prediction {
 	prev := l.state
+	l.saved = Save{}
 	if !l.started {
 		l.before, l.last, l.started = s, s, true
 		return l.predict(s, prev)
@@ -439,6 +456,7 @@ func (l *Learner) save(size uint64) {
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
 	l.lastSize = size
+	l.saved = Save{From: l.spanStart, To: l.spanEnd, Bytes: size}
 	// The estimates change only here: computed once per save, not once per sample.
 	l.p50, l.p90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
 	l.interval = 0
@@ -531,6 +549,7 @@ func quantile[T uint64 | time.Duration](v []T, q float64) T {
 func (l *Learner) predict(s Sample, prev State) Prediction {
 	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth)}
 	p.SizeP50, p.SizeP90, p.Interval, p.LastDuration = l.p50, l.p90, l.interval, l.lastDur
+	p.Saved, p.Save = l.saved.Bytes > 0, l.saved
 	if l.lastDur > 0 {
 		p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
 	}

@@ -283,3 +283,31 @@ func TestLearnerChunkedLogGrowth(t *testing.T) {
 	assert.NotZero(t, willFailAt)
 	assert.GreaterOrEqual(t, fullAt-willFailAt, 17*time.Second, "will_fail a cadence ahead")
 }
+
+// TestLearnerReportsTheSave: every save is reported once, at the sample that completes it, with its
+// size and a span of samples whose interval holds all of its writes (the writer's bytes are summed
+// over it), and no wider than the write plus a scrape on each side and the quiet one after.
+func TestLearnerReportsTheSave(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, rot := range []Rotation{RotationBefore, RotationAfter} {
+		j := job{limit: 4 * tib, base: 900 * gib, size: 300 * gib, rate: 1 * gib, cadence: 2 * time.Hour, scrape: time.Minute, keep: 3, rotation: rot}
+		preds, _ := j.run(NewLearner(Config{}), 6)
+		write := time.Duration(float64(j.size) / float64(j.rate) * float64(time.Second))
+		var reported []Save
+		for _, p := range preds {
+			if p.Saved {
+				reported = append(reported, p.Save)
+			} else {
+				assert.Zero(t, p.Save, rot)
+			}
+		}
+		require.Len(t, reported, 6, rot)
+		for k, s := range reported {
+			start := t0.Add(time.Duration(k+1) * j.cadence)
+			assert.Equal(t, j.size, s.Bytes, "%v save %d", rot, k)
+			assert.False(t, s.From.After(start), "%v save %d: the span starts at or before the write", rot, k)
+			assert.False(t, s.To.Before(start.Add(write)), "%v save %d: the span ends at or after the write", rot, k)
+			assert.LessOrEqual(t, s.To.Sub(s.From), write+3*j.scrape, "%v save %d: no wider than the burst", rot, k)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -79,6 +80,9 @@ var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckp
 func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
 	u := &r.Usage
 	p := s.learners.observe(r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
+	if p.Saved && s.writers != nil {
+		s.writerErr = errors.Join(s.writerErr, s.writers.saved(r.Domain, p.Save))
+	}
 	if p.State == checkpoint.Learning {
 		return
 	}
@@ -101,14 +105,23 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st.attr)
 	}
 	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
+	wr, named := s.writers.writer(r.Domain)
+	if named {
+		e.AppendSystemFilesystemCheckpointWriterDataPoint(ts, 1, dev, dom, uuid, typ, wr.path, wr.podUID, wr.containerID)
+	}
 	if p.Alert {
-		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil)
+		var by *writer
+		if named {
+			by = &wr
+		}
+		s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil, by)
 	}
 }
 
 // willFailEvent buffers the log record of a domain (or, with proj set, a project directory on it)
-// turning will_fail: what, where, how big, when, and the limit that binds.
-func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef) {
+// turning will_fail: what, where, how big, when, the limit that binds and, when one was named, the
+// cgroup (pod, container) writing the saves.
+func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef, by *writer) {
 	retention := "no rotation seen yet"
 	if p.Keep > 0 {
 		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
@@ -120,6 +133,12 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 	body := fmt.Sprintf("%s: checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
 		where, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
 		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
+	if by != nil {
+		body += "; written by cgroup " + by.path
+		if by.podUID != "" {
+			body += " (pod " + by.podUID + ")"
+		}
+	}
 	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
 	a := lr.Attributes()
 	a.PutStr("system.filesystem.domain", dom)
@@ -135,6 +154,11 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
 	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)
 	a.PutStr("disk_health.checkpoint.binding_limit", bind)
+	if by != nil {
+		a.PutStr("cgroup.path", by.path)
+		emit.SetIfNotEmpty(func(v string) { a.PutStr("k8s.pod.uid", v) }, by.podUID)
+		emit.SetIfNotEmpty(func(v string) { a.PutStr("container.id", v) }, by.containerID)
+	}
 }
 
 // bytesText is n in binary units with one decimal, for event bodies.

@@ -15,6 +15,9 @@ import (
 
 const gib = 1 << 30
 
+// keepAfterLimit is the size of the keep-after job's filesystem.
+const keepAfterLimit = 2 << 40
+
 // keepAfterLevel is the usage at time at of a 2 TiB filesystem holding 900 GiB of other data and a job
 // saving 300 GiB at 1 GiB/s every 2 h with keep-3, rotation after the save (the case): three
 // copies fit, the fourth the fourth save makes before rotation does not.
@@ -34,6 +37,20 @@ func keepAfterLevel(at time.Duration) uint64 {
 	return used
 }
 
+// keepAfterAt makes /data's filesystem (the bindsRoot mounts of 1 000 000 blocks) a 2 TiB one holding
+// the keep-after job's usage at at.
+func (f *fakeStatfs) keepAfterAt(at time.Duration) {
+	free := (keepAfterLimit - keepAfterLevel(at)) / 4096
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for path, st := range f.answers {
+		if st.Blocks == 1_000_000 || st.Blocks == keepAfterLimit/4096 {
+			st.Blocks, st.Bfree, st.Bavail = keepAfterLimit/4096, free, free
+			f.answers[path] = st
+		}
+	}
+}
+
 // TestFSScraperCheckpointWillFail: the job's saves land on /data, shown by seven mounts. The learner
 // runs once for the domain; after the third save it reports the fourth will not fit, with one
 // will_fail event naming the domain, a mount, the size and when; the checkpoint series exist once.
@@ -41,19 +58,10 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 	clock := t0
 	sink := new(consumertest.LogsSink)
 	s, f := bindsRootWith(t, "keep", &clock, sink, nil)
-	const limit = 2 << 40
 	var last int
 	for at := time.Duration(0); at < 7*time.Hour; at += time.Minute {
 		clock = t0.Add(at)
-		free := (limit - keepAfterLevel(at)) / 4096
-		f.mu.Lock()
-		for path, st := range f.answers {
-			if st.Blocks == 1_000_000 || st.Blocks == limit/4096 {
-				st.Blocks, st.Bfree, st.Bavail = limit/4096, free, free
-				f.answers[path] = st
-			}
-		}
-		f.mu.Unlock()
+		f.keepAfterAt(at)
 		md, err := s.scrape(t.Context())
 		require.NoError(t, err)
 		if at == 7*time.Hour-time.Minute {
@@ -62,7 +70,7 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 			assert.Equal(t, map[string]int{"259:5": 3}, states, "one state set, for the domain")
 			headroom, ok := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
 			require.True(t, ok)
-			assert.Equal(t, int64(limit-keepAfterLevel(at))-300*gib, headroom)
+			assert.Equal(t, int64(keepAfterLimit-keepAfterLevel(at))-300*gib, headroom)
 		}
 		if sink.LogRecordCount() > last && last == 0 {
 			assert.Equal(t, 6*time.Hour+5*time.Minute, at.Round(5*time.Minute), "after the third save")

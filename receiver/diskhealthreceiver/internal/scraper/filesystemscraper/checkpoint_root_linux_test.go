@@ -22,7 +22,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
@@ -40,7 +42,8 @@ const writerChildEnv = "DISKHEALTH_CKPT_WRITER_DIR"
 // process (this test binary again) so that it sits in its own cgroup, without CAP_SYS_RESOURCE. It does what stdin says, one
 // command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends BYTES to NAME
 // (opened, and created, at its first write, and kept open as a trainer keeps its log and the checkpoint
-// it is saving), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it and waits for its blocks to be free (syncfs). Run directly, without the environment, it
+// it is saving), "ws NAME BYTES" does the same and fsyncs it (a save whose blocks reach the disk in the
+// writer's own context, which cgroup v1 charges to the writer's blkio cgroup), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it and waits for its blocks to be free (syncfs). Run directly, without the environment, it
 // has no job.
 func TestCheckpointWriterChild(t *testing.T) {
 	dir := os.Getenv(writerChildEnv)
@@ -66,13 +69,16 @@ func TestCheckpointWriterChild(t *testing.T) {
 		f := strings.Fields(in.Text())
 		var err error
 		switch {
-		case len(f) == 3 && f[0] == "w":
+		case len(f) == 3 && (f[0] == "w" || f[0] == "ws"):
 			n, _ := strconv.Atoi(f[2])
 			if open[f[1]] == nil {
 				open[f[1]], err = os.OpenFile(filepath.Join(dir, f[1]), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 			}
 			if err == nil {
 				err = writeBytes(open[f[1]], n, chunk)
+			}
+			if err == nil && f[0] == "ws" {
+				err = open[f[1]].Sync()
 			}
 		case len(f) == 2 && f[0] == "close":
 			err = closeFile(f[1])
@@ -173,12 +179,14 @@ func writeBytes(f *os.File, n int, chunk []byte) error {
 	return nil
 }
 
-// writerChild is the running child and its v1 cgroups.
+// writerChild is the running child and its v1 cgroups; cgroup is its path in the blkio (or v2) hierarchy,
+// as the filesystem source names a writer.
 type writerChild struct {
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	out     *bufio.Scanner
 	cgroups []string
+	cgroup  string
 }
 
 // startWriter starts the writer child in dir, in a new child cgroup: of the v2 hierarchy where
@@ -203,6 +211,7 @@ func startWriter(t *testing.T, dir string) *writerChild {
 		}
 	})
 	name := fmt.Sprintf("diskhealth-ckpt-%d", cmd.Process.Pid)
+	w.cgroup = "/" + name
 	hierarchies := map[string]string{"memory": ":memory:/", "blkio": ":blkio:/"}
 	if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err == nil {
 		hierarchies = map[string]string{"": "0::/"}
@@ -272,6 +281,27 @@ type jobRun struct {
 	states map[string]int
 	steps  int
 	took   time.Duration // wall time of the run: what the step count costs (the QEMU guest is slow)
+
+	// attributed counts the saves the source learned by the writer it named ("" for none); writer is
+	// the domain's writer gauge's cgroup.path at the end, eventWriter the last will_fail event's.
+	attributed          map[string]int
+	writer, eventWriter string
+}
+
+// jobWriters are the processes a job writes through: ckpt saves the checkpoints, log grows the log
+// (one child for both in the seeded tests); sync fsyncs every write ("ws"), which cgroup v1 charges
+// to the writer's own blkio cgroup, where buffered writeback goes to the root cgroup.
+type jobWriters struct {
+	ckpt, log *writerChild
+	sync      bool
+}
+
+// write is the child's write command: fsync'd with sync.
+func (jw jobWriters) write() string {
+	if jw.sync {
+		return "ws"
+	}
+	return "w"
 }
 
 // runJob drives the job and the scraper in lockstep on simulated time: every 250 ms of it the writer
@@ -279,7 +309,7 @@ type jobRun struct {
 // It ends at the first failed write.
 // With project set, the job's directory is under that project quota, and the project directory's state
 // and events are the ones watched.
-func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, project uint32) jobRun {
+func runJob(t *testing.T, seed uint64, mnt string, jw jobWriters, j seededJob, project uint32) jobRun {
 	const step = 250 * time.Millisecond
 	rng := rand.New(rand.NewPCG(seed, 7))
 	sink := new(consumertest.LogsSink)
@@ -288,7 +318,9 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 	cfg.ProjectQuotas.Enabled = project != 0
 	clock := t0
 	set := scrapertest.NewNopSettings(metadata.Type)
-	set.Logger = zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)) // a project quota that cannot be read says why
+	// A project quota that cannot be read says why; each save's attribution is a debug line, counted.
+	attributions, logs := observer.New(zap.DebugLevel)
+	set.Logger = zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core(), attributions))
 	s, err := newScraper(set, cfg, sink, func() time.Time { return clock })
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
@@ -312,12 +344,12 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 			out.failAt, out.failure = now, answer
 			return true
 		}
-		if fail(w.do(t, "w train.log %d", int(j.background*h*(0.5+rng.Float64())))) {
+		if fail(jw.log.do(t, "%s train.log %d", jw.write(), int(j.background*h*(0.5+rng.Float64())))) {
 			break
 		}
 		if writing == 0 && now.Seconds() >= next {
 			if !j.after && len(copies) == j.keep {
-				require.Equal(t, "ok", w.do(t, "rm %s", copies[0]))
+				require.Equal(t, "ok", jw.ckpt.do(t, "rm %s", copies[0]))
 				copies = copies[1:]
 			}
 			writing = j.size * (0.97 + 0.06*rng.Float64())
@@ -329,15 +361,15 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 		}
 		if writing > 0 {
 			n := min(remaining, rate*h)
-			if fail(w.do(t, "w %s %d", current, int(n))) {
+			if fail(jw.ckpt.do(t, "%s %s %d", jw.write(), current, int(n))) {
 				break
 			}
 			if remaining -= n; remaining <= 0 {
-				require.Equal(t, "ok", w.do(t, "close %s", current))
+				require.Equal(t, "ok", jw.ckpt.do(t, "close %s", current))
 				copies = append(copies, current)
 				writing = 0
 				if j.after && len(copies) > j.keep {
-					require.Equal(t, "ok", w.do(t, "rm %s", copies[0]))
+					require.Equal(t, "ok", jw.ckpt.do(t, "rm %s", copies[0]))
 					copies = copies[1:]
 				}
 			}
@@ -349,6 +381,14 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 		if sink.LogRecordCount() > before {
 			out.events++
 			out.willFailFrom = now
+			logs := sink.AllLogs()
+			cg, _ := logs[len(logs)-1].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get("cgroup.path")
+			out.eventWriter = cg.Str()
+		}
+		for k, dp := range pointsBy(md, "system.filesystem.checkpoint.writer", "system.filesystem.domain", "cgroup.path") {
+			if strings.HasPrefix(k, dom+" ") && dp.IntValue() == 1 {
+				out.writer = strings.TrimPrefix(k, dom+" ")
+			}
 		}
 		willFail = stateIs(md, dom, "will_fail")
 		if project != 0 && i == 0 {
@@ -378,7 +418,14 @@ func runJob(t *testing.T, seed uint64, mnt string, w *writerChild, j seededJob, 
 			break
 		}
 	}
-	require.Equal(t, "ok", w.do(t, "closeall"))
+	require.Equal(t, "ok", jw.ckpt.do(t, "closeall"))
+	if jw.log != jw.ckpt {
+		require.Equal(t, "ok", jw.log.do(t, "closeall"))
+	}
+	out.attributed = map[string]int{}
+	for _, e := range logs.FilterMessage("checkpoint save attributed").FilterField(zap.String("domain", dom)).All() {
+		out.attributed[e.ContextMap()["writer"].(string)]++
+	}
 	out.took = time.Since(began)
 	if !willFail {
 		out.willFailFrom = 0
@@ -470,28 +517,105 @@ func TestFSScraperCheckpointSeededRealFilesystems(t *testing.T) {
 			require.NoError(t, unix.Statfs(mnt, &st))
 			empty := st.Bavail
 			for seed := range uint64(20) {
-				// XFS frees a removed file's blocks in the background: the job is planned on the space
-				// all of them leave.
-				settle(t, fs.name+" free space back", func() bool {
-					require.NoError(t, unix.Statfs(mnt, &st))
-					return st.Bavail+16 >= empty
-				})
-				total := int64(st.Blocks) * st.Bsize
-				j := newSeededJob(seed, total, int64(st.Bavail)*st.Bsize)
-				prefill := filepath.Join(mnt, "dataset")
-				f, err := os.Create(prefill)
-				require.NoError(t, err)
-				require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, j.prefill), "seed %d", seed)
-				require.NoError(t, f.Close())
-
-				tally.add(t, fs.name, seed, j, runJob(t, seed, mnt, w, j, 0), "ENOSPC", total)
-				emptyDir(t, jobDir)
-				require.NoError(t, os.Remove(prefill))
-				unix.Sync()
+				j, r, total := seededRun(t, fs.name, mnt, jobDir, empty, seed, jobWriters{ckpt: w, log: w})
+				tally.add(t, fs.name, seed, j, r, "ENOSPC", total)
 			}
 			tally.check(t, fs.name, time.Since(start))
 		})
 	}
+}
+
+// seededRun runs seed's job in jobDir on the filesystem at mnt (empty: its free blocks with nothing on
+// it), planned on the space it leaves and next to a prefill, and empties it again; total is the
+// filesystem's size, which the job's sizes are relative to.
+func seededRun(t *testing.T, name, mnt, jobDir string, empty, seed uint64, jw jobWriters) (j seededJob, r jobRun, total int64) {
+	t.Helper()
+	var st unix.Statfs_t
+	// XFS frees a removed file's blocks in the background: the job is planned on the space all of them
+	// leave.
+	settle(t, name+" free space back", func() bool {
+		require.NoError(t, unix.Statfs(mnt, &st))
+		return st.Bavail+16 >= empty
+	})
+	total = int64(st.Blocks) * st.Bsize
+	j = newSeededJob(seed, total, int64(st.Bavail)*st.Bsize)
+	prefill := filepath.Join(mnt, "dataset")
+	f, err := os.Create(prefill)
+	require.NoError(t, err)
+	require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, j.prefill), "seed %d", seed)
+	require.NoError(t, f.Close())
+
+	r = runJob(t, seed, mnt, jw, j, 0)
+	emptyDir(t, jobDir)
+	require.NoError(t, os.Remove(prefill))
+	unix.Sync()
+	return j, r, total
+}
+
+// TestFSScraperCheckpointWriterSeeded (issue 21, "per writing pod where attributable"): seeded jobs as in
+// TestFSScraperCheckpointSeededRealFilesystems on a loop-mounted ext4, the checkpoints saved by one child
+// process in its own cgroup and the log grown by a second one in another, both fsync'ing every write
+// (cgroup v1, this host's blkio, charges buffered writeback to the root cgroup: only fsync'd or O_DIRECT
+// saves are attributable there). Every save the source learns is attributed to the checkpoint writer
+// or to nobody, never to the log writer; at least 90 % of them to the writer; and in every run the
+// domain's writer gauge and the will_fail event name the checkpoint writer's cgroup. The will_fail
+// timing holds as in the seeded test.
+func TestFSScraperCheckpointWriterSeeded(t *testing.T) {
+	const seeds = 20
+	mnt, loop := loopFS(t, t.TempDir(), 256<<20, "e2fsprogs", []string{"mkfs.ext4", "-q", "-m", "0"}, "")
+	jobDir := filepath.Join(mnt, "job")
+	require.NoError(t, os.Mkdir(jobDir, 0o755))
+	jw := jobWriters{ckpt: startWriter(t, jobDir), log: startWriter(t, jobDir), sync: true}
+	// Kernels that create blk-throttle's data lazily (6.x) count no v1 blkio bytes for a device until a
+	// throttle limit is set on it; the largest limit is none and only switches the counting on (as the
+	// cgroups source's live test does). The receiver itself never writes to cgroupfs.
+	blkio := filepath.Join("/sys/fs/cgroup/blkio", jw.ckpt.cgroup)
+	if _, err := os.Stat(blkio); err == nil {
+		mm, err := os.ReadFile(filepath.Join("/sys/class/block", filepath.Base(loop), "dev"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(blkio, "blkio.throttle.write_bps_device"),
+			[]byte(strings.TrimSpace(string(mm))+" 18446744073709551615"), 0o644))
+	}
+	var st unix.Statfs_t
+	require.NoError(t, unix.Statfs(mnt, &st))
+	empty := st.Bavail
+	var tally seededTally
+	var saves, right, none, jobsRight, jobsNone int
+	wrong := map[string]int{}
+	start := time.Now()
+	for seed := range uint64(seeds) {
+		j, r, total := seededRun(t, "ext4", mnt, jobDir, empty, seed, jw)
+		tally.add(t, "ext4", seed, j, r, "ENOSPC", total)
+		for cg, n := range r.attributed {
+			saves += n
+			switch cg {
+			case jw.ckpt.cgroup:
+				right += n
+			case "":
+				none += n
+			default:
+				wrong[cg] += n
+			}
+		}
+		switch {
+		case r.writer == jw.ckpt.cgroup && r.eventWriter == jw.ckpt.cgroup:
+			jobsRight++
+		case r.writer == "" && r.eventWriter == "":
+			jobsNone++
+		}
+		t.Logf("ext4 seed %2d: saves attributed %v (checkpoint writer %s, log writer %s); writer gauge %q, will_fail event %q",
+			seed, r.attributed, jw.ckpt.cgroup, jw.log.cgroup, r.writer, r.eventWriter)
+	}
+	tally.check(t, "ext4 with writers", time.Since(start))
+	wrongSaves := 0
+	for _, n := range wrong {
+		wrongSaves += n
+	}
+	t.Logf("saves: %d learned, %d named right, %d named wrong %v, %d none; jobs: %d of %d named right, %d none, %d wrong",
+		saves, right, wrongSaves, wrong, none, jobsRight, seeds, jobsNone, seeds-jobsRight-jobsNone)
+	assert.Empty(t, wrong, "no save is attributed to another cgroup")
+	assert.GreaterOrEqual(t, 10*right, 9*saves, "at least 90 %% of the saves named")
+	assert.Equal(t, seeds, jobsRight, "every job's writer gauge and will_fail event name the checkpoint writer")
 }
 
 // seededTally is what seeded runs showed, and what they must.
@@ -628,7 +752,7 @@ func TestFSScraperCheckpointSeededProjectQuota(t *testing.T) {
 			require.NoError(t, unix.Fallocate(int(f.Fd()), 0, 0, j.prefill), "%s seed %d", fs.typ, seed)
 			require.NoError(t, f.Close())
 
-			tally.add(t, fs.typ, seed, j, runJob(t, seed, mnt, w, j, project), fs.failure, quota)
+			tally.add(t, fs.typ, seed, j, runJob(t, seed, mnt, jobWriters{ckpt: w, log: w}, j, project), fs.failure, quota)
 			emptyDir(t, jobDir)
 			unix.Sync()
 		}

@@ -62,6 +62,13 @@ type Config struct {
 	// ProjectQuotas reports per-directory usage from filesystem project quotas (off by default).
 	ProjectQuotas ProjectQuotasConfig `mapstructure:"project_quotas"`
 
+	// CheckpointWriters names the cgroup (pod, container) that wrote each domain's checkpoint saves, from
+	// the per-cgroup I/O counters; CgroupTopN and CgroupMaxDepth bound the cgroups it reads, taken from
+	// the cgroups section (cgroups.top_n, cgroups.max_depth) by the receiver.
+	CheckpointWriters bool `mapstructure:"checkpoint_writers"`
+	CgroupTopN        int  `mapstructure:"-"`
+	CgroupMaxDepth    int  `mapstructure:"-"`
+
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
@@ -89,6 +96,8 @@ func createDefaultConfig() *Config {
 		ProjectQuotas: ProjectQuotasConfig{
 			MaxPerFilesystem: 100, ProjectsFile: "/etc/projects", ProjIDFile: "/etc/projid",
 		},
+		// The cgroups section's defaults, which the receiver copies in.
+		CheckpointWriters: true, CgroupTopN: 10, CgroupMaxDepth: 5,
 		RootPath:             "/",
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}

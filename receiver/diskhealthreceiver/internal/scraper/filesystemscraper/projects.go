@@ -313,7 +313,7 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []
 			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st.attr)
 		}
 		if pr.Alert {
-			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, &projectRef{id, name, dir})
+			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, &projectRef{id, name, dir}, nil)
 		}
 	}
 }

@@ -48,6 +48,10 @@ type fsScraper struct {
 	byteLimits, inodeLimits []limit
 	// projects reads the project quotas (nil when project_quotas is off).
 	projects *projectQuotas
+	// writers names the domains' checkpoint writers (nil when checkpoint_writers is off); writerErr
+	// is this scrape's problem naming them.
+	writers   *checkpointWriters
+	writerErr error
 
 	now func() time.Time
 }
@@ -67,6 +71,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		kubelet:  newKubelet(set.Logger, cfg),
 		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:     sink,
+		writers:  newCheckpointWriters(set.Logger, cfg),
 	}
 	fc := cfg
 	s.cfg = fsusage.Config{
@@ -154,6 +159,11 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.projects != nil {
 		s.projects.refresh()
 	}
+	s.writerErr = nil
+	if s.writers != nil {
+		// Before the learners: the interval ending now may hold the end of a save they report.
+		s.writerErr = s.writers.collect(now)
+	}
 	for i := 0; i < len(results); {
 		j := i + 1
 		for j < len(results) && results[j].Domain.Major == results[i].Domain.Major && results[j].Domain.Minor == results[i].Domain.Minor {
@@ -172,6 +182,9 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	s.mounts.Sweep()
 	s.learners.sweep()
+	if s.writers != nil {
+		s.writers.sweep(func(d fsusage.Domain) bool { return s.learners.byKey[d] != nil })
+	}
 	if s.projects != nil {
 		s.projects.sweep()
 		s.projects.learners.sweep()
@@ -182,7 +195,7 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
 	// its bad lines are. The last good table (the good lines) is still measured: a partial error keeps
 	// those results.
-	return s.e.Emit(), partial(errors.Join(err, s.tableErr), len(results))
+	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.

@@ -6,19 +6,10 @@ import (
 	"sync"
 )
 
-//go:generate go run ./internal/gendrivedb -o drivedb_gen.go
-
-// The built-in drive database (drivedb_gen.go) is generated from the drive
-// database of github.com/anatol/smart.go at the version pinned in go.mod,
-// itself generated from smartmontools' drivedb.h: every family smartctl knows,
-// with the attribute names, raw formats and byte orders it applies. smart.go
-// keeps that table unexported and reachable only through its own SG_IO
-// transport, which cannot sit behind this receiver's command allowlist, so
-// gendrivedb reads it from the module source instead; TestDriveDBIsGenerated
-// fails when the committed table is not what the pinned module yields. Only
-// the table is taken: matching (anchored, as smartctl matches) and decoding
-// are ours. At run time a drivedb.h (ParseDriveDB) replaces it, as smartctl's
-// -B does, so a drive released after the build is named without a rebuild.
+// The built-in drive database is smart.go's (drivedb_smartgo.go). Only the table is taken from it:
+// matching (anchored, as smartctl matches) and decoding are ours. At run time a drivedb.h
+// (ParseDriveDB) replaces it, as smartctl's -B does, so a drive released after the build is named
+// without a rebuild.
 
 // AttrDef says how to name and decode one attribute.
 type AttrDef struct {
@@ -99,11 +90,15 @@ func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, l
 	return db, nil
 }
 
-// builtin is the generated table, compiled on first use.
+// builtin is smart.go's table, compiled on first use.
 var builtin = sync.OnceValue(func() *DriveDB {
-	db, err := newDriveDB("smart.go "+driveDBVersion, defaultDefs, driveDB, nil)
+	defaults, entries, err := smartGoDB()
+	var db *DriveDB
+	if err == nil {
+		db, err = newDriveDB("smart.go "+smartGoVersion(), defaults, entries, nil)
+	}
 	if err != nil {
-		panic(err) // TestDatabaseIsWellFormed compiles every entry
+		panic(err) // fixed by the build: TestDatabaseIsWellFormed converts and compiles every entry
 	}
 	return db
 })

@@ -65,3 +65,18 @@ func seeds(t testing.TB, kind string) [][]byte {
 	}
 	return out
 }
+
+// The built-in database's parts, as the tests compare them. A test binary carries no dependency
+// versions in its build information, so its version is the unknown one (linkedVersion builds a binary).
+var (
+	defaultDefs, driveDB = mustSmartGoDB()
+	driveDBVersion       = smartGoVersion()
+)
+
+func mustSmartGoDB() (map[uint8]AttrDef, []dbEntry) {
+	defaults, entries, err := smartGoDB()
+	if err != nil {
+		panic(err)
+	}
+	return defaults, entries
+}

@@ -47,7 +47,7 @@ func presetArgs(defs map[uint8]AttrDef) string {
 	return strings.TrimSpace(b.String())
 }
 
-// writeDriveDBH writes the generated table back in drivedb.h syntax: a
+// writeDriveDBH writes the built-in table back in drivedb.h syntax: a
 // VERSION entry naming the smart.go revision, the DEFAULT entry (the default
 // names and formats, HDD/SSD flags included) and every family entry in table
 // order (first match wins in both). Our table carries no warnings and no
@@ -94,7 +94,7 @@ func TestWriteDriveDBH(t *testing.T) {
 }
 
 // The same comparison as TestDriveDBAgreesWithSmartctl, at the same drive
-// database revision: our generated table, written back as a drivedb.h, is
+// database revision: our built-in table, written back as a drivedb.h, is
 // handed to smartctl with -B, so smartctl's own matching and naming run on
 // the revision smart.go was built from instead of the 2022 drivedb Debian's
 // smartctl 7.3 carries. "-B +FILE" puts the file's entries before smartctl's

@@ -420,6 +420,60 @@ func (ms *SystemFilesystemCheckpointThroughputMetricConfig) Validate() error {
 	return nil
 }
 
+// SystemFilesystemCheckpointWriterMetricAttributeKey specifies the key of an attribute for the system.filesystem.checkpoint.writer metric.
+type SystemFilesystemCheckpointWriterMetricAttributeKey string
+
+const (
+	SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice           SystemFilesystemCheckpointWriterMetricAttributeKey = "system.device"
+	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.domain"
+	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID   SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.uuid"
+	SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType   SystemFilesystemCheckpointWriterMetricAttributeKey = "system.filesystem.type"
+	SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath             SystemFilesystemCheckpointWriterMetricAttributeKey = "cgroup.path"
+	SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID              SystemFilesystemCheckpointWriterMetricAttributeKey = "k8s.pod.uid"
+	SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID            SystemFilesystemCheckpointWriterMetricAttributeKey = "container.id"
+)
+
+// SystemFilesystemCheckpointWriterMetricConfig provides config for the system.filesystem.checkpoint.writer metric.
+type SystemFilesystemCheckpointWriterMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                               `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []SystemFilesystemCheckpointWriterMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *SystemFilesystemCheckpointWriterMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *SystemFilesystemCheckpointWriterMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID:
+		default:
+			return fmt.Errorf("metric system.filesystem.checkpoint.writer doesn't have an attribute %v, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // SystemFilesystemDomainBindingLimitMetricAttributeKey specifies the key of an attribute for the system.filesystem.domain.binding_limit metric.
 type SystemFilesystemDomainBindingLimitMetricAttributeKey string
 
@@ -1788,6 +1842,7 @@ type MetricsConfig struct {
 	SystemFilesystemCheckpointSize            SystemFilesystemCheckpointSizeMetricConfig            `mapstructure:"system.filesystem.checkpoint.size"`
 	SystemFilesystemCheckpointState           SystemFilesystemCheckpointStateMetricConfig           `mapstructure:"system.filesystem.checkpoint.state"`
 	SystemFilesystemCheckpointThroughput      SystemFilesystemCheckpointThroughputMetricConfig      `mapstructure:"system.filesystem.checkpoint.throughput"`
+	SystemFilesystemCheckpointWriter          SystemFilesystemCheckpointWriterMetricConfig          `mapstructure:"system.filesystem.checkpoint.writer"`
 	SystemFilesystemDomainBindingLimit        SystemFilesystemDomainBindingLimitMetricConfig        `mapstructure:"system.filesystem.domain.binding_limit"`
 	SystemFilesystemDomainHeadroom            SystemFilesystemDomainHeadroomMetricConfig            `mapstructure:"system.filesystem.domain.headroom"`
 	SystemFilesystemDomainInodesHeadroom      SystemFilesystemDomainInodesHeadroomMetricConfig      `mapstructure:"system.filesystem.domain.inodes.headroom"`
@@ -1857,6 +1912,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
 			EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
+		},
+		SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
 		},
 		SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
 			Enabled:             true,

@@ -66,6 +66,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
+					},
 					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -246,6 +251,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategyAvg,
 						EnabledAttributes:   []SystemFilesystemCheckpointThroughputMetricAttributeKey{SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType},
 					},
+					SystemFilesystemCheckpointWriter: SystemFilesystemCheckpointWriterMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []SystemFilesystemCheckpointWriterMetricAttributeKey{SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID},
+					},
 					SystemFilesystemDomainBindingLimit: SystemFilesystemDomainBindingLimitMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -386,7 +396,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointCopiesMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointSizeMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(SystemFilesystemCheckpointCopiesMetricConfig{}, SystemFilesystemCheckpointDurationMetricConfig{}, SystemFilesystemCheckpointHeadroomMetricConfig{}, SystemFilesystemCheckpointIntervalMetricConfig{}, SystemFilesystemCheckpointNextSaveMetricConfig{}, SystemFilesystemCheckpointSizeMetricConfig{}, SystemFilesystemCheckpointStateMetricConfig{}, SystemFilesystemCheckpointThroughputMetricConfig{}, SystemFilesystemCheckpointWriterMetricConfig{}, SystemFilesystemDomainBindingLimitMetricConfig{}, SystemFilesystemDomainHeadroomMetricConfig{}, SystemFilesystemDomainInodesHeadroomMetricConfig{}, SystemFilesystemDomainLimitMetricConfig{}, SystemFilesystemDomainMountsMetricConfig{}, SystemFilesystemDomainTimeToFullMetricConfig{}, SystemFilesystemDomainUsageMetricConfig{}, SystemFilesystemInodesUsageMetricConfig{}, SystemFilesystemInodesUtilizationMetricConfig{}, SystemFilesystemLimitMetricConfig{}, SystemFilesystemProjectCheckpointCopiesMetricConfig{}, SystemFilesystemProjectCheckpointHeadroomMetricConfig{}, SystemFilesystemProjectCheckpointSizeMetricConfig{}, SystemFilesystemProjectCheckpointStateMetricConfig{}, SystemFilesystemProjectHeadroomMetricConfig{}, SystemFilesystemProjectInodesLimitMetricConfig{}, SystemFilesystemProjectInodesUsageMetricConfig{}, SystemFilesystemProjectLimitMetricConfig{}, SystemFilesystemProjectUsageMetricConfig{}, SystemFilesystemProjectsMetricConfig{}, SystemFilesystemShmHeadroomMetricConfig{}, SystemFilesystemShmUsageMetricConfig{}, SystemFilesystemStatusMetricConfig{}, SystemFilesystemTimeToFullMetricConfig{}, SystemFilesystemUsageMetricConfig{}, SystemFilesystemUtilizationMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -483,6 +493,18 @@ func TestSystemFilesystemCheckpointThroughputMetricsConfig_Validate(t *testing.T
 	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.throughput doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type]")
 
 	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointThroughput
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestSystemFilesystemCheckpointWriterMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().SystemFilesystemCheckpointWriter
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []SystemFilesystemCheckpointWriterMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric system.filesystem.checkpoint.writer doesn't have an attribute invalid, valid attributes: [system.device, system.filesystem.domain, system.filesystem.uuid, system.filesystem.type, cgroup.path, k8s.pod.uid, container.id]")
+
+	cfg = DefaultMetricsConfig().SystemFilesystemCheckpointWriter
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

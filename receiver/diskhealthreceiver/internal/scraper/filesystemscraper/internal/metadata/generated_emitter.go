@@ -75,6 +75,12 @@ func NewEmitter(mbc MetricsBuilderConfig, settings scraper.Settings) *Emitter {
 			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointThroughput.EnabledAttributes, SystemFilesystemCheckpointThroughputMetricAttributeKeySystemFilesystemType)),
 		},
 		{
+			Name: "system.filesystem.checkpoint.writer", Description: "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", Unit: "1",
+			Gauge:   true,
+			Enabled: m.SystemFilesystemCheckpointWriter.Enabled, Strategy: m.SystemFilesystemCheckpointWriter.AggregationStrategy, Attrs: 7,
+			Keep: emit.Keep(slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID), slices.Contains(m.SystemFilesystemCheckpointWriter.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID)),
+		},
+		{
 			Name: "system.filesystem.domain.binding_limit", Description: "Which limit bites first on the domain, as a state set over the limits that apply to it: 1 for the one with the least headroom, 0 for the others. Not in semantic conventions.", Unit: "1",
 			Monotonic: false, Temporality: pmetric.AggregationTemporalityCumulative,
 			Enabled: m.SystemFilesystemDomainBindingLimit.Enabled, Strategy: m.SystemFilesystemDomainBindingLimit.AggregationStrategy, Attrs: 5,
@@ -429,9 +435,41 @@ func (e *Emitter) AppendSystemFilesystemCheckpointThroughputDataPoint(ts pcommon
 	e.SetDouble(m, dp, val)
 }
 
+// AppendSystemFilesystemCheckpointWriterDataPoint adds a data point to system.filesystem.checkpoint.writer, as MetricsBuilder.RecordSystemFilesystemCheckpointWriterDataPoint does.
+func (e *Emitter) AppendSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+	m := e.Metric(8)
+	if m == nil {
+		return
+	}
+	dp := e.Point(m, ts)
+	attrs := dp.Attributes()
+	if m.Keep&(1<<0) != 0 {
+		attrs.PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if m.Keep&(1<<1) != 0 {
+		attrs.PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if m.Keep&(1<<2) != 0 {
+		attrs.PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if m.Keep&(1<<3) != 0 {
+		attrs.PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if m.Keep&(1<<4) != 0 {
+		attrs.PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if m.Keep&(1<<5) != 0 {
+		attrs.PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if m.Keep&(1<<6) != 0 {
+		attrs.PutStr("container.id", containerIDAttributeValue)
+	}
+	e.SetInt(m, dp, val)
+}
+
 // AppendSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit, as MetricsBuilder.RecordSystemFilesystemDomainBindingLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	m := e.Metric(8)
+	m := e.Metric(9)
 	if m == nil {
 		return
 	}
@@ -457,7 +495,7 @@ func (e *Emitter) AppendSystemFilesystemDomainBindingLimitDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemDomainHeadroomDataPoint adds a data point to system.filesystem.domain.headroom, as MetricsBuilder.RecordSystemFilesystemDomainHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	m := e.Metric(9)
+	m := e.Metric(10)
 	if m == nil {
 		return
 	}
@@ -483,7 +521,7 @@ func (e *Emitter) AppendSystemFilesystemDomainHeadroomDataPoint(ts pcommon.Times
 
 // AppendSystemFilesystemDomainInodesHeadroomDataPoint adds a data point to system.filesystem.domain.inodes.headroom, as MetricsBuilder.RecordSystemFilesystemDomainInodesHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemLimitNameAttributeValue AttributeSystemFilesystemLimitName) {
-	m := e.Metric(10)
+	m := e.Metric(11)
 	if m == nil {
 		return
 	}
@@ -509,7 +547,7 @@ func (e *Emitter) AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts pcommon
 
 // AppendSystemFilesystemDomainLimitDataPoint adds a data point to system.filesystem.domain.limit, as MetricsBuilder.RecordSystemFilesystemDomainLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(11)
+	m := e.Metric(12)
 	if m == nil {
 		return
 	}
@@ -532,7 +570,7 @@ func (e *Emitter) AppendSystemFilesystemDomainLimitDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemDomainMountsDataPoint adds a data point to system.filesystem.domain.mounts, as MetricsBuilder.RecordSystemFilesystemDomainMountsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(12)
+	m := e.Metric(13)
 	if m == nil {
 		return
 	}
@@ -555,7 +593,7 @@ func (e *Emitter) AppendSystemFilesystemDomainMountsDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemDomainTimeToFullDataPoint adds a data point to system.filesystem.domain.time_to_full, as MetricsBuilder.RecordSystemFilesystemDomainTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(13)
+	m := e.Metric(14)
 	if m == nil {
 		return
 	}
@@ -578,7 +616,7 @@ func (e *Emitter) AppendSystemFilesystemDomainTimeToFullDataPoint(ts pcommon.Tim
 
 // AppendSystemFilesystemDomainUsageDataPoint adds a data point to system.filesystem.domain.usage, as MetricsBuilder.RecordSystemFilesystemDomainUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(14)
+	m := e.Metric(15)
 	if m == nil {
 		return
 	}
@@ -604,7 +642,7 @@ func (e *Emitter) AppendSystemFilesystemDomainUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUsageDataPoint adds a data point to system.filesystem.inodes.usage, as MetricsBuilder.RecordSystemFilesystemInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(15)
+	m := e.Metric(16)
 	if m == nil {
 		return
 	}
@@ -636,7 +674,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUsageDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemInodesUtilizationDataPoint adds a data point to system.filesystem.inodes.utilization, as MetricsBuilder.RecordSystemFilesystemInodesUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(16)
+	m := e.Metric(17)
 	if m == nil {
 		return
 	}
@@ -665,7 +703,7 @@ func (e *Emitter) AppendSystemFilesystemInodesUtilizationDataPoint(ts pcommon.Ti
 
 // AppendSystemFilesystemLimitDataPoint adds a data point to system.filesystem.limit, as MetricsBuilder.RecordSystemFilesystemLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(17)
+	m := e.Metric(18)
 	if m == nil {
 		return
 	}
@@ -694,7 +732,7 @@ func (e *Emitter) AppendSystemFilesystemLimitDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemProjectCheckpointCopiesDataPoint adds a data point to system.filesystem.project.checkpoint.copies, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointCopiesDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointRotationAttributeValue AttributeSystemFilesystemCheckpointRotation) {
-	m := e.Metric(18)
+	m := e.Metric(19)
 	if m == nil {
 		return
 	}
@@ -723,7 +761,7 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointCopiesDataPoint(ts pcom
 
 // AppendSystemFilesystemProjectCheckpointHeadroomDataPoint adds a data point to system.filesystem.project.checkpoint.headroom, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(19)
+	m := e.Metric(20)
 	if m == nil {
 		return
 	}
@@ -749,7 +787,7 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts pc
 
 // AppendSystemFilesystemProjectCheckpointSizeDataPoint adds a data point to system.filesystem.project.checkpoint.size, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointSizeDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointPercentileAttributeValue AttributeSystemFilesystemCheckpointPercentile) {
-	m := e.Metric(20)
+	m := e.Metric(21)
 	if m == nil {
 		return
 	}
@@ -778,7 +816,7 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts pcommo
 
 // AppendSystemFilesystemProjectCheckpointStateDataPoint adds a data point to system.filesystem.project.checkpoint.state, as MetricsBuilder.RecordSystemFilesystemProjectCheckpointStateDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemCheckpointStateAttributeValue AttributeSystemFilesystemCheckpointState) {
-	m := e.Metric(21)
+	m := e.Metric(22)
 	if m == nil {
 		return
 	}
@@ -807,7 +845,7 @@ func (e *Emitter) AppendSystemFilesystemProjectCheckpointStateDataPoint(ts pcomm
 
 // AppendSystemFilesystemProjectHeadroomDataPoint adds a data point to system.filesystem.project.headroom, as MetricsBuilder.RecordSystemFilesystemProjectHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(22)
+	m := e.Metric(23)
 	if m == nil {
 		return
 	}
@@ -833,7 +871,7 @@ func (e *Emitter) AppendSystemFilesystemProjectHeadroomDataPoint(ts pcommon.Time
 
 // AppendSystemFilesystemProjectInodesLimitDataPoint adds a data point to system.filesystem.project.inodes.limit, as MetricsBuilder.RecordSystemFilesystemProjectInodesLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(23)
+	m := e.Metric(24)
 	if m == nil {
 		return
 	}
@@ -862,7 +900,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesLimitDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectInodesUsageDataPoint adds a data point to system.filesystem.project.inodes.usage, as MetricsBuilder.RecordSystemFilesystemProjectInodesUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(24)
+	m := e.Metric(25)
 	if m == nil {
 		return
 	}
@@ -888,7 +926,7 @@ func (e *Emitter) AppendSystemFilesystemProjectInodesUsageDataPoint(ts pcommon.T
 
 // AppendSystemFilesystemProjectLimitDataPoint adds a data point to system.filesystem.project.limit, as MetricsBuilder.RecordSystemFilesystemProjectLimitDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string, systemFilesystemProjectLimitTypeAttributeValue AttributeSystemFilesystemProjectLimitType) {
-	m := e.Metric(25)
+	m := e.Metric(26)
 	if m == nil {
 		return
 	}
@@ -917,7 +955,7 @@ func (e *Emitter) AppendSystemFilesystemProjectLimitDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectUsageDataPoint adds a data point to system.filesystem.project.usage, as MetricsBuilder.RecordSystemFilesystemProjectUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timestamp, val int64, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemProjectIDAttributeValue int64, systemFilesystemProjectNameAttributeValue string, systemFilesystemProjectDirectoryAttributeValue string) {
-	m := e.Metric(26)
+	m := e.Metric(27)
 	if m == nil {
 		return
 	}
@@ -943,7 +981,7 @@ func (e *Emitter) AppendSystemFilesystemProjectUsageDataPoint(ts pcommon.Timesta
 
 // AppendSystemFilesystemProjectsDataPoint adds a data point to system.filesystem.projects, as MetricsBuilder.RecordSystemFilesystemProjectsDataPoint does.
 func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(27)
+	m := e.Metric(28)
 	if m == nil {
 		return
 	}
@@ -966,7 +1004,7 @@ func (e *Emitter) AppendSystemFilesystemProjectsDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemShmHeadroomDataPoint adds a data point to system.filesystem.shm.headroom, as MetricsBuilder.RecordSystemFilesystemShmHeadroomDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemShmBoundAttributeValue AttributeSystemFilesystemShmBound) {
-	m := e.Metric(28)
+	m := e.Metric(29)
 	if m == nil {
 		return
 	}
@@ -989,7 +1027,7 @@ func (e *Emitter) AppendSystemFilesystemShmHeadroomDataPoint(ts pcommon.Timestam
 
 // AppendSystemFilesystemShmUsageDataPoint adds a data point to system.filesystem.shm.usage, as MetricsBuilder.RecordSystemFilesystemShmUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, val int64, k8sPodUIDAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemMountpointAttributeValue string) {
-	m := e.Metric(29)
+	m := e.Metric(30)
 	if m == nil {
 		return
 	}
@@ -1009,7 +1047,7 @@ func (e *Emitter) AppendSystemFilesystemShmUsageDataPoint(ts pcommon.Timestamp, 
 
 // AppendSystemFilesystemStatusDataPoint adds a data point to system.filesystem.status, as MetricsBuilder.RecordSystemFilesystemStatusDataPoint does.
 func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStatusAttributeValue AttributeSystemFilesystemStatus) {
-	m := e.Metric(30)
+	m := e.Metric(31)
 	if m == nil {
 		return
 	}
@@ -1038,7 +1076,7 @@ func (e *Emitter) AppendSystemFilesystemStatusDataPoint(ts pcommon.Timestamp, va
 
 // AppendSystemFilesystemTimeToFullDataPoint adds a data point to system.filesystem.time_to_full, as MetricsBuilder.RecordSystemFilesystemTimeToFullDataPoint does.
 func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(31)
+	m := e.Metric(32)
 	if m == nil {
 		return
 	}
@@ -1064,7 +1102,7 @@ func (e *Emitter) AppendSystemFilesystemTimeToFullDataPoint(ts pcommon.Timestamp
 
 // AppendSystemFilesystemUsageDataPoint adds a data point to system.filesystem.usage, as MetricsBuilder.RecordSystemFilesystemUsageDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string, systemFilesystemStateAttributeValue AttributeSystemFilesystemState) {
-	m := e.Metric(32)
+	m := e.Metric(33)
 	if m == nil {
 		return
 	}
@@ -1096,7 +1134,7 @@ func (e *Emitter) AppendSystemFilesystemUsageDataPoint(ts pcommon.Timestamp, val
 
 // AppendSystemFilesystemUtilizationDataPoint adds a data point to system.filesystem.utilization, as MetricsBuilder.RecordSystemFilesystemUtilizationDataPoint does.
 func (e *Emitter) AppendSystemFilesystemUtilizationDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemModeAttributeValue AttributeSystemFilesystemMode, systemFilesystemMountpointAttributeValue string, systemFilesystemTypeAttributeValue string) {
-	m := e.Metric(33)
+	m := e.Metric(34)
 	if m == nil {
 		return
 	}

@@ -32,6 +32,7 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 		mbc.Metrics.SystemFilesystemCheckpointSize.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemCheckpointState.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemCheckpointThroughput.AggregationStrategy = s
+		mbc.Metrics.SystemFilesystemCheckpointWriter.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainBindingLimit.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainHeadroom.AggregationStrategy = s
 		mbc.Metrics.SystemFilesystemDomainInodesHeadroom.AggregationStrategy = s
@@ -163,6 +164,12 @@ func testPoints(k int) []testPoint {
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
 				e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
+			}},
+		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
+			mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
+		},
+			func(e *Emitter, ts pcommon.Timestamp) {
+				e.AppendSystemFilesystemCheckpointWriterDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), "cgroup.path-val-"+strconv.Itoa(k), "k8s.pod.uid-val-"+strconv.Itoa(k), "container.id-val-"+strconv.Itoa(k))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemDomainBindingLimitDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemLimitName(1+k%5))

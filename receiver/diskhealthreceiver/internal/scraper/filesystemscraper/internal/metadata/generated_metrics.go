@@ -327,6 +327,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "system.filesystem.checkpoint.throughput",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type"},
 	},
+	SystemFilesystemCheckpointWriter: metricInfo{
+		Name:       "system.filesystem.checkpoint.writer",
+		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "cgroup.path", "k8s.pod.uid", "container.id"},
+	},
 	SystemFilesystemDomainBindingLimit: metricInfo{
 		Name:       "system.filesystem.domain.binding_limit",
 		Attributes: []string{"system.device", "system.filesystem.domain", "system.filesystem.uuid", "system.filesystem.type", "system.filesystem.limit.name"},
@@ -442,6 +446,7 @@ type metricsInfo struct {
 	SystemFilesystemCheckpointSize            metricInfo
 	SystemFilesystemCheckpointState           metricInfo
 	SystemFilesystemCheckpointThroughput      metricInfo
+	SystemFilesystemCheckpointWriter          metricInfo
 	SystemFilesystemDomainBindingLimit        metricInfo
 	SystemFilesystemDomainHeadroom            metricInfo
 	SystemFilesystemDomainInodesHeadroom      metricInfo
@@ -1262,6 +1267,113 @@ func (m *metricSystemFilesystemCheckpointThroughput) emit(metrics pmetric.Metric
 
 func newMetricSystemFilesystemCheckpointThroughput(cfg SystemFilesystemCheckpointThroughputMetricConfig) metricSystemFilesystemCheckpointThroughput {
 	m := metricSystemFilesystemCheckpointThroughput{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricSystemFilesystemCheckpointWriter struct {
+	data          pmetric.Metric                               // data buffer for generated metric.
+	config        SystemFilesystemCheckpointWriterMetricConfig // metric config provided by user.
+	capacity      int                                          // max observed number of data points added to the metric.
+	aggDataPoints []int64                                      // slice containing number of aggregated datapoints at each index
+}
+
+// init fills system.filesystem.checkpoint.writer metric with initial data.
+func (m *metricSystemFilesystemCheckpointWriter) init() {
+	m.data.SetName("system.filesystem.checkpoint.writer")
+	m.data.SetDescription("The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.")
+	m.data.SetUnit("1")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricSystemFilesystemCheckpointWriter) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemDomain) {
+		dp.Attributes().PutStr("system.filesystem.domain", systemFilesystemDomainAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemUUID) {
+		dp.Attributes().PutStr("system.filesystem.uuid", systemFilesystemUUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeySystemFilesystemType) {
+		dp.Attributes().PutStr("system.filesystem.type", systemFilesystemTypeAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyK8sPodUID) {
+		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, SystemFilesystemCheckpointWriterMetricAttributeKeyContainerID) {
+		dp.Attributes().PutStr("container.id", containerIDAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricSystemFilesystemCheckpointWriter) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricSystemFilesystemCheckpointWriter) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricSystemFilesystemCheckpointWriter(cfg SystemFilesystemCheckpointWriterMetricConfig) metricSystemFilesystemCheckpointWriter {
+	m := metricSystemFilesystemCheckpointWriter{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3960,6 +4072,7 @@ type MetricsBuilder struct {
 	metricSystemFilesystemCheckpointSize            metricSystemFilesystemCheckpointSize
 	metricSystemFilesystemCheckpointState           metricSystemFilesystemCheckpointState
 	metricSystemFilesystemCheckpointThroughput      metricSystemFilesystemCheckpointThroughput
+	metricSystemFilesystemCheckpointWriter          metricSystemFilesystemCheckpointWriter
 	metricSystemFilesystemDomainBindingLimit        metricSystemFilesystemDomainBindingLimit
 	metricSystemFilesystemDomainHeadroom            metricSystemFilesystemDomainHeadroom
 	metricSystemFilesystemDomainInodesHeadroom      metricSystemFilesystemDomainInodesHeadroom
@@ -4019,6 +4132,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		metricSystemFilesystemCheckpointSize:            newMetricSystemFilesystemCheckpointSize(mbc.Metrics.SystemFilesystemCheckpointSize),
 		metricSystemFilesystemCheckpointState:           newMetricSystemFilesystemCheckpointState(mbc.Metrics.SystemFilesystemCheckpointState),
 		metricSystemFilesystemCheckpointThroughput:      newMetricSystemFilesystemCheckpointThroughput(mbc.Metrics.SystemFilesystemCheckpointThroughput),
+		metricSystemFilesystemCheckpointWriter:          newMetricSystemFilesystemCheckpointWriter(mbc.Metrics.SystemFilesystemCheckpointWriter),
 		metricSystemFilesystemDomainBindingLimit:        newMetricSystemFilesystemDomainBindingLimit(mbc.Metrics.SystemFilesystemDomainBindingLimit),
 		metricSystemFilesystemDomainHeadroom:            newMetricSystemFilesystemDomainHeadroom(mbc.Metrics.SystemFilesystemDomainHeadroom),
 		metricSystemFilesystemDomainInodesHeadroom:      newMetricSystemFilesystemDomainInodesHeadroom(mbc.Metrics.SystemFilesystemDomainInodesHeadroom),
@@ -4132,6 +4246,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricSystemFilesystemCheckpointSize.emit(ils.Metrics())
 	mb.metricSystemFilesystemCheckpointState.emit(ils.Metrics())
 	mb.metricSystemFilesystemCheckpointThroughput.emit(ils.Metrics())
+	mb.metricSystemFilesystemCheckpointWriter.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainBindingLimit.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainHeadroom.emit(ils.Metrics())
 	mb.metricSystemFilesystemDomainInodesHeadroom.emit(ils.Metrics())
@@ -4227,6 +4342,11 @@ func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointStateDataPoint(ts pcom
 // RecordSystemFilesystemCheckpointThroughputDataPoint adds a data point to system.filesystem.checkpoint.throughput metric.
 func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointThroughputDataPoint(ts pcommon.Timestamp, val float64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string) {
 	mb.metricSystemFilesystemCheckpointThroughput.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue)
+}
+
+// RecordSystemFilesystemCheckpointWriterDataPoint adds a data point to system.filesystem.checkpoint.writer metric.
+func (mb *MetricsBuilder) RecordSystemFilesystemCheckpointWriterDataPoint(ts pcommon.Timestamp, val int64, systemDeviceAttributeValue string, systemFilesystemDomainAttributeValue string, systemFilesystemUUIDAttributeValue string, systemFilesystemTypeAttributeValue string, cgroupPathAttributeValue string, k8sPodUIDAttributeValue string, containerIDAttributeValue string) {
+	mb.metricSystemFilesystemCheckpointWriter.recordDataPoint(mb.startTime, ts, val, systemDeviceAttributeValue, systemFilesystemDomainAttributeValue, systemFilesystemUUIDAttributeValue, systemFilesystemTypeAttributeValue, cgroupPathAttributeValue, k8sPodUIDAttributeValue, containerIDAttributeValue)
 }
 
 // RecordSystemFilesystemDomainBindingLimitDataPoint adds a data point to system.filesystem.domain.binding_limit metric.

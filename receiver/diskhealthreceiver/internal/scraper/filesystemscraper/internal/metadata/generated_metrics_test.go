@@ -75,6 +75,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["system.filesystem.checkpoint.size"] = mb.metricSystemFilesystemCheckpointSize.config.AggregationStrategy
 			aggMap["system.filesystem.checkpoint.state"] = mb.metricSystemFilesystemCheckpointState.config.AggregationStrategy
 			aggMap["system.filesystem.checkpoint.throughput"] = mb.metricSystemFilesystemCheckpointThroughput.config.AggregationStrategy
+			aggMap["system.filesystem.checkpoint.writer"] = mb.metricSystemFilesystemCheckpointWriter.config.AggregationStrategy
 			aggMap["system.filesystem.domain.binding_limit"] = mb.metricSystemFilesystemDomainBindingLimit.config.AggregationStrategy
 			aggMap["system.filesystem.domain.headroom"] = mb.metricSystemFilesystemDomainHeadroom.config.AggregationStrategy
 			aggMap["system.filesystem.domain.inodes.headroom"] = mb.metricSystemFilesystemDomainInodesHeadroom.config.AggregationStrategy
@@ -156,6 +157,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 1, "system.device-val", "system.filesystem.domain-val", "system.filesystem.uuid-val", "system.filesystem.type-val", "cgroup.path-val", "k8s.pod.uid-val", "container.id-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordSystemFilesystemCheckpointWriterDataPoint(ts, 3, "system.device-val-2", "system.filesystem.domain-val-2", "system.filesystem.uuid-val-2", "system.filesystem.type-val-2", "cgroup.path-val-2", "k8s.pod.uid-val-2", "container.id-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -327,6 +334,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointSize.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointState.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemCheckpointThroughput.aggDataPoints)
+				assert.Empty(t, mb.metricSystemFilesystemCheckpointWriter.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainBindingLimit.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainHeadroom.aggDataPoints)
 				assert.Empty(t, mb.metricSystemFilesystemDomainInodesHeadroom.aggDataPoints)
@@ -837,6 +845,76 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok = dp.Attributes().Get("system.filesystem.uuid")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+					}
+				case "system.filesystem.checkpoint.writer":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.writer")
+						validatedMetrics["system.filesystem.checkpoint.writer"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						systemFilesystemDomainAttrVal, ok := dp.Attributes().Get("system.filesystem.domain")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.domain-val", systemFilesystemDomainAttrVal.Str())
+						systemFilesystemUUIDAttrVal, ok := dp.Attributes().Get("system.filesystem.uuid")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.uuid-val", systemFilesystemUUIDAttrVal.Str())
+						systemFilesystemTypeAttrVal, ok := dp.Attributes().Get("system.filesystem.type")
+						assert.True(t, ok)
+						assert.Equal(t, "system.filesystem.type-val", systemFilesystemTypeAttrVal.Str())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						containerIDAttrVal, ok := dp.Attributes().Get("container.id")
+						assert.True(t, ok)
+						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["system.filesystem.checkpoint.writer"], "Found a duplicate in the metrics slice: system.filesystem.checkpoint.writer")
+						validatedMetrics["system.filesystem.checkpoint.writer"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "The cgroup (and, where its path names them, the pod and container) that wrote the domain's last attributed checkpoint save: 1 on one series per domain, emitted with the other checkpoint metrics once a writer has been named. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "1", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["system.filesystem.checkpoint.writer"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.domain")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.uuid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.filesystem.type")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("k8s.pod.uid")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("container.id")
 						assert.False(t, ok)
 					}
 				case "system.filesystem.domain.binding_limit":
