@@ -4,6 +4,7 @@ package biolat
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -144,9 +145,14 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 	}
 	fio := requireTool(t, "fio", "fio")
 	hier := blkioHierarchy(t)
-	// Written, not sparse: reads of a hole or an unwritten extent never reach the disk.
+	// Written, not sparse: reads of a hole or an unwritten extent never reach the disk. And synced: a
+	// direct write to a range with dirty pages waits for their writeback first (two runs here saw B
+	// complete nothing for its first 2 s while the disk was busy with other work).
 	img := filepath.Join(t.TempDir(), "disk.img")
-	require.NoError(t, os.WriteFile(img, bytes.Repeat([]byte{0x5a}, 256<<20), 0o600))
+	f, err := os.OpenFile(img, os.O_CREATE|os.O_WRONLY, 0o600)
+	require.NoError(t, err)
+	_, err = f.Write(bytes.Repeat([]byte{0x5a}, 256<<20))
+	require.NoError(t, errors.Join(err, f.Sync(), f.Close()))
 	name, dev := loopOver(t, img, "--direct-io=on")
 
 	p, err := OpenCgroups(CgroupOptions{})
