@@ -214,6 +214,17 @@ func TestAlertRuleNames(t *testing.T) {
 		checkNames(t, rulesFile, names, func(n string) bool { _, ok := documented[n]; return ok })
 		all = append(all, names...)
 	}
+	// The GPU rules join DCGM's exporter (DCGM_*): every other name in them is the receiver's.
+	for name, expr := range ruleExprsOf(t, gpuRulesFile) {
+		var ours []string
+		for _, n := range promqlMetricNames(expr) {
+			if !strings.HasPrefix(n, "DCGM_") {
+				ours = append(ours, n)
+			}
+		}
+		assert.NotEmpty(t, ours, "rule %s selects none of the receiver's metrics", name)
+		checkNames(t, gpuRulesFile, ours, func(n string) bool { _, ok := documented[n]; return ok })
+	}
 	// The seed's five alerts, each on the receiver's own metric.
 	for _, n := range []string{"system_disk_utilization_ratio", "system_disk_operation_average_time_seconds",
 		"system_filesystem_utilization_ratio", "system_filesystem_time_to_full_seconds", "hw_status"} {

@@ -25,6 +25,9 @@ import (
 const (
 	rulesFile     = "../deploy/prometheus/diskhealth-rules.yaml"
 	rulesTestFile = "../deploy/prometheus/diskhealth-rules.test.yaml"
+	// The rules that join DCGM's exporter, apart because they need it (deploy/prometheus).
+	gpuRulesFile     = "../deploy/prometheus/diskhealth-gpu-rules.yaml"
+	gpuRulesTestFile = "../deploy/prometheus/diskhealth-gpu-rules.test.yaml"
 )
 
 // promSample is one series of an instant-query result.
@@ -144,7 +147,13 @@ func dfRoot(t *testing.T) (size float64, usePct float64) {
 // ruleExprs reads the alert rule file: rule name -> expression.
 func ruleExprs(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(rulesFile)
+	return ruleExprsOf(t, rulesFile)
+}
+
+// ruleExprsOf reads an alert rule file: rule name -> expression.
+func ruleExprsOf(t *testing.T, file string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	var f struct {
 		Groups []struct {
@@ -165,39 +174,42 @@ func ruleExprs(t *testing.T) map[string]string {
 	return out
 }
 
-// TestAlertRulesUnit runs promtool's rule unit tests (deploy/prometheus/diskhealth-rules.test.yaml): the
-// NVMe rules fire on made-up series where they should, with the labels and summaries written there, and
-// stay quiet where they should not. Every rule the test file names is in the rule file.
+// TestAlertRulesUnit runs promtool's rule unit tests (deploy/prometheus/diskhealth-rules.test.yaml and
+// diskhealth-gpu-rules.test.yaml): the rules fire on made-up series where they should, with the labels
+// and summaries written there, and stay quiet where they should not. Every rule a test file names is in
+// its rule file.
 func TestAlertRulesUnit(t *testing.T) {
 	promtool := testkit.Debian.Tools(t, map[string]string{"promtool": "prometheus"})["promtool"]
-	tests, err := filepath.Abs(rulesTestFile)
-	require.NoError(t, err)
-	cmd := exec.Command(promtool, "test", "rules", filepath.Base(tests))
-	cmd.Dir = filepath.Dir(tests)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "promtool test rules:\n%s", out)
-	require.Contains(t, string(out), "SUCCESS")
-
-	data, err := os.ReadFile(tests)
-	require.NoError(t, err)
-	var f struct {
-		Tests []struct {
-			AlertRuleTest []struct {
-				Alertname string `yaml:"alertname"`
-			} `yaml:"alert_rule_test"`
-		} `yaml:"tests"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &f))
-	rules := ruleExprs(t)
 	tested := map[string]bool{}
-	for _, tc := range f.Tests {
-		for _, a := range tc.AlertRuleTest {
-			require.Contains(t, rules, a.Alertname)
-			tested[a.Alertname] = true
+	for _, f := range []struct{ rules, tests string }{{rulesFile, rulesTestFile}, {gpuRulesFile, gpuRulesTestFile}} {
+		tests, err := filepath.Abs(f.tests)
+		require.NoError(t, err)
+		cmd := exec.Command(promtool, "test", "rules", filepath.Base(tests))
+		cmd.Dir = filepath.Dir(tests)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "promtool test rules %s:\n%s", f.tests, out)
+		require.Contains(t, string(out), "SUCCESS")
+
+		data, err := os.ReadFile(tests)
+		require.NoError(t, err)
+		var file struct {
+			Tests []struct {
+				AlertRuleTest []struct {
+					Alertname string `yaml:"alertname"`
+				} `yaml:"alert_rule_test"`
+			} `yaml:"tests"`
+		}
+		require.NoError(t, yaml.Unmarshal(data, &file))
+		rules := ruleExprsOf(t, f.rules)
+		for _, tc := range file.Tests {
+			for _, a := range tc.AlertRuleTest {
+				require.Contains(t, rules, a.Alertname, f.rules)
+				tested[a.Alertname] = true
+			}
 		}
 	}
 	for _, n := range []string{"NVMeBadBlocksGrowing", "NVMeEndToEndErrors", "NVMePCIeErrorsRising", "NVMeCapacitorHealthLow",
-		"CloudVolumeThrottled", "DiskErrorLogEntries"} {
+		"CloudVolumeThrottled", "DiskErrorLogEntries", "NoisyNeighbor", "PodGPUIdleWaitingOnIO"} {
 		assert.True(t, tested[n], "no unit test for %s", n)
 	}
 }

@@ -114,7 +114,8 @@ func TestConfigLatency(t *testing.T) {
 	assert.True(t, def.Enabled)
 	assert.False(t, def.DeviceTime)
 	assert.Equal(t, 64, def.MaxDevices)
-	assert.Equal(t, latencyscraper.PerCgroupConfig{TopN: 10, MaxCgroups: 1024}, def.PerCgroup)
+	assert.Equal(t, latencyscraper.PerCgroupConfig{TopN: 10, MaxCgroups: 1024, NoisyNeighbor: latencyscraper.NoisyNeighborConfig{
+		Enabled: true, K: 3, Share: 0.5, MinVictimIOs: 20}}, def.PerCgroup)
 
 	cfg := loadConfig(t, "latency")
 	require.NoError(t, confmap.Validate(cfg))
@@ -127,7 +128,8 @@ func TestConfigLatency(t *testing.T) {
 	require.NotNil(t, lat)
 	assert.True(t, lat.DeviceTime)
 	assert.Equal(t, 8, lat.MaxDevices)
-	assert.Equal(t, latencyscraper.PerCgroupConfig{Enabled: true, TopN: 5, MaxCgroups: 1024}, lat.PerCgroup)
+	assert.Equal(t, latencyscraper.PerCgroupConfig{Enabled: true, TopN: 5, MaxCgroups: 1024, NoisyNeighbor: latencyscraper.NoisyNeighborConfig{
+		Enabled: true, K: 4, Share: 0.7, MinVictimIOs: 20}}, lat.PerCgroup)
 	assert.Equal(t, match.Config{Include: []string{"nvme[0-9]+n[0-9]+", "loop[0-9]+"}}, lat.Devices)
 	assert.Equal(t, []string{"disk", "loop"}, lat.DeviceClasses)
 	assert.Equal(t, "/", lat.RootPath)

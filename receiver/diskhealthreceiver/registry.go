@@ -30,7 +30,7 @@ var registry = register(
 	registration{factory: smartscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}, interval: smartInterval},
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},
-	registration{factory: metricsOnly(latencyscraper.NewFactory), needs: []input{diskstatsSnapshot, signsBoard}, wire: iostatDevices},
+	registration{factory: latencyscraper.NewFactoryWithEvents, events: true, needs: []input{diskstatsSnapshot, signsBoard}, wire: iostatDevices},
 	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}},
 	registration{factory: netfsscraper.NewFactoryWithEvents, events: true},
 )

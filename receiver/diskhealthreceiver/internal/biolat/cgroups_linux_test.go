@@ -54,8 +54,14 @@ func childCgroup(t testing.TB, dir, name string) string {
 
 // inCgroup runs argv in cgroup dir (the shell joins it, then execs) and returns its stdout.
 func inCgroup(dir string, argv ...string) ([]byte, error) {
+	return cgroupCommand(dir, argv...).Output()
+}
+
+// cgroupCommand is the command that runs argv in cgroup dir: the shell joins it, then execs argv, so
+// the process is argv's.
+func cgroupCommand(dir string, argv ...string) *exec.Cmd {
 	args := append([]string{"-c", `echo $$ > "$0/cgroup.procs" && shift && exec "$@"`, dir, "_"}, argv...)
-	return exec.Command("sh", args...).Output()
+	return exec.Command("sh", args...)
 }
 
 // servicedOps is a cgroup's v1 blkio.throttle.io_serviced (its own I/O, not its children's) for one device.

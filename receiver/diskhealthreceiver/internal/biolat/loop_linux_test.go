@@ -24,13 +24,20 @@ import (
 // loopDevice attaches a fresh loop device over a sparse file and returns its name and number.
 func loopDevice(t testing.TB, size int64) (string, Dev) {
 	t.Helper()
-	losetup := requireTool(t, "mount", "losetup")
 	img := filepath.Join(t.TempDir(), "disk.img")
 	f, err := os.Create(img)
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(size))
 	require.NoError(t, f.Close())
-	out, err := exec.Command(losetup, "--find", "--show", img).CombinedOutput()
+	return loopOver(t, img)
+}
+
+// loopOver attaches a loop device over the file img, with losetup's further args, detached at the
+// test's end, and returns its name and number.
+func loopOver(t testing.TB, img string, args ...string) (string, Dev) {
+	t.Helper()
+	losetup := requireTool(t, "mount", "losetup")
+	out, err := exec.Command(losetup, append([]string{"--find", "--show"}, append(args, img)...)...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	path := strings.TrimSpace(string(out))
 	t.Cleanup(func() {

@@ -72,6 +72,17 @@ type folder struct {
 	// otherSum is each other series' last sum, for its time in flight in the interval.
 	otherSum map[devDir]float64
 	prev     pcommon.Timestamp // the last scrape, the start of a series shown from now
+	// window is, after a fold, what every live cgroup did on each kept device in the interval (all
+	// directions), top N or not, and what the device did in all: the noisy-neighbour verdict's input.
+	window  []cgWindow
+	devBusy map[biolat.Dev]float64
+}
+
+// cgWindow is one live cgroup's interval on one device, over every direction.
+type cgWindow struct {
+	path string
+	dev  biolat.Dev
+	hist biolat.Histogram // the requests completed in the interval
 }
 
 func newFolder(topN int, started pcommon.Timestamp) *folder {
@@ -142,9 +153,17 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 		}
 	}
 	var out []cgPoint
+	windows := map[cgDev]*cgWindow{}
 	for k, x := range byKey {
 		st := f.states[k]
 		dSum := x.Histogram.Sum - st.last.Sum
+		delta := subHist(x.Histogram, st.last)
+		w := windows[cgDev{x.Path, k.dev, k.id}]
+		if w == nil {
+			w = &cgWindow{path: x.Path, dev: k.dev}
+			windows[cgDev{x.Path, k.dev, k.id}] = w
+		}
+		w.hist = addHist(w.hist, delta)
 		if top[k.id][k.dev] {
 			if !st.shown {
 				st.shown, st.base, st.baseBytes = true, st.last, st.lastBytes
@@ -156,7 +175,7 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 				hist: subHist(x.Histogram, st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
 		} else {
 			st.shown = false
-			addRest(f.acc, devDir{k.dev, k.dir}, subHist(x.Histogram, st.last), x.Bytes-st.lastBytes, 1)
+			addRest(f.acc, devDir{k.dev, k.dir}, delta, x.Bytes-st.lastBytes, 1)
 		}
 		st.last, st.lastBytes = x.Histogram, x.Bytes
 	}
@@ -188,6 +207,17 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 		f.otherSum[k] = r.hist.Sum
 	}
 	f.prev = ts
+	f.window = f.window[:0]
+	for _, w := range windows {
+		f.window = append(f.window, *w)
+	}
+	slices.SortFunc(f.window, func(a, b cgWindow) int {
+		return cmp.Or(cmp.Compare(a.dev.Major, b.dev.Major), cmp.Compare(a.dev.Minor, b.dev.Minor), cmp.Compare(a.path, b.path))
+	})
+	f.devBusy = map[biolat.Dev]float64{}
+	for i := range out {
+		f.devBusy[out[i].dev] += out[i].busy
+	}
 	slices.SortFunc(out, func(a, b cgPoint) int {
 		return cmp.Or(cmp.Compare(a.dev.Major, b.dev.Major), cmp.Compare(a.dev.Minor, b.dev.Minor),
 			cmp.Compare(a.path, b.path), cmp.Compare(a.direction, b.direction))

@@ -76,7 +76,7 @@ func TestPerCgroupOnThisHost(t *testing.T) {
 
 	cfg := createDefaultConfig()
 	cfg.DeviceClasses = append(cfg.DeviceClasses, "loop")
-	cfg.PerCgroup = PerCgroupConfig{Enabled: true, TopN: 2, MaxCgroups: 64}
+	cfg.PerCgroup.Enabled, cfg.PerCgroup.TopN, cfg.PerCgroup.MaxCgroups = true, 2, 64
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, openBiolat, time.Now)
 	require.NoError(t, err)
 	s.openCgroups = openCglat

@@ -1,6 +1,7 @@
 package latencyscraper
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,9 +22,11 @@ import (
 type fakeCgroupProbe struct {
 	started time.Time
 	reads   map[string]uint64
-	other   uint64
-	opts    biolat.CgroupOptions
-	closed  bool
+	// hists, where set for a path, replaces its reads' 1 ms requests.
+	hists  map[string]biolat.Histogram
+	other  uint64
+	opts   biolat.CgroupOptions
+	closed bool
 }
 
 func (p *fakeCgroupProbe) Started() time.Time { return p.started }
@@ -35,7 +38,9 @@ func (p *fakeCgroupProbe) Collect(live func() (map[uint64]string, error)) (biola
 	}
 	var s biolat.CgroupSnapshot
 	for id, path := range ids {
-		if n, ok := p.reads[path]; ok {
+		if h, ok := p.hists[path]; ok {
+			s.Cgroups = append(s.Cgroups, biolat.CgroupSeries{CgroupID: id, Path: path, Dev: sda, Direction: biolat.Read, Histogram: h, Bytes: 4096 * h.Count})
+		} else if n, ok := p.reads[path]; ok {
 			s.Cgroups = append(s.Cgroups, biolat.CgroupSeries{CgroupID: id, Path: path, Dev: sda, Direction: biolat.Read, Histogram: histOf(n), Bytes: 4096 * n})
 		}
 	}
@@ -62,7 +67,7 @@ func TestScrapePerCgroup(t *testing.T) {
 
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
-	cfg.PerCgroup = PerCgroupConfig{Enabled: true, TopN: 2, MaxCgroups: 64}
+	cfg.PerCgroup.Enabled, cfg.PerCgroup.TopN, cfg.PerCgroup.MaxCgroups = true, 2, 64
 	require.NoError(t, cfg.Validate("latency"))
 	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
 	cp := &fakeCgroupProbe{started: t0, reads: map[string]uint64{podPath: 30, "/system.slice/a.service": 20, "/system.slice/b.service": 5}, other: 1}
@@ -155,4 +160,18 @@ func TestPerCgroupConfigBounds(t *testing.T) {
 	require.ErrorContains(t, err, "latency.per_cgroup.max_cgroups: 0 is out of range, want top_n (or 1) to 65536")
 	cfg.PerCgroup = PerCgroupConfig{TopN: 20, MaxCgroups: 10}
 	require.ErrorContains(t, cfg.Validate("latency"), "latency.per_cgroup.max_cgroups: 10 is out of range")
+}
+
+// The verdict's thresholds are checked with their full keys; the defaults pass.
+func TestNoisyNeighborConfigBounds(t *testing.T) {
+	cfg := createDefaultConfig()
+	require.NoError(t, cfg.Validate("latency"))
+	require.Equal(t, NoisyNeighborConfig{Enabled: true, K: 3, Share: 0.5, MinVictimIOs: 20}, cfg.PerCgroup.NoisyNeighbor)
+	cfg.PerCgroup.NoisyNeighbor = NoisyNeighborConfig{K: 1, Share: 50, MinVictimIOs: 0}
+	err := cfg.Validate("latency")
+	require.ErrorContains(t, err, "latency.per_cgroup.noisy_neighbor.k: 1 is out of range, want 1.1 to 1000")
+	require.ErrorContains(t, err, "latency.per_cgroup.noisy_neighbor.share: 50 is out of range, want more than 0 and at most 1 (a ratio, not a percentage)")
+	require.ErrorContains(t, err, "latency.per_cgroup.noisy_neighbor.min_victim_ios: 0 is out of range, want 1 to 1000000")
+	cfg.PerCgroup.NoisyNeighbor = NoisyNeighborConfig{K: math.NaN(), Share: 0.5, MinVictimIOs: 20}
+	require.ErrorContains(t, cfg.Validate("latency"), "latency.per_cgroup.noisy_neighbor.k: NaN is out of range")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
@@ -60,12 +61,29 @@ type PerCgroupConfig struct {
 	// MaxCgroups sizes the probe's preallocated table (two entries per cgroup: 4.0 KiB of kernel memory
 	// and 3.8 KiB of Go heap per cgroup, plus 1.9 MiB); requests of cgroups beyond it count in other.
 	MaxCgroups int `mapstructure:"max_cgroups"`
+	// NoisyNeighbor is the verdict on who makes a cgroup's I/O wait; on with per_cgroup.
+	NoisyNeighbor NoisyNeighborConfig `mapstructure:"noisy_neighbor"`
+}
+
+// NoisyNeighborConfig is latency.per_cgroup.noisy_neighbor: a cgroup (the victim) is in an episode
+// while its tail latency on a device is at least K times its own baseline, it completed at least
+// MinVictimIOs requests there in the interval, and another cgroup held at least Share of the
+// device's occupancy.
+type NoisyNeighborConfig struct {
+	Enabled      bool    `mapstructure:"enabled"`
+	K            float64 `mapstructure:"k"`
+	Share        float64 `mapstructure:"share"`
+	MinVictimIOs int     `mapstructure:"min_victim_ios"`
 }
 
 // Bounds of latency.per_cgroup.
 const (
 	maxTopN       = 1000
 	maxCgroupsCap = 65536
+	// A k of 1 or less calls every interval above the baseline an episode; beyond 1000 nothing is.
+	minK, maxK = 1.1, 1000.0
+	// Requests a victim must complete per interval for its tail to be one; beyond 10^6 nothing is judged.
+	maxMinVictimIOs = 1_000_000
 )
 
 func createDefaultConfig() *Config {
@@ -75,8 +93,11 @@ func createDefaultConfig() *Config {
 	}
 	return &Config{
 		Enabled: true, MaxDevices: 64,
-		PerCgroup: PerCgroupConfig{TopN: 10, MaxCgroups: 1024},
-		RootPath:  "/", DeviceClasses: classes, Metrics: metadata.DefaultMetricsConfig(),
+		PerCgroup: PerCgroupConfig{TopN: 10, MaxCgroups: 1024, NoisyNeighbor: NoisyNeighborConfig{
+			Enabled: true, K: noisy.DefaultConfig().K, Share: noisy.DefaultConfig().Share,
+			MinVictimIOs: int(noisy.DefaultConfig().MinVictimIOs),
+		}},
+		RootPath: "/", DeviceClasses: classes, Metrics: metadata.DefaultMetricsConfig(),
 	}
 }
 
@@ -93,6 +114,16 @@ func (c *Config) Validate(key string) error {
 	if low := max(1, c.PerCgroup.TopN); c.PerCgroup.MaxCgroups < low || c.PerCgroup.MaxCgroups > maxCgroupsCap {
 		errs = append(errs, fmt.Errorf("%s.per_cgroup.max_cgroups: %d is out of range, want top_n (or 1) to %d", key, c.PerCgroup.MaxCgroups, maxCgroupsCap))
 	}
+	nn := c.PerCgroup.NoisyNeighbor
+	if !(nn.K >= minK && nn.K <= maxK) {
+		errs = append(errs, fmt.Errorf("%s.per_cgroup.noisy_neighbor.k: %g is out of range, want %g to %g (the victim's latency as a multiple of its baseline)", key, nn.K, minK, maxK))
+	}
+	if !(nn.Share > 0 && nn.Share <= 1) {
+		errs = append(errs, fmt.Errorf("%s.per_cgroup.noisy_neighbor.share: %g is out of range, want more than 0 and at most 1 (a ratio, not a percentage)", key, nn.Share))
+	}
+	if nn.MinVictimIOs < 1 || nn.MinVictimIOs > maxMinVictimIOs {
+		errs = append(errs, fmt.Errorf("%s.per_cgroup.noisy_neighbor.min_victim_ios: %d is out of range, want 1 to %d", key, nn.MinVictimIOs, maxMinVictimIOs))
+	}
 	if c.Enabled && len(c.DeviceClasses) == 0 {
 		errs = append(errs, fmt.Errorf("%s: covers the devices of iostat.device_classes, which is empty: leave that key out for the default, or set %s.enabled: false", key, key))
 	}
@@ -105,4 +136,11 @@ func (c *Config) filter() (*blockdev.Filter, error) {
 		classes[i] = blockdev.Class(cl)
 	}
 	return blockdev.NewFilter(filterSection, c.Devices, classes)
+}
+
+// engine is the verdict's configuration: the section's thresholds and the engine's own defaults.
+func (c *NoisyNeighborConfig) engine() noisy.Config {
+	e := noisy.DefaultConfig()
+	e.K, e.Share, e.MinVictimIOs = c.K, c.Share, uint64(c.MinVictimIOs)
+	return e
 }

@@ -164,18 +164,24 @@ func appendCgroupHistograms(ms pmetric.MetricSlice, points []cgPoint, ids map[bi
 		dp := dps.AppendEmpty()
 		setHistogramPoint(dp, &p.hist, p.start, ts)
 		attrs := dp.Attributes()
-		attrs.PutStr("cgroup.path", p.path)
-		attrs.PutStr("system.device", id.device)
+		putCgroupIdentity(attrs, p.path, id)
 		attrs.PutStr("disk.io.direction", p.direction.String())
-		if id.hwID != "" {
-			attrs.PutStr("hw.id", id.hwID)
-		}
-		a := cgroupio.Attribute(p.path)
-		if a.PodUID != "" {
-			attrs.PutStr("k8s.pod.uid", a.PodUID)
-		}
-		if a.ContainerID != "" {
-			attrs.PutStr("container.id", a.ContainerID)
-		}
+	}
+}
+
+// putCgroupIdentity puts a cgroup's identity on a device: its path, the device's name and hw.id, and
+// the pod and container its path names.
+func putCgroupIdentity(attrs pcommon.Map, path string, id pointIdentity) {
+	attrs.PutStr("cgroup.path", path)
+	attrs.PutStr("system.device", id.device)
+	if id.hwID != "" {
+		attrs.PutStr("hw.id", id.hwID)
+	}
+	a := cgroupio.Attribute(path)
+	if a.PodUID != "" {
+		attrs.PutStr("k8s.pod.uid", a.PodUID)
+	}
+	if a.ContainerID != "" {
+		attrs.PutStr("container.id", a.ContainerID)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -17,6 +18,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
@@ -64,6 +66,15 @@ type latencyScraper struct {
 	cgProbe     cgroupProbe
 	cgDir       string
 	folder      *folder
+	// verdict is the noisy-neighbour engine (per_cgroup.noisy_neighbor.enabled), nil when off; its
+	// events are buffered in events and sent to sink (nil: logged only).
+	verdict *noisy.Engine
+	events  *emit.Events
+	sink    consumer.Logs
+	// stalls is, on cgroup v2, each judged cgroup's io.pressure "some" total at the scrape it was last
+	// read, for the verdict's stall signal; nil on v1, which has no io.pressure.
+	stalls  map[string]stallMark
+	scrapes uint64
 	// present holds the devices of the last /proc/diskstats read; restarted, the time a departed
 	// device's series were forgotten: its new start when it comes back.
 	present   map[biolat.Dev]bool
@@ -94,6 +105,7 @@ func newScraper(set scraper.Settings, cfg *Config, open opener, now func() time.
 		present:   map[biolat.Dev]bool{},
 		restarted: map[biolat.Dev]time.Time{},
 		marks:     map[biolat.Dev]devMark{},
+		events:    emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		now:       now,
 	}, nil
 }
@@ -144,6 +156,12 @@ func (s *latencyScraper) startCgroups() {
 	}
 	s.cgProbe, s.cgDir = p, h.Dir
 	s.folder = newFolder(s.cfg.PerCgroup.TopN, pcommon.NewTimestampFromTime(p.Started()))
+	if nn := &s.cfg.PerCgroup.NoisyNeighbor; nn.Enabled {
+		s.verdict = noisy.New(nn.engine())
+		if h.Version == cgroupio.V2 {
+			s.stalls = map[string]stallMark{}
+		}
+	}
 	s.logger.Info("Per-cgroup block latency probe attached.", zap.String("hierarchy", h.Version.String()), zap.Int("top_n", s.cfg.PerCgroup.TopN))
 }
 
@@ -205,6 +223,9 @@ func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}); err != nil {
 		// An unreadable /proc/diskstats is the input owner's problem to report (tick.Reader.Owns).
 		return pmetric.NewMetrics(), s.tick.Own(err)
+	}
+	if err := s.events.Send(ctx, s.logger, s.sink); err != nil {
+		errs.Add(err)
 	}
 	return md, errs.Combine()
 }
@@ -269,6 +290,7 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 	s.marks = marks
 	s.cfg.Signs.Publish(boardSource, kernelErrors(snap, ids))
 	var cg []cgPoint
+	var nn []noisyPoint
 	if s.cgProbe != nil {
 		cs, err := s.cgProbe.Collect(func() (map[uint64]string, error) { return cgroupio.IDs(s.cgDir) })
 		if err != nil {
@@ -276,9 +298,12 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 		} else {
 			keep := func(d biolat.Dev) bool { _, ok := ids[d]; return ok }
 			cg = s.folder.fold(&cs, keep, pcommon.NewTimestampFromTime(s.cgProbe.Started()), ts)
+			if s.verdict != nil {
+				nn = s.judge(ids, ts, errs)
+			}
 		}
 	}
-	return s.build(snap, ids, cg, ts)
+	return s.build(snap, ids, cg, nn, ts)
 }
 
 // devMark is what tells one device from the next one under the same major:minor.
@@ -329,7 +354,7 @@ func (s *latencyScraper) startOf(d biolat.Dev) pcommon.Timestamp {
 
 // build maps a snapshot to pdata: the error counter through the generated builder, the histograms
 // by hand into the same scope. Devices not in ids (filtered out, or gone) are left out.
-func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, cg []cgPoint, ts pcommon.Timestamp) pmetric.Metrics {
+func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, cg []cgPoint, nn []noisyPoint, ts pcommon.Timestamp) pmetric.Metrics {
 	mb := s.mb
 	for i := range snap.Errors {
 		e := &snap.Errors[i]
@@ -359,6 +384,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 		mb.RecordDiskHealthLatencyDroppedDataPoint(ts, emit.Int(d.n), d.reason)
 	}
 	recordCgroups(mb, cg, ids, ts)
+	recordNoisy(mb, nn, ids, ts)
 	md := mb.Emit()
 	if md.ResourceMetrics().Len() == 0 {
 		rm := md.ResourceMetrics().AppendEmpty()
@@ -430,24 +456,10 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 		busy[k] += p.busy
 		total[p.dev] += p.busy
 	}
-	opts := func(path string, id pointIdentity) []metadata.MetricAttributeOption {
-		var o []metadata.MetricAttributeOption
-		if id.hwID != "" {
-			o = append(o, metadata.WithHwIDMetricAttribute(id.hwID))
-		}
-		a := cgroupio.Attribute(path)
-		if a.PodUID != "" {
-			o = append(o, metadata.WithK8sPodUIDMetricAttribute(a.PodUID))
-		}
-		if a.ContainerID != "" {
-			o = append(o, metadata.WithContainerIDMetricAttribute(a.ContainerID))
-		}
-		return o
-	}
 	for _, k := range order {
 		if total[k.dev] > 0 {
 			id := ids[k.dev]
-			mb.RecordContainerDiskOccupancyShareDataPoint(ts, busy[k]/total[k.dev], k.path, id.device, opts(k.path, id)...)
+			mb.RecordContainerDiskOccupancyShareDataPoint(ts, busy[k]/total[k.dev], k.path, id.device, cgroupOptions(k.path, id)...)
 		}
 	}
 	for i := range points {
@@ -458,6 +470,23 @@ func recordCgroups(mb *metadata.MetricsBuilder, points []cgPoint, ids map[biolat
 		}
 		mb.Reset(metadata.WithStartTime(p.start))
 		mb.RecordContainerDiskOperationIoDataPoint(ts, emit.Int(p.bytes), p.path, id.device,
-			metadata.MapAttributeLatencyDirection[p.direction.String()], opts(p.path, id)...)
+			metadata.MapAttributeLatencyDirection[p.direction.String()], cgroupOptions(p.path, id)...)
 	}
+}
+
+// cgroupOptions are a cgroup's point identity beside cgroup.path and system.device: the disk's
+// hw.id, and the pod and container its path names.
+func cgroupOptions(path string, id pointIdentity) []metadata.MetricAttributeOption {
+	var o []metadata.MetricAttributeOption
+	if id.hwID != "" {
+		o = append(o, metadata.WithHwIDMetricAttribute(id.hwID))
+	}
+	a := cgroupio.Attribute(path)
+	if a.PodUID != "" {
+		o = append(o, metadata.WithK8sPodUIDMetricAttribute(a.PodUID))
+	}
+	if a.ContainerID != "" {
+		o = append(o, metadata.WithContainerIDMetricAttribute(a.ContainerID))
+	}
+	return o
 }

@@ -8,6 +8,60 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// ContainerDiskNoisyNeighborMetricAttributeKey specifies the key of an attribute for the container.disk.noisy_neighbor metric.
+type ContainerDiskNoisyNeighborMetricAttributeKey string
+
+const (
+	ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath                       ContainerDiskNoisyNeighborMetricAttributeKey = "cgroup.path"
+	ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice                     ContainerDiskNoisyNeighborMetricAttributeKey = "system.device"
+	ContainerDiskNoisyNeighborMetricAttributeKeyHwID                             ContainerDiskNoisyNeighborMetricAttributeKey = "hw.id"
+	ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID                        ContainerDiskNoisyNeighborMetricAttributeKey = "k8s.pod.uid"
+	ContainerDiskNoisyNeighborMetricAttributeKeyContainerID                      ContainerDiskNoisyNeighborMetricAttributeKey = "container.id"
+	ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath ContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.cgroup.path"
+	ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare      ContainerDiskNoisyNeighborMetricAttributeKey = "noisy_neighbor.aggressor.share"
+)
+
+// ContainerDiskNoisyNeighborMetricConfig provides config for the container.disk.noisy_neighbor metric.
+type ContainerDiskNoisyNeighborMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                         `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ContainerDiskNoisyNeighborMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ContainerDiskNoisyNeighborMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ContainerDiskNoisyNeighborMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare:
+		default:
+			return fmt.Errorf("metric container.disk.noisy_neighbor doesn't have an attribute %v, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ContainerDiskOccupancyShareMetricAttributeKey specifies the key of an attribute for the container.disk.occupancy.share metric.
 type ContainerDiskOccupancyShareMetricAttributeKey string
 
@@ -214,6 +268,7 @@ func (ms *SystemDiskKernelErrorsMetricConfig) Validate() error {
 
 // MetricsConfig provides config for latency metrics.
 type MetricsConfig struct {
+	ContainerDiskNoisyNeighbor  ContainerDiskNoisyNeighborMetricConfig  `mapstructure:"container.disk.noisy_neighbor"`
 	ContainerDiskOccupancyShare ContainerDiskOccupancyShareMetricConfig `mapstructure:"container.disk.occupancy.share"`
 	ContainerDiskOperationIo    ContainerDiskOperationIoMetricConfig    `mapstructure:"container.disk.operation.io"`
 	DiskHealthLatencyDropped    DiskHealthLatencyDroppedMetricConfig    `mapstructure:"disk_health.latency.dropped"`
@@ -222,6 +277,11 @@ type MetricsConfig struct {
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+		},
 		ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,

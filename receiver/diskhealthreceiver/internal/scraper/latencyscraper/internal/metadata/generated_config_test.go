@@ -26,6 +26,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+					},
 					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -53,6 +58,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					ContainerDiskNoisyNeighbor: ContainerDiskNoisyNeighborMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ContainerDiskNoisyNeighborMetricAttributeKey{ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice, ContainerDiskNoisyNeighborMetricAttributeKeyHwID, ContainerDiskNoisyNeighborMetricAttributeKeyK8sPodUID, ContainerDiskNoisyNeighborMetricAttributeKeyContainerID, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare},
+					},
 					ContainerDiskOccupancyShare: ContainerDiskOccupancyShareMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -80,11 +90,23 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskOccupancyShareMetricConfig{}, ContainerDiskOperationIoMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ContainerDiskNoisyNeighborMetricConfig{}, ContainerDiskOccupancyShareMetricConfig{}, ContainerDiskOperationIoMetricConfig{}, DiskHealthLatencyDroppedMetricConfig{}, SystemDiskKernelErrorsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
 }
+func TestContainerDiskNoisyNeighborMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ContainerDiskNoisyNeighbor
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ContainerDiskNoisyNeighborMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric container.disk.noisy_neighbor doesn't have an attribute invalid, valid attributes: [cgroup.path, system.device, hw.id, k8s.pod.uid, container.id, noisy_neighbor.aggressor.cgroup.path, noisy_neighbor.aggressor.share]")
+
+	cfg = DefaultMetricsConfig().ContainerDiskNoisyNeighbor
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
 func TestContainerDiskOccupancyShareMetricsConfig_Validate(t *testing.T) {
 	cfg := DefaultMetricsConfig().ContainerDiskOccupancyShare
 	require.NoError(t, cfg.Validate())

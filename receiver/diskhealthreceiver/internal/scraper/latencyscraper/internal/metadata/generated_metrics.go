@@ -92,6 +92,10 @@ var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
 }
 
 var MetricsInfo = metricsInfo{
+	ContainerDiskNoisyNeighbor: metricInfo{
+		Name:       "container.disk.noisy_neighbor",
+		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id", "noisy_neighbor.aggressor.cgroup.path", "noisy_neighbor.aggressor.share"},
+	},
 	ContainerDiskOccupancyShare: metricInfo{
 		Name:       "container.disk.occupancy.share",
 		Attributes: []string{"cgroup.path", "system.device", "hw.id", "k8s.pod.uid", "container.id"},
@@ -111,6 +115,7 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
+	ContainerDiskNoisyNeighbor  metricInfo
 	ContainerDiskOccupancyShare metricInfo
 	ContainerDiskOperationIo    metricInfo
 	DiskHealthLatencyDropped    metricInfo
@@ -148,6 +153,107 @@ func WithK8sPodUIDMetricAttribute(k8sPodUIDAttributeValue string) MetricAttribut
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("k8s.pod.uid", k8sPodUIDAttributeValue)
 	})
+}
+
+type metricContainerDiskNoisyNeighbor struct {
+	data          pmetric.Metric                         // data buffer for generated metric.
+	config        ContainerDiskNoisyNeighborMetricConfig // metric config provided by user.
+	capacity      int                                    // max observed number of data points added to the metric.
+	aggDataPoints []int64                                // slice containing number of aggregated datapoints at each index
+}
+
+// init fills container.disk.noisy_neighbor metric with initial data.
+func (m *metricContainerDiskNoisyNeighbor) init() {
+	m.data.SetName("container.disk.noisy_neighbor")
+	m.data.SetDescription("1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.")
+	m.data.SetUnit("{episode}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricContainerDiskNoisyNeighbor) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyCgroupPath) {
+		dp.Attributes().PutStr("cgroup.path", cgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeySystemDevice) {
+		dp.Attributes().PutStr("system.device", systemDeviceAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorCgroupPath) {
+		dp.Attributes().PutStr("noisy_neighbor.aggressor.cgroup.path", noisyNeighborAggressorCgroupPathAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ContainerDiskNoisyNeighborMetricAttributeKeyNoisyNeighborAggressorShare) {
+		dp.Attributes().PutDouble("noisy_neighbor.aggressor.share", noisyNeighborAggressorShareAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricContainerDiskNoisyNeighbor) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricContainerDiskNoisyNeighbor) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricContainerDiskNoisyNeighbor(cfg ContainerDiskNoisyNeighborMetricConfig) metricContainerDiskNoisyNeighbor {
+	m := metricContainerDiskNoisyNeighbor{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricContainerDiskOccupancyShare struct {
@@ -544,6 +650,7 @@ type MetricsBuilder struct {
 	metricsCapacity                   int                  // maximum observed number of metrics per resource.
 	metricsBuffer                     pmetric.Metrics      // accumulates metrics data before emitting.
 	buildInfo                         component.BuildInfo  // contains version information.
+	metricContainerDiskNoisyNeighbor  metricContainerDiskNoisyNeighbor
 	metricContainerDiskOccupancyShare metricContainerDiskOccupancyShare
 	metricContainerDiskOperationIo    metricContainerDiskOperationIo
 	metricDiskHealthLatencyDropped    metricDiskHealthLatencyDropped
@@ -573,6 +680,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, opti
 		startTime:                         pcommon.NewTimestampFromTime(time.Now()),
 		metricsBuffer:                     pmetric.NewMetrics(),
 		buildInfo:                         settings.BuildInfo,
+		metricContainerDiskNoisyNeighbor:  newMetricContainerDiskNoisyNeighbor(mbc.Metrics.ContainerDiskNoisyNeighbor),
 		metricContainerDiskOccupancyShare: newMetricContainerDiskOccupancyShare(mbc.Metrics.ContainerDiskOccupancyShare),
 		metricContainerDiskOperationIo:    newMetricContainerDiskOperationIo(mbc.Metrics.ContainerDiskOperationIo),
 		metricDiskHealthLatencyDropped:    newMetricDiskHealthLatencyDropped(mbc.Metrics.DiskHealthLatencyDropped),
@@ -643,6 +751,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricContainerDiskNoisyNeighbor.emit(ils.Metrics())
 	mb.metricContainerDiskOccupancyShare.emit(ils.Metrics())
 	mb.metricContainerDiskOperationIo.emit(ils.Metrics())
 	mb.metricDiskHealthLatencyDropped.emit(ils.Metrics())
@@ -666,6 +775,11 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordContainerDiskNoisyNeighborDataPoint adds a data point to container.disk.noisy_neighbor metric.
+func (mb *MetricsBuilder) RecordContainerDiskNoisyNeighborDataPoint(ts pcommon.Timestamp, val int64, cgroupPathAttributeValue string, systemDeviceAttributeValue string, noisyNeighborAggressorCgroupPathAttributeValue string, noisyNeighborAggressorShareAttributeValue float64, options ...MetricAttributeOption) {
+	mb.metricContainerDiskNoisyNeighbor.recordDataPoint(mb.startTime, ts, val, cgroupPathAttributeValue, systemDeviceAttributeValue, noisyNeighborAggressorCgroupPathAttributeValue, noisyNeighborAggressorShareAttributeValue, options...)
 }
 
 // RecordContainerDiskOccupancyShareDataPoint adds a data point to container.disk.occupancy.share metric.

@@ -58,6 +58,7 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
+			aggMap["container.disk.noisy_neighbor"] = mb.metricContainerDiskNoisyNeighbor.config.AggregationStrategy
 			aggMap["container.disk.occupancy.share"] = mb.metricContainerDiskOccupancyShare.config.AggregationStrategy
 			aggMap["container.disk.operation.io"] = mb.metricContainerDiskOperationIo.config.AggregationStrategy
 			aggMap["disk_health.latency.dropped"] = mb.metricDiskHealthLatencyDropped.config.AggregationStrategy
@@ -70,6 +71,12 @@ func TestMetricsBuilder(t *testing.T) {
 
 			defaultMetricsCount := 0
 			allMetricsCount := 0
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordContainerDiskNoisyNeighborDataPoint(ts, 1, "cgroup.path-val", "system.device-val", "noisy_neighbor.aggressor.cgroup.path-val", 30.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			if tt.name == "reaggregate_set" {
+				mb.RecordContainerDiskNoisyNeighborDataPoint(ts, 3, "cgroup.path-val-2", "system.device-val-2", "noisy_neighbor.aggressor.cgroup.path-val-2", 31.100000, WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
+			}
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordContainerDiskOccupancyShareDataPoint(ts, 1, "cgroup.path-val", "system.device-val", WithHwIDMetricAttribute("hw.id-val"), WithK8sPodUIDMetricAttribute("k8s.pod.uid-val"), WithContainerIDMetricAttribute("container.id-val"))
@@ -98,6 +105,7 @@ func TestMetricsBuilder(t *testing.T) {
 			res := pcommon.NewResource()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
+				assert.Empty(t, mb.metricContainerDiskNoisyNeighbor.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskOccupancyShare.aggDataPoints)
 				assert.Empty(t, mb.metricContainerDiskOperationIo.aggDataPoints)
 				assert.Empty(t, mb.metricDiskHealthLatencyDropped.aggDataPoints)
@@ -129,6 +137,70 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "container.disk.noisy_neighbor":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: container.disk.noisy_neighbor")
+						validatedMetrics["container.disk.noisy_neighbor"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{episode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						cgroupPathAttrVal, ok := dp.Attributes().Get("cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "cgroup.path-val", cgroupPathAttrVal.Str())
+						systemDeviceAttrVal, ok := dp.Attributes().Get("system.device")
+						assert.True(t, ok)
+						assert.Equal(t, "system.device-val", systemDeviceAttrVal.Str())
+						hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+						assert.True(t, ok)
+						assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+						k8sPodUIDAttrVal, ok := dp.Attributes().Get("k8s.pod.uid")
+						assert.True(t, ok)
+						assert.Equal(t, "k8s.pod.uid-val", k8sPodUIDAttrVal.Str())
+						containerIDAttrVal, ok := dp.Attributes().Get("container.id")
+						assert.True(t, ok)
+						assert.Equal(t, "container.id-val", containerIDAttrVal.Str())
+						noisyNeighborAggressorCgroupPathAttrVal, ok := dp.Attributes().Get("noisy_neighbor.aggressor.cgroup.path")
+						assert.True(t, ok)
+						assert.Equal(t, "noisy_neighbor.aggressor.cgroup.path-val", noisyNeighborAggressorCgroupPathAttrVal.Str())
+						noisyNeighborAggressorShareAttrVal, ok := dp.Attributes().Get("noisy_neighbor.aggressor.share")
+						assert.True(t, ok)
+						assert.Equal(t, 30.100000, noisyNeighborAggressorShareAttrVal.Double())
+					} else {
+						assert.False(t, validatedMetrics["container.disk.noisy_neighbor"], "Found a duplicate in the metrics slice: container.disk.noisy_neighbor")
+						validatedMetrics["container.disk.noisy_neighbor"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "1 while the cgroup (the victim) is in a noisy-neighbour episode on the device: its tail latency there reached k times its own baseline while another cgroup (the aggressor, named on the point) held at least the configured share of the device's occupancy; 0 once, at the scrape the episode ends. Only with latency.per_cgroup.enabled and per_cgroup.noisy_neighbor.enabled. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "{episode}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["container.disk.noisy_neighbor"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("system.device")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("noisy_neighbor.aggressor.cgroup.path")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("noisy_neighbor.aggressor.share")
+						assert.False(t, ok)
+					}
 				case "container.disk.occupancy.share":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["container.disk.occupancy.share"], "Found a duplicate in the metrics slice: container.disk.occupancy.share")
