@@ -16,11 +16,10 @@
 //
 // Plausibility, both ways. Every increase, forward or across a wrap, must fit
 // what a device can do in the wall-clock interval Δt between the two reads
-// (bounds in sample.go, with why each holds):
-//   - io_ticks ≤ Δt + 1 s (+ the age of what was in flight at the previous
-//     read, when something was: a kernel may charge it at its end);
-//   - rd/wr/dc/fl_ticks, time_in_queue ≤ (Δt + 1 s) × MaxInFlight + in-flight
-//     at the previous read × its age;
+// (bounds in sample.go, with why each holds), whatever is in flight and
+// however long the host has been up:
+//   - io_ticks ≤ Δt + 1 s;
+//   - rd/wr/dc/fl_ticks, time_in_queue ≤ (Δt + 1 s) × MaxInFlight;
 //   - a 32-bit field's increase < 2^31 (a larger modular step is a step back);
 //   - ios and merges ≤ (Δt + 1 s) × MaxOpsPerSecond;
 //   - sectors ≤ (Δios + MaxInFlight) × 4 GiB / 512.

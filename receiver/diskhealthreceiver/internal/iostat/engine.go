@@ -116,7 +116,7 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 		res.New = true
 	default:
 		dt := now.Sub(d.last)
-		b := boundsOf(dt, d.last.Sub(e.bootTime), d.prev.inFlight)
+		b := boundsOf(dt)
 		inc := deltas(&d.prev, &cur, &b, d.glitch)
 		if dt > 0 {
 			res.HasGauges = true
@@ -161,7 +161,7 @@ func (e *Engine) Update(k Key, s *diskstats.Stat, now time.Time) Result {
 // sinceCreation is what a device created within the last dt counted: its
 // requests all began after the previous read, so none carries older time.
 func sinceCreation(cur *sample, dt time.Duration) *increase {
-	inc := deltas(&sample{}, cur, new(boundsOf(dt, 0, 0)), 0)
+	inc := deltas(&sample{}, cur, new(boundsOf(dt)), 0)
 	return &inc
 }
 

@@ -42,9 +42,8 @@ const sectorBytes = 512
 
 // sample is one read of one device, reduced to the widths the kernel prints.
 type sample struct {
-	wide     [nWide]uint64
-	narrow   [nNarrow]uint32
-	inFlight uint64 // requests in flight at the read (see inFlight)
+	wide   [nWide]uint64
+	narrow [nNarrow]uint32
 }
 
 // load copies the counters of s. Fields the kernel did not print (discard
@@ -64,7 +63,6 @@ func load(s *diskstats.Stat) sample {
 	x.narrow[wrTicks] = uint32(s.WriteTicks)
 	x.narrow[ioTicks] = uint32(s.IOsTotalTicks)
 	x.narrow[rqTicks] = uint32(s.WeightedIOTicks)
-	x.inFlight = inFlight(s.IOsInProgress)
 	if s.HasDiscard() {
 		x.wide[dcIOs] = s.DiscardIOs
 		x.wide[dcMerges] = s.DiscardMerges
@@ -116,18 +114,20 @@ func recreated(prev, cur *sample) bool {
 // That counter then adds nothing for the interval (its cumulative value
 // holds, the gauges it feeds count nothing) and counting resumes from the new
 // kernel value in the same series; a later step back from an implausible
-// value is a reset as ever. The bounds, per counter (age is how long after
-// boot the previous read was, in_flight the requests in flight at the
-// previous read):
-//   - io_ticks (wall time with a request in flight): Δt + slack. A kernel
-//     that updates io_ticks only when a request starts or ends charges the
-//     time of a request still in flight at a read at its end, at most its
-//     age, so when in_flight was not 0 the bound grows by age + slack.
+// value is a reset as ever. The bounds, per counter, hold whatever was in
+// flight and however long the host has been up:
+//   - io_ticks (wall time with a request in flight): Δt + slack. The kernel
+//     brings io_ticks up to date at every read while requests are in flight
+//     (diskstats_show, since 5.14; part_round_stats before 5.0), so no busy
+//     time from before the previous read arrives later. (5.0 to 5.13 charge
+//     a request's time at its end: an interval in which a request older than
+//     the previous read ends then counts no busy time, not more than Δt.)
+//     Loosening the bound by the age of what was in flight made it the
+//     uptime, 2^31 ms after 25 days: any step back was a wrap.
 //   - rd/wr/dc/fl_ticks and time_in_queue (sums of the durations of the
-//     requests completed in the interval, charged at completion): the part of
-//     those durations inside the interval is at most (Δt + slack) ×
-//     MaxInFlight; the part before it belongs to the in_flight requests of
-//     the previous read, each at most age + slack old.
+//     requests completed in the interval, charged at completion): at most
+//     MaxInFlight requests each for (Δt + slack), which also covers a request
+//     that waited long before the interval (a 1 s interval allows 36 h).
 //   - ios and merges: (Δt + slack) × MaxOpsPerSecond.
 //   - sectors: (Δios + MaxInFlight) × maxRequestSectors: every request or bio
 //     the kernel accounts carries at most 4 GiB (its byte count is an unsigned
@@ -162,21 +162,14 @@ type bounds struct {
 	ops    uint64 // of every ios and merges counter
 }
 
-// boundsOf are the bounds over dt for a previous read taken age after boot
-// with inFlight requests in flight. A negative dt or age counts as 0.
-func boundsOf(dt, age time.Duration, inFlight uint64) bounds {
+// boundsOf are the bounds over dt; a negative dt counts as 0.
+func boundsOf(dt time.Duration) bounds {
 	wall := uint64(max(dt, 0)+slack) / uint64(time.Millisecond)
-	carry := uint64(max(age, 0)+slack) / uint64(time.Millisecond)
 	var b bounds
-	sum := satAdd(satMul(wall, MaxInFlight), satMul(carry, inFlight))
 	for i := range b.narrow {
-		b.narrow[i] = min(sum, wrapLimit-1)
+		b.narrow[i] = min(satMul(wall, MaxInFlight), wrapLimit-1)
 	}
-	io := wall
-	if inFlight > 0 {
-		io = satAdd(io, carry)
-	}
-	b.narrow[ioTicks] = min(io, wrapLimit-1)
+	b.narrow[ioTicks] = min(wall, wrapLimit-1)
 	b.ops = satMul(wall, MaxOpsPerSecond/1000)
 	return b
 }
