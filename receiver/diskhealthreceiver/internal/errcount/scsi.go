@@ -42,7 +42,7 @@ func ParseSCSICounter(b []byte) (uint32, error) {
 		return 0, err
 	}
 	if hi := v >> 32; hi != 0 && (hi != 0xffffffff || int32(uint32(v)) >= 0) {
-		return 0, fmt.Errorf("%#x: not a 32-bit counter", v)
+		return 0, fmt.Errorf("%q: not a 32-bit counter", strings.TrimSpace(string(b))) // quoted: an example, not the problem's identity
 	}
 	return uint32(v), nil
 }

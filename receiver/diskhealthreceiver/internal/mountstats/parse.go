@@ -88,7 +88,7 @@ var (
 	errNoOps      = errors.New(`truncated: no "per-op statistics"`)
 	errTooMany    = errors.New("too many lines")
 	errDupSection = errors.New("repeated line")
-	errOpName     = errors.New("not an operation name (A-Z, 0-9, _; at most 32)")
+	errOpName     = errors.New("not an operation name (A-Z, 0-9 and _, at most 32)") // no "; ": the reporter splits problems there
 )
 
 // Parse reads mountstats bytes and returns the NFS mounts (blocks with statvers=). A block with a bad

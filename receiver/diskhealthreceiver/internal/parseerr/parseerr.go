@@ -9,9 +9,14 @@ import (
 	"strings"
 )
 
-// MaxValue bounds, in bytes, how much of a bad value (a field, a device or the start of a line) an
-// error keeps and quotes, so one garbage line cannot produce a huge log message.
+// MaxValue bounds how much of a bad value (a field, a device or the start of a line) an error keeps
+// and quotes, so one garbage line cannot produce a huge log message. It counts the value's shape: a run
+// of digits counts once (see Clip).
 const MaxValue = 120
+
+// maxDigits is the most digits of one run a clipped value keeps: a uint64 has 20, and a longer run is
+// garbage, cut there.
+const maxDigits = 20
 
 // MaxLines is how many bad lines a *Lines keeps; the others are only counted.
 const MaxLines = 10
@@ -22,7 +27,7 @@ type Line struct {
 	Line   int    // 1-based line number in the parsed data
 	Device string // the line's device ("sda", "8:0"), "" when it has none or it is the bad value
 	Field  string // the bad field ("7", "avg10", "rbytes"), "" for the whole line
-	Value  string // the bad text, at most MaxValue bytes (see Clip); "" when not quoted
+	Value  string // the bad text, an example: at most MaxValue of its shape (see Clip); "" when not quoted
 	Err    error  // what is wrong: a sentinel of the parser, strconv.ErrSyntax, strconv.ErrRange …
 }
 
@@ -61,11 +66,36 @@ func (e *Line) Error() string {
 // Unwrap exposes Err to errors.Is and errors.As.
 func (e *Line) Unwrap() error { return e.Err }
 
-// Clip returns a copy of at most MaxValue bytes of b, for Line.Value: the error then pins no more of
-// the parsed data than that.
-func Clip(b []byte) string { return string(b[:min(len(b), MaxValue)]) }
+// Clip returns a copy of the start of b, for Line.Value: at most MaxValue bytes of its shape, where a
+// run of digits counts as one byte and keeps at most maxDigits digits (so at most MaxValue × 11 bytes).
+// A problem is known by its text with the numbers it quotes masked (the scrapers' reporter logs it once
+// per change of that): cut by bytes, a line whose counters grow would lose fields from its quoted start
+// and look like a new problem; cut by shape, it keeps the same fields whatever its counters. The error
+// then pins no more of the parsed data than that.
+func Clip(b []byte) string { return string(b[:clipLen(b)]) }
 
-func clip(s string) string { return s[:min(len(s), MaxValue)] }
+func clip(s string) string { return s[:clipLen([]byte(s))] }
+
+func clipLen(b []byte) int {
+	i := 0
+	for shape := 0; i < len(b) && shape < MaxValue; shape++ {
+		if !isDigit(b[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && isDigit(b[j]) {
+			j++
+		}
+		if j-i > maxDigits {
+			return i + maxDigits
+		}
+		i = j
+	}
+	return i
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Lines collects the bad lines of one parse. Only the first MaxLines are kept; Count counts them all.
 // A parser starts from a nil *Lines, so a good parse allocates nothing:

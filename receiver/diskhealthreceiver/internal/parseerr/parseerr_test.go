@@ -41,12 +41,30 @@ func TestLineUnwraps(t *testing.T) {
 }
 
 func TestValueIsClipped(t *testing.T) {
-	long := strings.Repeat("9", 3*MaxValue)
+	long := strings.Repeat("x", 3*MaxValue)
 	assert.Len(t, Clip([]byte(long)), MaxValue)
 	assert.Equal(t, "short", Clip([]byte("short")))
+	assert.Equal(t, strings.Repeat("9", maxDigits), Clip([]byte(strings.Repeat("9", 3*MaxValue))), "a run past 20 digits is garbage, cut there")
 	// Error clips a Value that was set without Clip too.
 	l := &Line{File: "f", Line: 1, Value: long, Err: strconv.ErrRange}
 	assert.Equal(t, `f line 1 "`+long[:MaxValue]+`": value out of range`, l.Error())
+}
+
+// TestClipKeepsTheShape: a line whose counters grow (in width too) is cut after the same fields, so its
+// quoted start, numbers masked, stays the same problem.
+func TestClipKeepsTheShape(t *testing.T) {
+	line := func(n uint64) []byte {
+		f := make([]string, 3*MaxValue)
+		for i := range f {
+			f[i] = strconv.FormatUint(n*uint64(i+1), 10)
+		}
+		return []byte("READ: " + strings.Join(f, " "))
+	}
+	fields := func(s string) int { return len(strings.Fields(s)) }
+	short, wide := Clip(line(1)), Clip(line(1<<50))
+	assert.Equal(t, fields(short), fields(wide))
+	assert.Less(t, len(short), len(wide))
+	assert.Equal(t, "READ: 1 2 3", short[:len("READ: 1 2 3")])
 }
 
 func TestLinesKeepsTheFirstMaxLines(t *testing.T) {

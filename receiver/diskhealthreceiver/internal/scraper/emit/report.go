@@ -113,14 +113,62 @@ func (r *Reporter) Report(err error) error {
 // of a bad /proc/diskstats line), and the problem stays the same one.
 var lineNumber = regexp.MustCompile(`\bline [0-9]+\b`)
 
-// problemKey is what a problem is known by: its text without line numbers. The text logged is the one
-// it had when it appeared (or, when it clears, the last one).
+// problemKey is what a problem is known by, whether it changed: its text with line numbers masked
+// ("line #") and every number inside a quoted string masked ("#"). A parser quotes the input it could
+// not read (strconv.Quote, %q) as an example, and that input carries live counters: a malformed
+// mountstats "xprt:" line quoted with its send count was a new problem every scrape. Masked, the key is
+// the line's shape — its file, device, tag, number of fields, which field is bad and why — so the
+// problem changes when that does (parseerr.Clip cuts a long example by the same shape). The text logged
+// is the one it had when it appeared (or, when it clears, the last one).
 func problemKey(p string) string {
+	if strings.IndexByte(p, '"') >= 0 {
+		p = maskQuotedNumbers(p)
+	}
 	if !strings.Contains(p, "line ") {
 		return p
 	}
 	return lineNumber.ReplaceAllLiteralString(p, "line #")
 }
+
+// maskQuotedNumbers replaces each decimal or 0x-hex number inside a Go-quoted string of p with "#" (an
+// unterminated quote runs to the end).
+func maskQuotedNumbers(p string) string {
+	var b strings.Builder
+	b.Grow(len(p))
+	quoted := false
+	for i := 0; i < len(p); {
+		c := p[i]
+		switch {
+		case c == '"':
+			quoted = !quoted
+		case quoted && c == '\\' && i+1 < len(p):
+			b.WriteString(p[i : i+2]) // an escape: \" does not end the string
+			i += 2
+			continue
+		case quoted && isDigit(c):
+			j := i + 1
+			if c == '0' && j+1 < len(p) && (p[j] == 'x' || p[j] == 'X') && isHex(p[j+1]) {
+				j++
+				for j < len(p) && isHex(p[j]) {
+					j++
+				}
+			}
+			for j < len(p) && isDigit(p[j]) {
+				j++
+			}
+			b.WriteByte('#')
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // problems splits err into its parts: a scrape's errors are joined (errors.Join by lines, the
 // collector's ScrapeErrors by "; "), and a partial scrape error around them hides the structure but
