@@ -65,7 +65,7 @@ func defaultSections() map[string]component.Config {
 
 // Unmarshal reads each source's section from the key of its name, hands the metrics: and
 // resource_attributes: keys to the sources that know them, and the rest to the controller's keys and
-// root_path. An unknown key anywhere is an error naming it.
+// root_path. Every problem names its full key (netfs.bogus: unknown key).
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if cfg.sections == nil {
 		cfg.sections = defaultSections()
@@ -81,28 +81,22 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 		if err == nil {
 			err = sub.Unmarshal(cfg.sections[r.name])
 		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", r.name, err))
-		}
+		errs = append(errs, keyErrors(r.name, err)...)
 	}
 	for _, key := range []string{metricsKey, resourceAttributesKey} {
 		rest.Delete(key)
-		if err := cfg.unmarshalShared(conf, key); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, cfg.unmarshalShared(conf, key)...)
 	}
-	if err := rest.Unmarshal((*topLevel)(cfg)); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	errs = append(errs, keyErrors("", rest.Unmarshal((*topLevel)(cfg)))...)
+	return distinct(errs)
 }
 
 // unmarshalShared hands each entry of the top-level key (metrics or resource_attributes) to every
 // source that has a setting of that name.
-func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) error {
+func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) []error {
 	sub, err := conf.Sub(key)
 	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+		return keyErrors(key, err)
 	}
 	given := sub.ToStringMap()
 	known := map[string]bool{}
@@ -119,9 +113,7 @@ func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) error {
 				mine[name] = v
 			}
 		}
-		if err := confmap.NewFromStringMap(mine).Unmarshal(target); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", key, err))
-		}
+		errs = append(errs, keyErrors(key, confmap.NewFromStringMap(mine).Unmarshal(target))...)
 	}
 	var unknown []string
 	for name := range given {
@@ -129,11 +121,11 @@ func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) error {
 			unknown = append(unknown, name)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		errs = append(errs, fmt.Errorf("%s: no source has %s", key, strings.Join(unknown, ", ")))
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		errs = append(errs, fmt.Errorf("%s: unknown key: no source has it", joinKey(key, name)))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // Marshal writes the configuration with the keys Unmarshal reads.

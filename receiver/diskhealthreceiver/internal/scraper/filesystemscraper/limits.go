@@ -23,6 +23,7 @@ type kubelet struct {
 	root                         string // root_path
 	configFile, rootDir, imageFS string // host paths
 
+	reader  eviction.Reader // remembers each signal's last good threshold
 	th      eviction.Thresholds
 	mtime   time.Time
 	loaded  bool
@@ -39,7 +40,8 @@ func (k *kubelet) under(p string) string { return filepath.Join(k.root, p) }
 
 // refresh reports whether this host is a Kubernetes node (its kubelet root directory exists) and
 // re-reads the configuration file when it changed. A file that cannot be read or parsed keeps the
-// thresholds last read (at first the defaults) and is logged once per distinct problem.
+// thresholds last read (at first the defaults); a threshold refused keeps its signal's last good one
+// (else the kubelet's default); either is logged once per distinct problem.
 func (k *kubelet) refresh() bool {
 	if k.rootDir == "" {
 		return false
@@ -61,7 +63,7 @@ func (k *kubelet) refresh() bool {
 	}
 	if err == nil {
 		var th eviction.Thresholds
-		th, err = eviction.Parse(data)
+		th, err = k.reader.Parse(data)
 		if th.Hard != nil {
 			k.th = th
 		}
@@ -81,7 +83,7 @@ func (k *kubelet) report(err error) {
 	}
 	k.lastErr = msg
 	if err != nil {
-		k.logger.Warn("kubelet configuration: eviction thresholds read with problems (the last good ones, or the kubelet's defaults, stay in use)",
+		k.logger.Warn("kubelet configuration: eviction thresholds read with problems (for each one refused, the last good one, or the kubelet's default, stays in use)",
 			zap.String("file", k.configFile), zap.Error(err))
 		return
 	}

@@ -1,6 +1,7 @@
 package filesystemscraper
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -17,6 +18,8 @@ import (
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/eviction"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
 // pointsBy returns metric name's points keyed by the values of attrs, joined by spaces.
@@ -142,4 +145,84 @@ func TestKubeletConfigReread(t *testing.T) {
 
 	require.NoError(t, os.RemoveAll(root.Path("var/lib/kubelet")))
 	assert.False(t, k.refresh(), "no kubelet root directory: not a node")
+}
+
+// refusedThresholds are values of a threshold the kubelet refuses (or, NaN and 2^64 and past, would
+// misread): the five a hostile tester used in issue 31, then empty, words, bare and signed forms, a
+// zero quantity (the kubelet takes only a positive one), infinities and underscores.
+var refusedThresholds = []string{"200%", "-5%", "NaN%", "0x10", "1e30Gi",
+	"", "abc", "%", "Gi", "10Xi", "-5Gi", "0", "0Mi", "Inf%", "-Inf%", "+Inf", "1e400", "1_000", "100.1%", "10 %"}
+
+// writeKubeletConfig points cfg at a kubelet configuration file of content under r, with a dedicated
+// imagefs on /data.
+func writeKubeletConfig(r *dhtest.Root, cfg *Config, content string) {
+	r.Write("var/lib/kubelet/config.yaml", content)
+	cfg.KubeletConfigFile = "/var/lib/kubelet/config.yaml"
+	cfg.ImageFSDir = "/data/containerd"
+}
+
+// TestFSScraperRefusedThreshold: a threshold the kubelet refuses keeps its signal's fallback in force —
+// here the kubelet's default, none having been read before — and costs no other signal: the nodefs
+// limit never silently becomes free blocks (issue 31: headroom 7.71e10 instead of 5.01e10 bytes).
+func TestFSScraperRefusedThreshold(t *testing.T) {
+	for _, bad := range refusedThresholds {
+		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
+			clock := t0
+			s, _ := bindsRootWith(t, "drop", &clock, nil, func(r *dhtest.Root, cfg *Config) {
+				writeKubeletConfig(r, cfg, fmt.Sprintf("evictionHard:\n  nodefs.available: %q\n  nodefs.inodesFree: %[1]q\n  imagefs.available: \"20%%\"\n", bad))
+			})
+			md, err := s.scrape(t.Context())
+			require.NoError(t, err)
+			headroom := limitPoints(md, "system.filesystem.domain.headroom")
+			assert.Equal(t, int64((875_000-250_000)*blk), headroom["259:2 nodefs_eviction_hard"], "nodefs.available<10 %%, the kubelet's default")
+			assert.Equal(t, int64((350_000-200_000)*blk), headroom["259:5 imagefs_eviction_hard"], "imagefs.available<20 %% as read")
+			bind := limitPoints(md, "system.filesystem.domain.binding_limit")
+			assert.Equal(t, int64(1), bind["259:2 nodefs_eviction_hard"], "binds, not free_blocks")
+			assert.Equal(t, map[string]int64{"259:2 nodefs_eviction_hard": 500_000 - 32_768},
+				limitPoints(md, "system.filesystem.domain.inodes.headroom"), "nodefs.inodesFree<5 %%, the kubelet's default")
+		})
+	}
+}
+
+// TestKubeletRefusedThresholdKeepsLastGood: once a good threshold was read, a refused one keeps it —
+// not the default, not free blocks — in the binding limit of the nodefs.
+func TestKubeletRefusedThresholdKeepsLastGood(t *testing.T) {
+	u := fsusage.Usage{Limit: 2_500_000 * blk, Free: 875_000 * blk}
+	for _, bad := range refusedThresholds {
+		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
+			root := dhtest.NewRoot(t)
+			cfg := createDefaultConfig()
+			cfg.RootPath = root.Dir
+			writeKubeletConfig(root, cfg, "evictionHard: {nodefs.available: 1Gi}\n")
+			k := newKubelet(zap.NewNop(), cfg)
+			require.True(t, k.refresh())
+
+			root.Write("var/lib/kubelet/config.yaml", fmt.Sprintf("evictionHard: {nodefs.available: %q}\n", bad))
+			later := time.Now().Add(time.Minute)
+			require.NoError(t, os.Chtimes(root.Path("var/lib/kubelet/config.yaml"), later, later))
+			require.True(t, k.refresh())
+			bytes, _ := limits(&u, &k.th, true, false, nil, nil)
+			assert.Equal(t, limit{metadata.AttributeSystemFilesystemLimitNameNodefsEvictionHard, 875_000*blk - 1<<30}, binding(bytes))
+		})
+	}
+}
+
+// TestFSScraperThresholdOff: as in the kubelet, "0%" and "100%" switch a signal off rather than put
+// its limit at nothing or at the whole filesystem.
+func TestFSScraperThresholdOff(t *testing.T) {
+	for _, off := range []string{"0%", "100%"} {
+		t.Run(off, func(t *testing.T) {
+			clock := t0
+			s, _ := bindsRootWith(t, "drop", &clock, nil, func(r *dhtest.Root, cfg *Config) {
+				writeKubeletConfig(r, cfg, fmt.Sprintf("evictionHard:\n  nodefs.available: %q\n  imagefs.available: \"20%%\"\n", off))
+			})
+			md, err := s.scrape(t.Context())
+			require.NoError(t, err)
+			assert.Equal(t, map[string]int64{
+				"259:2 free_blocks": 875_000 * blk,
+				"259:5 free_blocks": 350_000 * blk, "259:5 imagefs_eviction_hard": (350_000 - 200_000) * blk,
+				"0:45 free_blocks": 407_000 * blk,
+			}, limitPoints(md, "system.filesystem.domain.headroom"))
+		})
+	}
 }
