@@ -175,3 +175,59 @@ func TestNoisyNeighborConfigBounds(t *testing.T) {
 	cfg.PerCgroup.NoisyNeighbor = NoisyNeighborConfig{K: math.NaN(), Share: 0.5, MinVictimIOs: 20}
 	require.ErrorContains(t, cfg.Validate("latency"), "latency.per_cgroup.noisy_neighbor.k: NaN is out of range")
 }
+
+// A pod that pauses its I/O keeps its series: scrape after idle scrape, its point has the same start
+// and count, while a less busy cgroup stays in other; its series never restarts.
+func TestScrapeIdleCgroupKeepsStart(t *testing.T) {
+	root := fakeRoot(t, "sda")
+	cg := filepath.Join(root, "sys/fs/cgroup")
+	for _, d := range []string{podPath, "/system.slice/a.service"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("io\n"), 0o644))
+	cfg := createDefaultConfig()
+	cfg.RootPath = root
+	cfg.PerCgroup.Enabled, cfg.PerCgroup.TopN = true, 1
+	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+	cp := &fakeCgroupProbe{started: t0, reads: map[string]uint64{podPath: 30}}
+	c := &clock{t0.Add(time.Minute)}
+	var got biolat.Options
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, fakeOpener(p, &got), c.now)
+	require.NoError(t, err)
+	s.openCgroups = func(biolat.CgroupOptions) (cgroupProbe, error) { return cp, nil }
+	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
+
+	type point struct {
+		count uint64
+		start time.Time
+	}
+	scrape := func() map[string]point {
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		out := map[string]point{}
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != "container.disk.operation.duration" {
+				continue
+			}
+			dps := ms.At(i).ExponentialHistogram().DataPoints()
+			for j := range dps.Len() {
+				path, _ := dps.At(j).Attributes().Get("cgroup.path")
+				out[path.Str()] = point{dps.At(j).Count(), dps.At(j).StartTimestamp().AsTime()}
+			}
+		}
+		return out
+	}
+	require.Equal(t, point{30, t0}, scrape()[podPath])
+	for k := range uint64(4) {
+		cp.reads["/system.slice/a.service"] = 3 * (k + 1)
+		c.t = c.t.Add(time.Minute)
+		pts := scrape()
+		require.Equal(t, point{30, t0}, pts[podPath], "idle scrape %d", k+1)
+		require.Equal(t, 3*(k+1), pts[otherPath].count)
+	}
+	cp.reads[podPath] = 45
+	c.t = c.t.Add(time.Minute)
+	require.Equal(t, point{45, t0}, scrape()[podPath])
+}
