@@ -48,6 +48,18 @@ func (p *fakeCgroupProbe) Collect(live func() (map[uint64]string, error)) (biola
 	return s, nil
 }
 
+// fakeCgroupRoot is a fake root with sda and a cgroup v2 tree (io among its controllers) holding
+// paths; it returns the root and the tree's directory.
+func fakeCgroupRoot(t *testing.T, paths ...string) (root, dir string) {
+	root = fakeRoot(t, "sda")
+	dir = filepath.Join(root, "sys/fs/cgroup")
+	for _, d := range paths {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	return root, dir
+}
+
 const (
 	podUID    = "0c6f9d7a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
 	container = "4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0"
@@ -58,12 +70,7 @@ const (
 // container with its pod uid and container id), the third and the probe's Other are one "other"
 // series; the occupancy shares of the device add up to 1 and the bytes follow the requests.
 func TestScrapePerCgroup(t *testing.T) {
-	root := fakeRoot(t, "sda")
-	cg := filepath.Join(root, "sys/fs/cgroup")
-	for _, d := range []string{podPath, "/system.slice/a.service", "/system.slice/b.service"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	root, _ := fakeCgroupRoot(t, podPath, "/system.slice/a.service", "/system.slice/b.service")
 
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
@@ -179,12 +186,7 @@ func TestNoisyNeighborConfigBounds(t *testing.T) {
 // A pod that pauses its I/O keeps its series: scrape after idle scrape, its point has the same start
 // and count, while a less busy cgroup stays in other; its series never restarts.
 func TestScrapeIdleCgroupKeepsStart(t *testing.T) {
-	root := fakeRoot(t, "sda")
-	cg := filepath.Join(root, "sys/fs/cgroup")
-	for _, d := range []string{podPath, "/system.slice/a.service"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("io\n"), 0o644))
+	root, _ := fakeCgroupRoot(t, podPath, "/system.slice/a.service")
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
 	cfg.PerCgroup.Enabled, cfg.PerCgroup.TopN = true, 1
