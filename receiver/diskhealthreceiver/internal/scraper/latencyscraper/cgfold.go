@@ -55,18 +55,38 @@ type rest struct {
 	bytes uint64
 }
 
-// folder turns the probe's cumulative per-cgroup series into at most topN cgroups per device per
-// scrape (those with the most requests completed in the interval) plus one "other" series per device
-// and direction, every series monotonic and every request counted in exactly one of them:
+// Who holds a device's top N. A cgroup's activity on a device is its requests per interval, weighted
+// down by activityDecay per scrape since; a cgroup not shown takes the slot of the shown cgroup with
+// the least activity only when its own is more than evictFactor times that. So a shown cgroup keeps its
+// series through idle intervals (its cumulative values stand still, its start stays) until a busier
+// cgroup needs the slot: one as busy as it was waits out about 8 idle scrapes, one ten times as busy
+// gets the slot at once, and two cgroups busy in turn do not trade the slot every scrape.
+const (
+	activityDecay = 0.75
+	evictFactor   = 2
+)
+
+// folder turns the probe's cumulative per-cgroup series into at most topN cgroups per device (the
+// holders, see activityDecay) plus one "other" series per device and direction, every series
+// monotonic and every request counted in exactly one of them:
 //
 //   - a cgroup shown is shown from the value it had when it entered the top N (its start is the
-//     scrape that value was read at; its whole count when first seen, with the probe's start);
-//   - a cgroup not shown adds what it did in the interval to its device's other series;
+//     scrape that value was read at; its whole count when first seen, with the probe's start), every
+//     scrape while it holds its slot, idle or not;
+//   - a cgroup not shown adds what it did in the interval to its device's other series; evicted, its
+//     series ends, and if it enters again it is shown from then, with a new start;
 //   - a removed cgroup's counts arrive in the probe's Other (all of them): what this folder had
 //     already counted of it elsewhere (its last value) is taken off, so only the rest is new.
+//
+// Its state is per live {cgroup, device, direction} and {cgroup, device}, bounded by the probe's
+// table (max_cgroups), and freed at the first fold that no longer sees the cgroup.
 type folder struct {
 	topN   int
 	states map[cgKey]*cgState
+	// activity is each live cgroup's decayed requests per interval on a device; holders, per device,
+	// the cgroups shown.
+	activity map[cgDevKey]float64
+	holders  map[biolat.Dev]map[uint64]bool
 	// acc is what cgroups not shown added, deadSeen the last values of removed cgroups.
 	acc, deadSeen map[devDir]*rest
 	// otherSum is each other series' last sum, for its time in flight in the interval.
@@ -78,6 +98,12 @@ type folder struct {
 	devBusy map[biolat.Dev]float64
 }
 
+// cgDevKey is one cgroup on one device.
+type cgDevKey struct {
+	id  uint64
+	dev biolat.Dev
+}
+
 // cgWindow is one live cgroup's interval on one device, over every direction.
 type cgWindow struct {
 	path string
@@ -86,19 +112,16 @@ type cgWindow struct {
 }
 
 func newFolder(topN int, started pcommon.Timestamp) *folder {
-	return &folder{topN: topN, states: map[cgKey]*cgState{}, acc: map[devDir]*rest{}, deadSeen: map[devDir]*rest{},
+	return &folder{topN: topN, states: map[cgKey]*cgState{}, activity: map[cgDevKey]float64{},
+		holders: map[biolat.Dev]map[uint64]bool{}, acc: map[devDir]*rest{}, deadSeen: map[devDir]*rest{},
 		otherSum: map[devDir]float64{}, prev: started}
 }
 
 // fold is one scrape at ts: the series to emit, sorted by device, path and direction. keep says which
 // devices are reported.
 func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, started, ts pcommon.Timestamp) []cgPoint {
-	type cgDev struct {
-		path string
-		dev  biolat.Dev
-		id   uint64
-	}
-	deltaOps := map[cgDev]uint64{}
+	deltaOps := map[cgDevKey]uint64{}
+	paths := map[cgDevKey]string{}
 	live := make(map[cgKey]bool, len(s.Cgroups))
 	byKey := make(map[cgKey]*biolat.CgroupSeries, len(s.Cgroups))
 	for i := range s.Cgroups {
@@ -113,7 +136,9 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 			st = &cgState{since: started}
 			f.states[k] = st
 		}
-		deltaOps[cgDev{x.Path, x.Dev, x.CgroupID}] += x.Histogram.Count - st.last.Count
+		c := cgDevKey{x.CgroupID, x.Dev}
+		deltaOps[c] += x.Histogram.Count - st.last.Count
+		paths[c] = x.Path
 	}
 	// Removed cgroups: their last values come back through the probe's Other. A device no longer
 	// reported (gone, or filtered out) is forgotten whole.
@@ -133,38 +158,20 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 			}
 		}
 	}
-	// The top N per device by requests in the interval; ties by path, so the choice is stable.
-	perDev := map[biolat.Dev][]cgDev{}
-	for c, n := range deltaOps {
-		if n > 0 {
-			perDev[c.dev] = append(perDev[c.dev], c)
-		}
-	}
-	top := map[uint64]map[biolat.Dev]bool{}
-	for dev, cs := range perDev {
-		slices.SortFunc(cs, func(a, b cgDev) int {
-			return cmp.Or(cmp.Compare(deltaOps[b], deltaOps[a]), cmp.Compare(a.path, b.path))
-		})
-		for _, c := range cs[:min(f.topN, len(cs))] {
-			if top[c.id] == nil {
-				top[c.id] = map[biolat.Dev]bool{}
-			}
-			top[c.id][dev] = true
-		}
-	}
+	f.hold(deltaOps, paths)
 	var out []cgPoint
-	windows := map[cgDev]*cgWindow{}
+	windows := map[cgDevKey]*cgWindow{}
 	for k, x := range byKey {
 		st := f.states[k]
 		dSum := x.Histogram.Sum - st.last.Sum
 		delta := subHist(x.Histogram, st.last)
-		w := windows[cgDev{x.Path, k.dev, k.id}]
+		w := windows[cgDevKey{k.id, k.dev}]
 		if w == nil {
 			w = &cgWindow{path: x.Path, dev: k.dev}
-			windows[cgDev{x.Path, k.dev, k.id}] = w
+			windows[cgDevKey{k.id, k.dev}] = w
 		}
 		w.hist = addHist(w.hist, delta)
-		if top[k.id][k.dev] {
+		if f.holders[k.dev][k.id] {
 			if !st.shown {
 				st.shown, st.base, st.baseBytes = true, st.last, st.lastBytes
 				if st.last.Count > 0 {
@@ -223,6 +230,67 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 			cmp.Compare(a.path, b.path), cmp.Compare(a.direction, b.direction))
 	})
 	return out
+}
+
+// hold updates each live cgroup's activity from its requests in the interval (deltaOps, over every
+// live {cgroup, device}) and who holds each device's top N: holders that are gone (or whose device
+// is) let go, then cgroups with requests in the interval, the most active first (ties by path), take a
+// free slot or evict the least active holder if more than evictFactor times as active.
+func (f *folder) hold(deltaOps map[cgDevKey]uint64, paths map[cgDevKey]string) {
+	for c := range f.activity {
+		if _, ok := deltaOps[c]; !ok {
+			delete(f.activity, c)
+		}
+	}
+	perDev := map[biolat.Dev][]cgDevKey{}
+	for c, n := range deltaOps {
+		f.activity[c] = f.activity[c]*activityDecay + float64(n)
+		if n > 0 && !f.holders[c.dev][c.id] {
+			perDev[c.dev] = append(perDev[c.dev], c)
+		}
+	}
+	for dev, held := range f.holders {
+		for id := range held {
+			if _, ok := deltaOps[cgDevKey{id, dev}]; !ok {
+				delete(held, id)
+			}
+		}
+		if len(held) == 0 {
+			delete(f.holders, dev)
+		}
+	}
+	order := func(a, b cgDevKey) int {
+		return cmp.Or(cmp.Compare(f.activity[b], f.activity[a]), cmp.Compare(paths[a], paths[b]))
+	}
+	for dev, cs := range perDev {
+		held := f.holders[dev]
+		if held == nil {
+			held = map[uint64]bool{}
+			f.holders[dev] = held
+		}
+		slices.SortFunc(cs, order)
+		for _, c := range cs {
+			if len(held) < f.topN {
+				held[c.id] = true
+				continue
+			}
+			// The least active holder; the candidates come most active first, so once one cannot
+			// evict it none after can.
+			var least cgDevKey
+			first := true
+			for id := range held {
+				h := cgDevKey{id, dev}
+				if first || order(h, least) > 0 {
+					least, first = h, false
+				}
+			}
+			if f.activity[c] <= evictFactor*f.activity[least] {
+				break
+			}
+			delete(held, least.id)
+			held[c.id] = true
+		}
+	}
 }
 
 // addRest adds sign × (h, bytes) to m[k].

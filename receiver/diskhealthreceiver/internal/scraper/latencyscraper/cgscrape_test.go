@@ -48,6 +48,18 @@ func (p *fakeCgroupProbe) Collect(live func() (map[uint64]string, error)) (biola
 	return s, nil
 }
 
+// fakeCgroupRoot is a fake root with sda and a cgroup v2 tree (io among its controllers) holding
+// paths; it returns the root and the tree's directory.
+func fakeCgroupRoot(t *testing.T, paths ...string) (root, dir string) {
+	root = fakeRoot(t, "sda")
+	dir = filepath.Join(root, "sys/fs/cgroup")
+	for _, d := range paths {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	return root, dir
+}
+
 const (
 	podUID    = "0c6f9d7a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
 	container = "4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0"
@@ -58,12 +70,7 @@ const (
 // container with its pod uid and container id), the third and the probe's Other are one "other"
 // series; the occupancy shares of the device add up to 1 and the bytes follow the requests.
 func TestScrapePerCgroup(t *testing.T) {
-	root := fakeRoot(t, "sda")
-	cg := filepath.Join(root, "sys/fs/cgroup")
-	for _, d := range []string{podPath, "/system.slice/a.service", "/system.slice/b.service"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	root, _ := fakeCgroupRoot(t, podPath, "/system.slice/a.service", "/system.slice/b.service")
 
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
@@ -174,4 +181,55 @@ func TestNoisyNeighborConfigBounds(t *testing.T) {
 	require.ErrorContains(t, err, "latency.per_cgroup.noisy_neighbor.min_victim_ios: 0 is out of range, want 1 to 1000000")
 	cfg.PerCgroup.NoisyNeighbor = NoisyNeighborConfig{K: math.NaN(), Share: 0.5, MinVictimIOs: 20}
 	require.ErrorContains(t, cfg.Validate("latency"), "latency.per_cgroup.noisy_neighbor.k: NaN is out of range")
+}
+
+// A pod that pauses its I/O keeps its series: scrape after idle scrape, its point has the same start
+// and count, while a less busy cgroup stays in other; its series never restarts.
+func TestScrapeIdleCgroupKeepsStart(t *testing.T) {
+	root, _ := fakeCgroupRoot(t, podPath, "/system.slice/a.service")
+	cfg := createDefaultConfig()
+	cfg.RootPath = root
+	cfg.PerCgroup.Enabled, cfg.PerCgroup.TopN = true, 1
+	p := &fakeProbe{started: t0, snap: sampleSnapshot()}
+	cp := &fakeCgroupProbe{started: t0, reads: map[string]uint64{podPath: 30}}
+	c := &clock{t0.Add(time.Minute)}
+	var got biolat.Options
+	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, fakeOpener(p, &got), c.now)
+	require.NoError(t, err)
+	s.openCgroups = func(biolat.CgroupOptions) (cgroupProbe, error) { return cp, nil }
+	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
+
+	type point struct {
+		count uint64
+		start time.Time
+	}
+	scrape := func() map[string]point {
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		out := map[string]point{}
+		ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+		for i := range ms.Len() {
+			if ms.At(i).Name() != "container.disk.operation.duration" {
+				continue
+			}
+			dps := ms.At(i).ExponentialHistogram().DataPoints()
+			for j := range dps.Len() {
+				path, _ := dps.At(j).Attributes().Get("cgroup.path")
+				out[path.Str()] = point{dps.At(j).Count(), dps.At(j).StartTimestamp().AsTime()}
+			}
+		}
+		return out
+	}
+	require.Equal(t, point{30, t0}, scrape()[podPath])
+	for k := range uint64(4) {
+		cp.reads["/system.slice/a.service"] = 3 * (k + 1)
+		c.t = c.t.Add(time.Minute)
+		pts := scrape()
+		require.Equal(t, point{30, t0}, pts[podPath], "idle scrape %d", k+1)
+		require.Equal(t, 3*(k+1), pts[otherPath].count)
+	}
+	cp.reads[podPath] = 45
+	c.t = c.t.Add(time.Minute)
+	require.Equal(t, point{45, t0}, scrape()[podPath])
 }

@@ -55,8 +55,9 @@ type Config struct {
 type PerCgroupConfig struct {
 	// Enabled loads the per-cgroup probe; it needs the latency source enabled.
 	Enabled bool `mapstructure:"enabled"`
-	// TopN is the most cgroups per device that get their own series each scrape: those that completed
-	// the most requests on it since the last scrape. The rest is one "other" series per device.
+	// TopN is the most cgroups per device that get their own series: the most active, each keeping its
+	// series while idle until a cgroup twice as active needs the slot (see folder). The rest is one
+	// "other" series per device.
 	TopN int `mapstructure:"top_n"`
 	// MaxCgroups sizes the probe's preallocated table (two entries per cgroup: 4.0 KiB of kernel memory
 	// and 3.8 KiB of Go heap per cgroup, plus 1.9 MiB); requests of cgroups beyond it count in other.

@@ -56,12 +56,7 @@ type noisyScraper struct {
 }
 
 func newNoisyScraper(t *testing.T) *noisyScraper {
-	root := fakeRoot(t, "sda")
-	cg := filepath.Join(root, "sys/fs/cgroup")
-	for _, d := range []string{podPath, "/B"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(cg, d), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(cg, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	root, cg := fakeCgroupRoot(t, podPath, "/B")
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
 	cfg.PerCgroup.Enabled = true
