@@ -141,6 +141,16 @@ func TestCheckConforming(t *testing.T) {
 	assert.Empty(t, Check(testModel(t), conforming()))
 }
 
+// addMetric is a change that adds m to the output.
+func addMetric(m Metric) func(*Emitted) {
+	return func(e *Emitted) { e.Metrics = append(e.Metrics, m) }
+}
+
+// addAttributes is a change that adds attributes set outside any metric's declaration.
+func addAttributes(as ...Attribute) func(*Emitted) {
+	return func(e *Emitted) { e.Attributes = append(e.Attributes, as...) }
+}
+
 func TestCheckRules(t *testing.T) {
 	m := testModel(t)
 	for _, tc := range []struct {
@@ -172,57 +182,45 @@ func TestCheckRules(t *testing.T) {
 		want:   Violation{Rule: RuleRequiredAttribute, Metric: "hw.status", Attribute: "hw.id"},
 	}, {
 		name:   "attribute type",
-		change: func(e *Emitted) { e.Attributes = append(e.Attributes, Attribute{Key: "hw.size.bytes", Type: "string"}) },
+		change: addAttributes(Attribute{Key: "hw.size.bytes", Type: "string"}),
 		want:   Violation{Rule: RuleAttributeType, Attribute: "hw.size.bytes"},
 	}, {
 		name:   "enum value that is no member",
 		change: func(e *Emitted) { e.Metrics[0].Attributes[1].Values = []string{"read", "write", "discard"} },
 		want:   Violation{Rule: RuleEnumMember, Attribute: "disk.io.direction", Value: "discard"},
 	}, {
-		name: "metric of ours in a namespace the model owns",
-		change: func(e *Emitted) {
-			e.Metrics = append(e.Metrics, Metric{Name: "system.disk.kernel.errors", Type: "sum", Monotonic: true, Unit: "{error}"})
-		},
-		want: Violation{Rule: RuleOwnedNamespace, Metric: "system.disk.kernel.errors"},
+		name:   "metric of ours in a namespace the model owns",
+		change: addMetric(Metric{Name: "system.disk.kernel.errors", Type: "sum", Monotonic: true, Unit: "{error}"}),
+		want:   Violation{Rule: RuleOwnedNamespace, Metric: "system.disk.kernel.errors"},
 	}, {
 		name:   "attribute of ours in a namespace the model owns",
-		change: func(e *Emitted) { e.Attributes = append(e.Attributes, Attribute{Key: "disk.wwn", Type: "string"}) },
+		change: addAttributes(Attribute{Key: "disk.wwn", Type: "string"}),
 		want:   Violation{Rule: RuleOwnedNamespace, Attribute: "disk.wwn"},
 	}, {
-		name: "collision: ours under a metric of the model",
-		change: func(e *Emitted) {
-			e.Metrics = append(e.Metrics, Metric{Name: "system.disk.io.rate", Type: "gauge", Unit: "By/s"})
-		},
-		want: Violation{Rule: RuleMetricNamespaceCollision, Metric: "system.disk.io.rate"},
-		also: []Violation{{Rule: RuleOwnedNamespace, Metric: "system.disk.io.rate"}},
+		name:   "collision: ours under a metric of the model",
+		change: addMetric(Metric{Name: "system.disk.io.rate", Type: "gauge", Unit: "By/s"}),
+		want:   Violation{Rule: RuleMetricNamespaceCollision, Metric: "system.disk.io.rate"},
+		also:   []Violation{{Rule: RuleOwnedNamespace, Metric: "system.disk.io.rate"}},
 	}, {
-		name: "collision: two of ours",
-		change: func(e *Emitted) {
-			e.Metrics = append(e.Metrics, Metric{Name: "disk_health.scrape.errors.total", Type: "gauge", Unit: "1"})
-		},
-		want: Violation{Rule: RuleMetricNamespaceCollision, Metric: "disk_health.scrape.errors.total"},
+		name:   "collision: two of ours",
+		change: addMetric(Metric{Name: "disk_health.scrape.errors.total", Type: "gauge", Unit: "1"}),
+		want:   Violation{Rule: RuleMetricNamespaceCollision, Metric: "disk_health.scrape.errors.total"},
 	}, {
-		name: "collision: ours is the namespace of a metric of the model",
-		change: func(e *Emitted) {
-			e.Metrics = append(e.Metrics, Metric{Name: "hw", Type: "gauge", Unit: "1"})
-		},
-		want: Violation{Rule: RuleMetricNamespaceCollision, Metric: "hw"},
+		name:   "collision: ours is the namespace of a metric of the model",
+		change: addMetric(Metric{Name: "hw", Type: "gauge", Unit: "1"}),
+		want:   Violation{Rule: RuleMetricNamespaceCollision, Metric: "hw"},
 	}, {
-		name: "attribute collision",
-		change: func(e *Emitted) {
-			e.Attributes = append(e.Attributes, Attribute{Key: "nvme.status", Type: "string"}, Attribute{Key: "nvme.status.dnr", Type: "bool"})
-		},
-		want: Violation{Rule: RuleAttributeNamespaceCollision, Attribute: "nvme.status.dnr"},
+		name:   "attribute collision",
+		change: addAttributes(Attribute{Key: "nvme.status", Type: "string"}, Attribute{Key: "nvme.status.dnr", Type: "bool"}),
+		want:   Violation{Rule: RuleAttributeNamespaceCollision, Attribute: "nvme.status.dnr"},
 	}, {
 		name:   "deprecated attribute",
-		change: func(e *Emitted) { e.Attributes = append(e.Attributes, Attribute{Key: "state", Type: "string"}) },
+		change: addAttributes(Attribute{Key: "state", Type: "string"}),
 		want:   Violation{Rule: RuleDeprecated, Attribute: "state"},
 	}, {
-		name: "deprecated metric",
-		change: func(e *Emitted) {
-			e.Metrics = append(e.Metrics, Metric{Name: "system.disk.old", Type: "sum", Monotonic: true, Unit: "By"})
-		},
-		want: Violation{Rule: RuleDeprecated, Metric: "system.disk.old"},
+		name:   "deprecated metric",
+		change: addMetric(Metric{Name: "system.disk.old", Type: "sum", Monotonic: true, Unit: "By"}),
+		want:   Violation{Rule: RuleDeprecated, Metric: "system.disk.old"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := conforming()
