@@ -2,6 +2,7 @@ package smartscraper
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,13 +137,19 @@ func TestDriveDBHostAdditions(t *testing.T) {
 	assert.Equal(t, path+" + "+image, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
 }
 
-// A configured file that is missing, a malformed one, one that is only additions: each is one WARN,
-// and the next database in smartctl's order (here the image's) names the attributes as before.
+// A configured file that is missing, a malformed one, one that is only additions, one past the budget
+// for compiled patterns: each is one WARN, and the next database in smartctl's order (here the
+// image's) names the attributes as before.
 func TestDriveDBFallback(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string { return writeFile(t, dir, name, body) }
 	image := write("image.h", string(testkit.DriveDBH(t)))
 	smartctlNames := attrNames(t, newSMARTHarness(t, "k6.12", nil), "sda")
+	var hostile strings.Builder
+	hostile.WriteString(newerDriveDB)
+	for i := range 1000 {
+		fmt.Fprintf(&hostile, "{ \"F\", \"[a-z]{1,1000}%05d\", \"\", \"\", \"\" },\n", i)
+	}
 	for _, tc := range []struct{ name, path, want string }{
 		{"missing", filepath.Join(dir, "absent.h"), "no such file or directory"},
 		{"malformed", write("bad.h", newerDriveDB+`{ "F", "M(", "", "", "" },`), `line 10: entry "F": model expression`},
@@ -150,6 +157,7 @@ func TestDriveDBFallback(t *testing.T) {
 		{"additions only", write("add.h", `{ "F", "M", "", "", "" }`), "no DEFAULT entry"},
 		{"directory", dir, "not a regular file"},
 		{"too large", write("big.h", newerDriveDB+strings.Repeat(" ", ata.MaxDriveDBSize)), "longer than its size cap"},
+		{"past the pattern budget", write("hostile.h", hostile.String()), "the budget for compiled patterns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, obs := observed()

@@ -60,8 +60,8 @@ type DriveDB struct {
 	lookups  sync.Map // lookupKey → Preset
 }
 
-// newDriveDB compiles entries. smartctl matches whole strings, so every
-// expression is anchored. lines, when not nil, are the entries' lines in their file, for the errors.
+// newDriveDB compiles entries within the pattern budget (patterns.go). lines, when not nil, are the
+// entries' lines in their file, for the errors.
 func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, lines []int) (*DriveDB, error) {
 	db := &DriveDB{version: version, defaults: defaults, entries: make([]compiledEntry, len(entries))}
 	fail := func(i int, what string, err error) error {
@@ -71,15 +71,16 @@ func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, l
 		}
 		return err
 	}
+	var budget patternBudget
 	for i := range entries {
 		e := &entries[i]
-		m, err := regexp.Compile(`^(?:` + e.model + `)$`)
+		m, err := budget.compile(e.model)
 		if err != nil {
 			return nil, fail(i, "model", err)
 		}
 		db.entries[i] = compiledEntry{dbEntry: e, model: m}
 		if e.firmware != "" {
-			if db.entries[i].firmware, err = regexp.Compile(`^(?:` + e.firmware + `)$`); err != nil {
+			if db.entries[i].firmware, err = budget.compile(e.firmware); err != nil {
 				return nil, fail(i, "firmware", err)
 			}
 		}
