@@ -35,7 +35,6 @@ require (
 require go.etcd.io/bbolt v1.5.0 // indirect
 
 require (
-	github.com/anatol/smart.go v0.0.0-20260723175002-53b369c3973c
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect

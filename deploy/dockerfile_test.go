@@ -255,6 +255,9 @@ func TestDockerfile(t *testing.T) {
 		require.NoError(t, err, "COPY %s %s", src, dst)
 	}
 	assert.Contains(t, img.fromStages, "/etc/ssl/certs/ca-certificates.crt", "TLS to backends needs CA certificates")
+	// The SMART source's last drive database (smartscraper's imageDriveDB) before none.
+	assert.Equal(t, "certs:/usr/share/smartmontools/drivedb.h", img.fromStages["/usr/share/smartmontools/drivedb.h"],
+		"ATA attribute names need a drivedb.h when the host has none")
 
 	// Non-root by default.
 	require.NotEmpty(t, img.user, "the default image must set USER")

@@ -35,7 +35,7 @@ func BenchmarkSMARTScrape(b *testing.B) {
 				info.ID = fmt.Sprintf("%s-%d", info.ID, i)
 				m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power})
 			}
-			s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+			s := newTestScraper(b, scrapertest.NewNopSettings(metadata.Type), nil,
 				device.Config{Timeout: time.Minute, Open: m.Open, Discover: m.Discover})
 			b.Cleanup(func() { require.NoError(b, s.shutdown(b.Context())) })
 			b.ReportAllocs()
@@ -114,7 +114,7 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 	hung := "nvme0-10"
 	m, open, release := rack24(t, hung)
 	require.NotNil(t, m.Disk(hung))
-	s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+	s := newTestScraper(t, scrapertest.NewNopSettings(metadata.Type), nil,
 		device.Config{Timeout: timeout, Open: open, Discover: m.Discover})
 	// Cleanups run last first: the hung command returns, then the scraper shuts down.
 	t.Cleanup(func() { shutdownSMART(t, s) })
@@ -154,7 +154,7 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 func BenchmarkSMARTCycle24(b *testing.B) {
 	m, open, release := rack24(b, "")
 	release()
-	s := newTestScraper(scrapertest.NewNopSettings(metadata.Type), nil,
+	s := newTestScraper(b, scrapertest.NewNopSettings(metadata.Type), nil,
 		device.Config{Timeout: 10 * time.Second, Open: open, Discover: m.Discover})
 	b.Cleanup(func() { shutdownSMART(b, s) })
 	b.ReportAllocs()

@@ -49,9 +49,9 @@ type Config struct {
 	// starts again. Nil: kept in memory; a restart then sends none of the entries it finds.
 	Storage *component.ID `mapstructure:"storage"`
 	// DriveDB is a drive database in smartmontools' drivedb.h syntax that names and decodes the ATA
-	// attributes, replacing the built-in one (as smartctl -B FILE). Empty: the host's
-	// /var/lib/smartmontools/drivedb/drivedb.h (update-smart-drivedb's) under root_path when present,
-	// with /etc/smart_drivedb.h's entries first, as smartctl reads them; else the built-in database.
+	// attributes (as smartctl -B FILE). Empty: the host's /var/lib/smartmontools/drivedb/drivedb.h
+	// (update-smart-drivedb's), else its /usr/share/smartmontools/drivedb.h, under root_path, with
+	// /etc/smart_drivedb.h's entries first, as smartctl reads them; else the image's copy; else none.
 	DriveDB string `mapstructure:"drivedb"`
 	// CloudLimits are cloud volumes' provisioned limits. Amazon's log D0h counts the time a volume spent
 	// over its limits but never says what they are: with them here, the volume's use of each is a

@@ -14,16 +14,22 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 )
 
-// Where smartctl looks for its drive database when -B is not given (smartctl(8), FILES): the
-// database update-smart-drivedb keeps replaces the built-in one, and the local entries of
-// /etc/smart_drivedb.h go before either. Read under root_path: the host's copies.
+// Where the drive database comes from. None is compiled in (no copy of drivedb.h data is kept in
+// this repository): like smartctl, the receiver reads smartmontools' drivedb.h. In order: the file
+// smart.drivedb names (smartctl -B FILE); the copy update-smart-drivedb keeps on the host (Debian's
+// smartmontools package also puts its own there), then the package's own copy (where Fedora, Arch
+// and Alpine's smartctl read it), both under root_path; then the copy the container image ships
+// (deploy/Dockerfile puts Debian's there), read as is. The host's /etc/smart_drivedb.h entries go
+// before any of them but a configured file, as smartctl reads them.
 const (
 	hostDriveDB          = "var/lib/smartmontools/drivedb/drivedb.h"
+	hostPackageDriveDB   = "usr/share/smartmontools/drivedb.h"
 	hostDriveDBAdditions = "etc/smart_drivedb.h"
+	imageDriveDB         = "/usr/share/smartmontools/drivedb.h"
 )
 
 // driveDBInUse is the drive database the ATA attributes are named from and where it came from, as
-// disk_health.smart.drive_database.entries reports it.
+// disk_health.smart.drive_database.entries reports it. A nil db is none.
 type driveDBInUse struct {
 	db        *ata.DriveDB
 	source    metadata.AttributeDiskHealthDriveDatabaseSource
@@ -32,49 +38,64 @@ type driveDBInUse struct {
 
 // record records the database's entries with which one it is (no disk: the receiver's own point).
 func (d driveDBInUse) record(mb *metadata.MetricsBuilder, ts pcommon.Timestamp) {
-	mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, int64(d.db.Len()), d.source, d.db.Version, d.additions)
+	mb.RecordDiskHealthSmartDriveDatabaseEntriesDataPoint(ts, int64(d.db.Len()), d.source, d.db.Version(), d.additions)
 }
 
-// loadDriveDB is the drive database the ATA attributes are named from: the configured file
-// (smart.drivedb, as smartctl -B FILE), else the host's as smartctl finds it, else the built-in
-// one. A configured file that is missing, and any file that cannot be read or parsed, is one WARN and
-// the built-in database (or, for the additions, none); the database in use is logged once at INFO.
-func loadDriveDB(logger *zap.Logger, root, configured string) driveDBInUse {
-	in := driveDBInUse{db: ata.Builtin(), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}
-	db, source := in.db, "built-in"
-	warn := func(path string, err error) {
-		logger.Warn("SMART drive database not used: ATA attributes are named from the built-in database "+
-			"(the file is read once, at start)", zap.String("path", path), zap.Error(err))
+// loadDriveDB is the drive database the ATA attributes are named from: the first of the files above
+// that can be read and parsed (image is the image's copy). A configured file that is missing, and
+// any file that cannot be read or parsed, is one WARN each and the next file is tried; a file that is
+// not on this host is no WARN. With no database at all, one WARN says what is lost. The database in
+// use is logged once at INFO.
+func loadDriveDB(logger *zap.Logger, root, configured, image string) driveDBInUse {
+	type candidate struct {
+		path   string
+		source metadata.AttributeDiskHealthDriveDatabaseSource
 	}
+	var candidates []candidate
 	if configured != "" {
-		if d, err := readDriveDB(configured, true); err != nil {
-			warn(configured, err)
-		} else {
-			db, source = d, configured
-			in.source = metadata.AttributeDiskHealthDriveDatabaseSourceConfigured
+		candidates = append(candidates, candidate{configured, metadata.AttributeDiskHealthDriveDatabaseSourceConfigured})
+	}
+	candidates = append(candidates,
+		candidate{filepath.Join(root, hostDriveDB), metadata.AttributeDiskHealthDriveDatabaseSourceHost},
+		candidate{filepath.Join(root, hostPackageDriveDB), metadata.AttributeDiskHealthDriveDatabaseSourceHost})
+	if image != filepath.Join(root, hostPackageDriveDB) { // root_path "/" or unset: the image is the host
+		candidates = append(candidates, candidate{image, metadata.AttributeDiskHealthDriveDatabaseSourceImage})
+	}
+	in := driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}
+	source := "none"
+	tried := make([]string, 0, len(candidates))
+	for _, c := range candidates {
+		tried = append(tried, c.path)
+		db, err := readDriveDB(c.path, true)
+		if errors.Is(err, fs.ErrNotExist) && c.source != metadata.AttributeDiskHealthDriveDatabaseSourceConfigured {
+			continue
 		}
-	} else {
-		path := filepath.Join(root, hostDriveDB)
-		switch d, err := readDriveDB(path, true); {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			warn(path, err)
-		default:
-			db, source = d, path
-			in.source = metadata.AttributeDiskHealthDriveDatabaseSourceHost
+		if err != nil {
+			logger.Warn("SMART drive database not used: the next one smartctl would read is tried (the file is read once, at start)",
+				zap.String("path", c.path), zap.Error(err))
+			continue
 		}
-		path = filepath.Join(root, hostDriveDBAdditions)
+		in.db, in.source, source = db, c.source, c.path
+		break
+	}
+	if in.db == nil {
+		logger.Warn("No SMART drive database: every ATA attribute is named Unknown_Attribute, and the health rules that read "+
+			"attributes by name (reallocated, pending and uncorrectable sectors, command timeouts, SSD life left) see none. "+
+			"Install smartmontools on the host (its drivedb.h is read under root_path), use the image, which ships one, or set smart.drivedb",
+			zap.Strings("tried", tried))
+	}
+	if configured == "" {
+		path := filepath.Join(root, hostDriveDBAdditions)
 		switch add, err := readDriveDB(path, false); {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
 			logger.Warn("SMART drive database additions not used", zap.String("path", path), zap.Error(err))
 		default:
-			db, source = db.WithAdditions(add), path+" + "+source
+			in.db, source = in.db.WithAdditions(add), path+" + "+source
 			in.additions = true
 		}
 	}
-	logger.Info("SMART drive database", zap.String("source", source), zap.String("version", db.Version), zap.Int("entries", db.Len()))
-	in.db = db
+	logger.Info("SMART drive database", zap.String("source", source), zap.String("version", in.db.Version()), zap.Int("entries", in.db.Len()))
 	return in
 }
 

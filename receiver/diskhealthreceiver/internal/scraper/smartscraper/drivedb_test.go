@@ -2,10 +2,12 @@ package smartscraper
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
@@ -24,7 +27,7 @@ import (
 )
 
 // newerDriveDB is a drivedb.h as update-smart-drivedb would bring it: the Seagate QEMU's sda poses as
-// names its attribute 4 differently than the built-in database does.
+// names its attribute 4 differently than smartctl's database does.
 const newerDriveDB = `/* drivedb.h, a newer revision */
   { "VERSION: 7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $", "-", "-", "Version information", "" },
   { "DEFAULT", "-", "-", "Default settings",
@@ -54,19 +57,29 @@ func observed() (*zap.Logger, *observer.ObservedLogs) {
 	return zap.New(core), obs
 }
 
+// writeFile writes body at rel under root, making its directories.
+func writeFile(t *testing.T, root, rel, body string) string {
+	t.Helper()
+	path := filepath.Join(root, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
+// noImage is an image path that holds no drive database.
+func noImage(t *testing.T) string { return filepath.Join(t.TempDir(), "drivedb.h") }
+
 // A newer drivedb.h on the host renames an attribute with no rebuild: the host's
-// /var/lib/smartmontools/drivedb/drivedb.h (under root_path) replaces the built-in database, as it
-// does for smartctl.
+// /var/lib/smartmontools/drivedb/drivedb.h (under root_path) is read first, as smartctl reads it.
 func TestDriveDBFromHostRenamesAttribute(t *testing.T) {
 	before := attrNames(t, newSMARTHarness(t, "k6.12", nil), "sda")
-	require.True(t, before["Start_Stop_Count"], "the built-in name: %v", before)
+	require.True(t, before["Start_Stop_Count"], "smartctl's name: %v", before)
 
 	root := t.TempDir()
-	path := filepath.Join(root, hostDriveDB)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(newerDriveDB), 0o644))
+	path := writeFile(t, root, hostDriveDB, newerDriveDB)
+	writeFile(t, root, hostPackageDriveDB, string(testkit.DriveDBH(t)))
 	logger, obs := observed()
-	in := loadDriveDB(logger, root, "")
+	in := loadDriveDB(logger, root, "", noImage(t))
 	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceHost, in.source)
 	assert.False(t, in.additions)
 	after := attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda")
@@ -78,35 +91,65 @@ func TestDriveDBFromHostRenamesAttribute(t *testing.T) {
 	assert.Equal(t, map[string]any{"source": path, "version": "7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $", "entries": int64(1)}, info[0].ContextMap())
 
 	// The same file named in the configuration.
-	in = loadDriveDB(zap.NewNop(), t.TempDir(), path)
+	in = loadDriveDB(zap.NewNop(), t.TempDir(), path, noImage(t))
 	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceConfigured, in.source)
 	assert.Equal(t, "Start_Stop_Cycles", in.db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(4).Name)
+}
+
+// Where no update-smart-drivedb copy is, the smartmontools package's own drivedb.h is read (the host's
+// under root_path, else the image's), with no WARN: the names are smartctl's.
+func TestDriveDBPackageCopies(t *testing.T) {
+	debian := string(testkit.DriveDBH(t))
+	smartctlNames := attrNames(t, newSMARTHarness(t, "k6.12", nil), "sda")
+
+	root := t.TempDir()
+	path := writeFile(t, root, hostPackageDriveDB, debian)
+	logger, obs := observed()
+	in := loadDriveDB(logger, root, "", noImage(t))
+	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceHost, in.source)
+	assert.Equal(t, path, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
+	assert.Equal(t, smartctlNames, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda"))
+
+	image := writeFile(t, t.TempDir(), "drivedb.h", debian)
+	logger, obs = observed()
+	in = loadDriveDB(logger, t.TempDir(), "", image)
+	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceImage, in.source)
+	assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
+	assert.Equal(t, image, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
+	assert.Equal(t, smartctlNames, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda"))
+
+	// root_path "/": the host's package copy is the image's path, read once.
+	logger, obs = observed()
+	in = loadDriveDB(logger, "/", "", "/"+hostPackageDriveDB)
+	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceHost, in.source)
 }
 
 // /etc/smart_drivedb.h's entries go before the database's, as smartctl reads them.
 func TestDriveDBHostAdditions(t *testing.T) {
 	root := t.TempDir()
-	path := filepath.Join(root, hostDriveDBAdditions)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, []byte(`{ "Local", "ST4000DM004-2CV104", "", "", "-v 188,raw48,Local_Timeouts" },`), 0o644))
+	path := writeFile(t, root, hostDriveDBAdditions, `{ "Local", "ST4000DM004-2CV104", "", "", "-v 188,raw48,Local_Timeouts" },`)
+	image := writeFile(t, t.TempDir(), "drivedb.h", string(testkit.DriveDBH(t)))
 	logger, obs := observed()
-	in := loadDriveDB(logger, root, "")
-	assert.Equal(t, driveDBInUse{db: in.db, source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn, additions: true}, in)
+	in := loadDriveDB(logger, root, "", image)
+	assert.Equal(t, driveDBInUse{db: in.db, source: metadata.AttributeDiskHealthDriveDatabaseSourceImage, additions: true}, in)
 	assert.Equal(t, "Local_Timeouts", in.db.LookupDrive("ST4000DM004-2CV104", "", 7200).Def(188).Name)
-	assert.Equal(t, ata.Builtin().Len()+1, in.db.Len())
-	assert.Equal(t, path+" + built-in", obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
+	assert.Equal(t, testkit.ParsedDriveDBH(t, ata.ParseDriveDB).Len()+1, in.db.Len())
+	assert.Equal(t, path+" + "+image, obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
 }
 
-// A configured file that is missing, a malformed one, and one that is only additions: each is one
-// WARN, and the built-in database names the attributes as before. No file on the host is no WARN.
+// A configured file that is missing, a malformed one, one that is only additions, one past the budget
+// for compiled patterns: each is one WARN, and the next database in smartctl's order (here the
+// image's) names the attributes as before.
 func TestDriveDBFallback(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-		return p
+	write := func(name, body string) string { return writeFile(t, dir, name, body) }
+	image := write("image.h", string(testkit.DriveDBH(t)))
+	smartctlNames := attrNames(t, newSMARTHarness(t, "k6.12", nil), "sda")
+	var hostile strings.Builder
+	hostile.WriteString(newerDriveDB)
+	for i := range 1000 {
+		fmt.Fprintf(&hostile, "{ \"F\", \"[a-z]{1,1000}%05d\", \"\", \"\", \"\" },\n", i)
 	}
-	builtin := attrNames(t, newSMARTHarness(t, "k6.12", nil), "sda")
 	for _, tc := range []struct{ name, path, want string }{
 		{"missing", filepath.Join(dir, "absent.h"), "no such file or directory"},
 		{"malformed", write("bad.h", newerDriveDB+`{ "F", "M(", "", "", "" },`), `line 10: entry "F": model expression`},
@@ -114,39 +157,50 @@ func TestDriveDBFallback(t *testing.T) {
 		{"additions only", write("add.h", `{ "F", "M", "", "", "" }`), "no DEFAULT entry"},
 		{"directory", dir, "not a regular file"},
 		{"too large", write("big.h", newerDriveDB+strings.Repeat(" ", ata.MaxDriveDBSize)), "longer than its size cap"},
+		{"past the pattern budget", write("hostile.h", hostile.String()), "the budget for compiled patterns"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logger, obs := observed()
-			in := loadDriveDB(logger, t.TempDir(), tc.path)
-			assert.Same(t, ata.Builtin(), in.db)
-			assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn, in.source)
+			in := loadDriveDB(logger, t.TempDir(), tc.path, image)
+			assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceImage, in.source)
 			warns := obs.FilterLevelExact(zapcore.WarnLevel).All()
 			require.Len(t, warns, 1)
 			assert.Equal(t, tc.path, warns[0].ContextMap()["path"])
 			assert.Contains(t, warns[0].ContextMap()["error"], tc.want)
-			assert.Equal(t, builtin, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda"))
+			assert.Equal(t, smartctlNames, attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = in.db }), "sda"))
 		})
 	}
-	t.Run("no host file", func(t *testing.T) {
-		logger, obs := observed()
-		assert.Equal(t, driveDBInUse{db: ata.Builtin(), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}, loadDriveDB(logger, t.TempDir(), ""))
-		assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
-		assert.Equal(t, "built-in", obs.FilterMessage("SMART drive database").All()[0].ContextMap()["source"])
-	})
 	t.Run("malformed host file", func(t *testing.T) {
 		root := t.TempDir()
-		path := filepath.Join(root, hostDriveDB)
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte("garbage"), 0o644))
+		writeFile(t, root, hostDriveDB, "garbage")
 		logger, obs := observed()
-		assert.Same(t, ata.Builtin(), loadDriveDB(logger, root, "").db)
+		in := loadDriveDB(logger, root, "", image)
+		assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceImage, in.source)
 		assert.Equal(t, 1, obs.FilterLevelExact(zapcore.WarnLevel).Len())
 	})
+}
+
+// With no database anywhere the attributes are Unknown_Attribute, as smartctl names what no entry
+// defines; one WARN says what is lost, and the database's point says none with 0 entries.
+func TestNoDriveDB(t *testing.T) {
+	logger, obs := observed()
+	in := loadDriveDB(logger, t.TempDir(), "", noImage(t))
+	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}, in)
+	warns := obs.FilterLevelExact(zapcore.WarnLevel).All()
+	require.Len(t, warns, 1)
+	assert.Contains(t, warns[0].Message, "every ATA attribute is named Unknown_Attribute")
+	assert.Len(t, warns[0].ContextMap()["tried"], 3)
+	assert.Equal(t, map[string]any{"source": "none", "version": "", "entries": int64(0)}, obs.FilterMessage("SMART drive database").All()[0].ContextMap())
+
+	// A zero DriveDB is none, as nil is (nil would get the harness's default, smartctl's database).
+	names := attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = new(ata.DriveDB) }), "sda")
+	assert.Equal(t, map[string]bool{"Unknown_Attribute": true}, names)
 }
 
 // smart.drivedb goes from the configuration to the scraper the factory makes: a file that is not there
 // is the one WARN, at creation.
 func TestFactoryReadsConfiguredDriveDB(t *testing.T) {
+	testkit.DriveDBH(t) // the image's path holds Debian's drivedb.h here too: the fallback, with no WARN
 	f := NewFactory()
 	cfg := f.CreateDefaultConfig().(*Config)
 	cfg.RootPath = t.TempDir()
@@ -199,16 +253,7 @@ func TestDriveDBReported(t *testing.T) {
 		"disk_health.drive_database.version": "7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $",
 	}}}, got)
 
-	// A scraper given no database reports the built-in one, by its module version.
-	h := newSMARTHarness(t, "k6.12", nil)
-	pts := map[string]any{}
-	pdatawalk.ForEachMetric(h.scrape(t), func(_ pcommon.Resource, m pmetric.Metric) {
-		if m.Name() == "disk_health.smart.drive_database.entries" {
-			dp := m.Gauge().DataPoints().At(0)
-			pts = dp.Attributes().AsRaw()
-			assert.Equal(t, int64(ata.Builtin().Len()), dp.IntValue())
-		}
-	})
-	assert.Equal(t, "built_in", pts["disk_health.drive_database.source"])
-	assert.Equal(t, ata.Builtin().Version, pts["disk_health.drive_database.version"])
+	// A scraper given no database reports none, with 0 entries.
+	s2 := newScraper(scrapertest.NewNopSettings(metadata.Type), createDefaultConfig(), device.Config{}, nil, time.Now)
+	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}, s2.drivedb)
 }

@@ -24,7 +24,7 @@ func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
 			if err != nil {
 				return nil, err
 			}
-			db := loadDriveDB(set.Logger, c.RootPath, c.DriveDB)
+			db := loadDriveDB(set.Logger, c.RootPath, c.DriveDB, imageDriveDB)
 			dc.DriveDB = db.db
 			s := newScraper(set, c, dc, events, time.Now)
 			s.drivedb = db

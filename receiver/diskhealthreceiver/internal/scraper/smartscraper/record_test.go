@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -26,7 +27,7 @@ func ataErrors(t *testing.T, model string, raw ...ata.RawAttribute) map[string]i
 	t.Helper()
 	mb := metadata.NewMetricsBuilder(metadata.NewDefaultMetricsBuilderConfig(), scrapertest.NewNopSettings(metadata.Type))
 	ts := pcommon.NewTimestampFromTime(time.Unix(1700000000, 0))
-	a := &device.ATAData{Attributes: ata.Lookup(model).Decode(&ata.SMARTData{Attributes: raw}, nil)}
+	a := &device.ATAData{Attributes: testkit.ParsedDriveDBH(t, ata.ParseDriveDB).LookupDrive(model, "", 0).Decode(&ata.SMARTData{Attributes: raw}, nil)}
 	r := &recorder{mb: mb, ts: ts, id: "disk-1", name: "sda"}
 	recordATA(r, a, &tempRecorder{recorder: r})
 	out := map[string]int64{}

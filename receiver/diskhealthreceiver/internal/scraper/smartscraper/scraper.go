@@ -1,7 +1,6 @@
 package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper"
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
 )
@@ -79,8 +77,8 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 		cloudLimits: cfg.CloudLimits,
 		cloudNear:   cfg.CloudNear,
-		// The factory says where the database came from; a reader given none uses the built-in one.
-		drivedb: driveDBInUse{db: cmp.Or(dc.DriveDB, ata.Builtin()), source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn},
+		// The factory says where the database came from (loadDriveDB); a reader given none has none.
+		drivedb: driveDBInUse{db: dc.DriveDB, source: metadata.AttributeDiskHealthDriveDatabaseSourceNone},
 	}
 }
 

@@ -54,7 +54,7 @@ func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config))
 		mod(&dc)
 	}
 	sink := &consumertest.LogsSink{}
-	s := newTestScraper(set, sink, dc)
+	s := newTestScraper(t, set, sink, dc)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -302,13 +302,16 @@ func resourceOf(md pmetric.Metrics, disk string) pcommon.Map {
 	return pcommon.NewMap()
 }
 
-// newTestScraper is a SMART scraper with the default section on the device doubles of dc.
-func newTestScraper(set scraper.Settings, sink consumer.Logs, dc device.Config) *smartScraper {
+// newTestScraper is a SMART scraper with the default section on the device doubles of dc, naming ATA
+// attributes from smartctl's drive database on this machine, as a host with smartmontools does.
+func newTestScraper(tb testing.TB, set scraper.Settings, sink consumer.Logs, dc device.Config) *smartScraper {
 	if dc.DriveDB == nil {
 		// As the factory does: the database is compiled before the first read, not inside its deadline.
-		dc.DriveDB = ata.Builtin()
+		dc.DriveDB = dhtest.ParsedDriveDBH(tb, ata.ParseDriveDB)
 	}
-	return newScraper(set, createDefaultConfig(), dc, sink, time.Now)
+	s := newScraper(set, createDefaultConfig(), dc, sink, time.Now)
+	s.drivedb = driveDBInUse{db: dc.DriveDB, source: metadata.AttributeDiskHealthDriveDatabaseSourceHost}
+	return s
 }
 
 // TestEventsDocumented: every event name and attribute the scraper sends is in documentation.md.

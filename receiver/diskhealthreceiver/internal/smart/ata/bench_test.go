@@ -11,7 +11,7 @@ import (
 func BenchmarkDecodeSMART(b *testing.B) {
 	data := fixture.Read(b, "qemu", "k6.12", "sda.smart_read_data.bin")
 	th := fixture.Read(b, "qemu", "k6.12", "sda.smart_read_thresholds.bin")
-	preset := Lookup("ST4000DM004-2CV104")
+	preset := lookup(b, "ST4000DM004-2CV104")
 	b.ReportAllocs()
 	for b.Loop() {
 		d, err := ParseSMARTData(data)
@@ -32,7 +32,7 @@ func BenchmarkDecodeSMART(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		if !Lookup("WDC WD40EFRX-68N32N0").Known {
+		if !lookup(b, "WDC WD40EFRX-68N32N0").Known {
 			b.Fatal("a Western Digital Red not recognised")
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"sync"
 )
 
-// The built-in drive database is smart.go's (drivedb_smartgo.go). Only the table is taken from it:
-// matching (anchored, as smartctl matches) and decoding are ours. At run time a drivedb.h
-// (ParseDriveDB) replaces it, as smartctl's -B does, so a drive released after the build is named
-// without a rebuild.
+// The drive database is smartmontools' drivedb.h, read at run time (ParseDriveDB) as smartctl reads
+// it: none is compiled in, and no copy of its data is kept in this repository. smartctl's default
+// attribute names are drivedb.h's DEFAULT entry, so without a database every attribute is
+// Unknown_Attribute, as smartctl names an attribute no entry defines.
 
 // AttrDef says how to name and decode one attribute.
 type AttrDef struct {
@@ -54,19 +54,16 @@ type compiledEntry struct {
 // family entries, searched in order (the first match wins, as in smartctl).
 // Safe for concurrent use.
 type DriveDB struct {
-	// Version says which database this is: the drivedb.h VERSION entry's
-	// text, or the smart.go module version of the built-in one.
-	Version  string
+	version  string
 	defaults map[uint8]AttrDef
 	entries  []compiledEntry
 	lookups  sync.Map // lookupKey → Preset
 }
 
-// newDriveDB compiles entries. smartctl matches whole strings, so every
-// expression is anchored. lines, when not nil, are the entries' lines in
-// their file, for the errors.
+// newDriveDB compiles entries within the pattern budget (patterns.go). lines, when not nil, are the
+// entries' lines in their file, for the errors.
 func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, lines []int) (*DriveDB, error) {
-	db := &DriveDB{Version: version, defaults: defaults, entries: make([]compiledEntry, len(entries))}
+	db := &DriveDB{version: version, defaults: defaults, entries: make([]compiledEntry, len(entries))}
 	fail := func(i int, what string, err error) error {
 		err = fmt.Errorf("entry %q: %s expression: %w", entries[i].family, what, err)
 		if lines != nil {
@@ -74,15 +71,16 @@ func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, l
 		}
 		return err
 	}
+	var budget patternBudget
 	for i := range entries {
 		e := &entries[i]
-		m, err := regexp.Compile(`^(?:` + e.model + `)$`)
+		m, err := budget.compile(e.model)
 		if err != nil {
 			return nil, fail(i, "model", err)
 		}
 		db.entries[i] = compiledEntry{dbEntry: e, model: m}
 		if e.firmware != "" {
-			if db.entries[i].firmware, err = regexp.Compile(`^(?:` + e.firmware + `)$`); err != nil {
+			if db.entries[i].firmware, err = budget.compile(e.firmware); err != nil {
 				return nil, fail(i, "firmware", err)
 			}
 		}
@@ -90,21 +88,12 @@ func newDriveDB(version string, defaults map[uint8]AttrDef, entries []dbEntry, l
 	return db, nil
 }
 
-// builtin is smart.go's table, compiled on first use.
-var builtin = sync.OnceValue(func() *DriveDB {
-	defaults, entries, err := smartGoDB()
-	var db *DriveDB
-	if err == nil {
-		db, err = newDriveDB("smart.go "+smartGoVersion(), defaults, entries, nil)
-	}
-	if err != nil {
-		panic(err) // fixed by the build: TestDatabaseIsWellFormed converts and compiles every entry
-	}
-	return db
-})
+// none is the database in use when there is none: no defaults, no entries.
+var none = &DriveDB{}
 
-// Builtin is the drive database compiled into the receiver.
-func Builtin() *DriveDB { return builtin() }
+// Version says which database this is: the drivedb.h VERSION entry's text ("" without a
+// database).
+func (db *DriveDB) Version() string { return db.or().version }
 
 // Len is the number of family entries.
 func (db *DriveDB) Len() int { return len(db.or().entries) }
@@ -113,15 +102,15 @@ func (db *DriveDB) Len() int { return len(db.or().entries) }
 // "-B +FILE" and /etc/smart_drivedb.h. db's defaults and version stay.
 func (db *DriveDB) WithAdditions(extra *DriveDB) *DriveDB {
 	db = db.or()
-	out := &DriveDB{Version: db.Version, defaults: db.defaults, entries: make([]compiledEntry, 0, len(extra.entries)+len(db.entries))}
+	out := &DriveDB{version: db.version, defaults: db.defaults, entries: make([]compiledEntry, 0, len(extra.entries)+len(db.entries))}
 	out.entries = append(append(out.entries, extra.entries...), db.entries...)
 	return out
 }
 
-// or is db, or the built-in database when db is nil.
+// or is db, or the empty database when db is nil.
 func (db *DriveDB) or() *DriveDB {
 	if db == nil {
-		return Builtin()
+		return none
 	}
 	return db
 }
@@ -146,20 +135,11 @@ type lookupKey struct {
 	rotation        uint16
 }
 
-// Lookup finds the drive family of a model number (any firmware) in the
-// built-in drive database.
-func Lookup(model string) Preset { return LookupDrive(model, "", 0) }
-
-// LookupDrive is Builtin().LookupDrive.
-func LookupDrive(model, firmware string, rotationRate uint16) Preset {
-	return Builtin().LookupDrive(model, firmware, rotationRate)
-}
-
 // LookupDrive finds the drive database entry of a model and firmware
 // revision, as smartctl does; rotationRate (IDENTIFY word 217) decides
 // whether HDD-only or SSD-only default names apply. Results are memoised: a
-// drive's identity is looked up once per database. A nil database is the
-// built-in one.
+// drive's identity is looked up once per database. A nil database is none:
+// every attribute is Unknown_Attribute.
 func (db *DriveDB) LookupDrive(model, firmware string, rotationRate uint16) Preset {
 	db = db.or()
 	key := lookupKey{model, firmware, rotationRate}
@@ -183,7 +163,7 @@ func (db *DriveDB) LookupDrive(model, firmware string, rotationRate uint16) Pres
 // disks is "Unknown_SSD_Attribute" on a solid-state drive and one restricted
 // to SSDs "Unknown_HDD_Attribute" on a rotating one, as smartctl names them.
 // A family definition without a name takes the default name, unrestricted
-// (as smart.go's table has it).
+// (as smartctl names it).
 func (p Preset) Def(id uint8) AttrDef {
 	if d, ok := p.defs[id]; ok {
 		if d.Name == "" {

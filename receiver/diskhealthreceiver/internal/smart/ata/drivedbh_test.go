@@ -9,13 +9,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
-// builtinDriveDBH is the built-in table written as a drivedb.h (writeDriveDBH).
-func builtinDriveDBH(t testing.TB) []byte {
+// writtenBack is smartctl's drive database as we parsed it, written back as a drivedb.h
+// (writeDriveDBH).
+func writtenBack(t testing.TB) []byte {
 	t.Helper()
 	var b strings.Builder
-	require.NoError(t, writeDriveDBH(&b))
+	require.NoError(t, writeDriveDBH(&b, smartctlDB(t)))
 	return []byte(b.String())
 }
 
@@ -35,43 +38,40 @@ func assertSameNames(t *testing.T, want, got *DriveDB, models []string) {
 	}
 }
 
-// The built-in table written as a drivedb.h and read back at run time is the
-// same database: the same entries in the same order, the same defaults, and
-// so the same names on the fleet models TestDriveDBAgreesWithSmartctl checks
-// against smartctl -P showall.
+// A database written back as a drivedb.h and read again is the same database: the same entries in
+// the same order, the same defaults, and so the same names on the fleet models
+// TestDriveDBAgreesWithSmartctl checks against smartctl -P showall.
 func TestParseDriveDBRoundTrip(t *testing.T) {
-	db, err := ParseDriveDB(builtinDriveDBH(t))
+	orig := smartctlDB(t)
+	db, err := ParseDriveDB(writtenBack(t))
 	require.NoError(t, err)
 	require.True(t, db.Complete())
-	assert.Equal(t, "smart.go "+driveDBVersion, db.Version)
-	assert.Equal(t, defaultDefs, db.defaults)
-	require.Equal(t, len(driveDB), db.Len())
+	assert.Equal(t, orig.Version(), db.Version())
+	assert.Equal(t, orig.defaults, db.defaults)
+	require.Equal(t, orig.Len(), db.Len())
 	for i, e := range db.entries {
-		want := driveDB[i]
-		if len(want.defs) == 0 {
-			want.defs = nil
-		}
-		require.Equal(t, want, *e.dbEntry, "entry %d", i)
+		require.Equal(t, *orig.entries[i].dbEntry, *e.dbEntry, "entry %d", i)
 	}
 	require.Len(t, fleetModels, 55)
-	assertSameNames(t, Builtin(), db, fleetModels)
-	assertSameNames(t, Builtin(), db, []string{"QEMU HARDDISK", "KINGSTON SSDNow 40GB", ""})
+	assertSameNames(t, orig, db, fleetModels)
+	assertSameNames(t, orig, db, []string{"QEMU HARDDISK", "KINGSTON SSDNow 40GB", ""})
 }
 
 // A newer drivedb.h renames an attribute and adds a family: the runtime
 // database names them so, with no rebuild; every model another entry matches is unchanged.
 func TestParseDriveDBNewerRevision(t *testing.T) {
-	base := string(builtinDriveDBH(t))
+	base := string(writtenBack(t))
 	const model = "ST4000DM004-2CV104"
-	require.Equal(t, "Command_Timeout", Lookup(model).Def(188).Name)
-	require.False(t, Lookup("ACME FUTUREDISK 9000").Known)
+	require.Equal(t, "Command_Timeout", lookup(t, model).Def(188).Name)
+	require.False(t, lookup(t, "ACME FUTUREDISK 9000").Known)
 
-	entry := Builtin().LookupDrive(model, "", 0).Entry
+	entry := smartctlDB(t).LookupDrive(model, "", 0).Entry
 	i := strings.Index(base, cString(entry))
 	require.Positive(t, i)
-	j := i + strings.Index(base[i:], "-v 188,raw16,Command_Timeout")
+	const preset = "-v 188,raw16 " // format only: the default name
+	j := i + strings.Index(base[i:], preset)
 	require.Greater(t, j, i)
-	newer := base[:j] + "-v 188,raw16,Command_Timeout_Count" + base[j+len("-v 188,raw16,Command_Timeout"):]
+	newer := base[:j] + "-v 188,raw16,Command_Timeout_Count " + base[j+len(preset):]
 	newer = strings.Replace(newer, `  { "DEFAULT",`, `  { "ACME FutureDisk", // a family released after the build
     "ACME FUTUREDISK [0-9]+",
     "", "",
@@ -89,14 +89,14 @@ func TestParseDriveDBNewerRevision(t *testing.T) {
 	assert.Equal(t, "Life_Left_Percent", acme.Def(231).Name)
 	assert.Equal(t, AttrDef{Name: "Power_On_Hours", Format: FormatMsec24Hour32}, acme.Def(9), "a format-only preset keeps the default name")
 	assert.Equal(t, "Wear_Leveling_Count", acme.Def(177).Name, "defaults still apply")
-	assert.Equal(t, "Command_Timeout", Lookup(model).Def(188).Name, "the built-in database is untouched")
+	assert.Equal(t, "Command_Timeout", lookup(t, model).Def(188).Name, "the database it was derived from is untouched")
 	others := make([]string, 0, len(fleetModels))
 	for _, m := range fleetModels {
-		if Lookup(m).Entry != entry {
+		if lookup(t, m).Entry != entry {
 			others = append(others, m)
 		}
 	}
-	assertSameNames(t, Builtin(), db, others)
+	assertSameNames(t, smartctlDB(t), db, others)
 }
 
 // The syntax smartmontools' drivedb.h uses beyond the generated file:
@@ -151,7 +151,7 @@ const drive_settings builtin_knowndrives[] = {
  */
 `))
 	require.NoError(t, err)
-	assert.Equal(t, "7.5 $Id: drivedb.h 5700 2025-01-01 00:00:00Z chrfranke $", db.Version)
+	assert.Equal(t, "7.5 $Id: drivedb.h 5700 2025-01-01 00:00:00Z chrfranke $", db.Version())
 	require.Equal(t, 3, db.Len(), "USB and $ entries are left out")
 	m := db.LookupDrive("Maxtor 4W060H4", "", 0)
 	assert.Equal(t, "Old Maxtor", m.Family)
@@ -175,16 +175,32 @@ func TestDriveDBWithAdditions(t *testing.T) {
 	add, err := ParseDriveDB([]byte(`{ "Local", "ST4000DM004-2CV104", "", "", "-v 188,raw48,Local_Name" }`))
 	require.NoError(t, err)
 	assert.False(t, add.Complete())
-	db := Builtin().WithAdditions(add)
-	assert.Equal(t, Builtin().Version, db.Version)
-	assert.Equal(t, Builtin().Len()+1, db.Len())
+	db := smartctlDB(t).WithAdditions(add)
+	assert.Equal(t, smartctlDB(t).Version(), db.Version())
+	assert.Equal(t, smartctlDB(t).Len()+1, db.Len())
 	p := db.LookupDrive("ST4000DM004-2CV104", "", 0)
 	assert.Equal(t, "Local", p.Family)
 	assert.Equal(t, "Local_Name", p.Def(188).Name)
-	assert.Equal(t, "Raw_Read_Error_Rate", p.Def(1).Name, "the built-in defaults")
-	assert.Equal(t, "Seagate BarraCuda 3.5 (SMR)", Lookup("ST4000DM004-2CV104").Family)
+	assert.Equal(t, "Raw_Read_Error_Rate", p.Def(1).Name, "the database's defaults")
+	assert.Equal(t, "Seagate BarraCuda 3.5 (SMR)", lookup(t, "ST4000DM004-2CV104").Family)
+}
+
+// Without a database nothing is known and every attribute is Unknown_Attribute, as smartctl names
+// an attribute no drivedb.h entry (DEFAULT included) defines; additions alone name what they add.
+func TestNoDriveDB(t *testing.T) {
 	var none *DriveDB
-	assert.Equal(t, Lookup("CT1000MX500SSD1"), none.LookupDrive("CT1000MX500SSD1", "", 0), "nil is the built-in database")
+	assert.Zero(t, none.Len())
+	assert.False(t, none.Complete())
+	p := none.LookupDrive("ST4000DM004-2CV104", "", 7200)
+	assert.False(t, p.Known)
+	for id := 1; id <= 255; id++ {
+		assert.Equal(t, AttrDef{Name: unknownName}, p.Def(uint8(id)), "attribute %d", id)
+	}
+	add, err := ParseDriveDB([]byte(`{ "Local", "ST4000DM004-2CV104", "", "", "-v 188,raw48,Local_Name" }`))
+	require.NoError(t, err)
+	p = none.WithAdditions(add).LookupDrive("ST4000DM004-2CV104", "", 7200)
+	assert.Equal(t, "Local_Name", p.Def(188).Name)
+	assert.Equal(t, unknownName, p.Def(1).Name)
 }
 
 func TestParseDriveDBErrors(t *testing.T) {
@@ -226,7 +242,7 @@ func TestParseDriveDBErrors(t *testing.T) {
 // Debian's smartmontools ships the drivedb.h its smartctl was built with.
 // Read by our parser, it names the fleet models' attributes exactly as that
 // smartctl does when handed the same file (-B FILE): the same revision, the
-// same names, where the built-in table (a newer revision) differs in a few.
+// same names.
 func TestParseDriveDBAgreesWithSmartctlOnItsFile(t *testing.T) {
 	bin := smartctl(t)
 	const file = "/usr/share/smartmontools/drivedb.h"
@@ -256,19 +272,19 @@ func TestParseDriveDBAgreesWithSmartctlOnItsFile(t *testing.T) {
 		}
 	}
 	t.Logf("drivedb.h %q (%d entries): %d/%d fleet models known to both; attribute names agreeing with smartctl -B: %d/%d",
-		db.Version, db.Len(), known, len(fleetModels), agree, total)
+		db.Version(), db.Len(), known, len(fleetModels), agree, total)
 	assert.Positive(t, total)
 }
 
 // Parsing a whole drivedb.h is done once at start; its cost is bounded by the
 // file size cap.
 func BenchmarkParseDriveDB(b *testing.B) {
-	src := builtinDriveDBH(b)
+	src := testkit.DriveDBH(b)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	for b.Loop() {
 		db, err := ParseDriveDB(src)
-		if err != nil || db.Len() != len(driveDB) {
+		if err != nil || !db.Complete() {
 			b.Fatal(err)
 		}
 	}
@@ -299,8 +315,8 @@ func FuzzParseDriveDB(f *testing.F) {
 				}
 			}
 		}
-		if len(db.Version) > 128 {
-			t.Fatalf("version of %d bytes", len(db.Version))
+		if len(db.Version()) > 128 {
+			t.Fatalf("version of %d bytes", len(db.Version()))
 		}
 	})
 }

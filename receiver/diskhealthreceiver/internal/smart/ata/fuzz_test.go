@@ -63,7 +63,7 @@ func checkSMARTData(t *testing.T, b []byte) {
 		}
 	}
 	for _, model := range []string{"QEMU HARDDISK", "ST4000DM004-2CV104", "INTEL SSDSC2KB480G8"} {
-		for _, a := range Lookup(model).Decode(d, nil) {
+		for _, a := range lookup(t, model).Decode(d, nil) {
 			checkRaw(t, a.Raw)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
 )
 
@@ -66,17 +67,9 @@ func seeds(t testing.TB, kind string) [][]byte {
 	return out
 }
 
-// The built-in database's parts, as the tests compare them. A test binary carries no dependency
-// versions in its build information, so its version is the unknown one (linkedVersion builds a binary).
-var (
-	defaultDefs, driveDB = mustSmartGoDB()
-	driveDBVersion       = smartGoVersion()
-)
+// smartctlDB is the drive database smartctl names attributes from on this machine (Debian's
+// drivedb.h, testkit.DriveDBH), parsed once per test binary.
+func smartctlDB(tb testing.TB) *DriveDB { return testkit.ParsedDriveDBH(tb, ParseDriveDB) }
 
-func mustSmartGoDB() (map[uint8]AttrDef, []dbEntry) {
-	defaults, entries, err := smartGoDB()
-	if err != nil {
-		panic(err)
-	}
-	return defaults, entries
-}
+// lookup finds a model (any firmware, unknown medium) in smartctl's drive database.
+func lookup(t testing.TB, model string) Preset { return smartctlDB(t).LookupDrive(model, "", 0) }

@@ -110,7 +110,7 @@ func TestDriveDBAgreesWithSmartctl(t *testing.T) {
 		out, _ := exec.Command(bin, "-P", "showall", model).CombinedOutput()
 		require.Contains(t, string(out), "MODEL:", "%s: %s", model, out)
 		sc := parseShowall(string(out))
-		p := Lookup(model)
+		p := lookup(t, model)
 		if p.Known {
 			oursKnown++
 		}
@@ -162,9 +162,9 @@ func TestDriveDBAgreesWithSmartctl(t *testing.T) {
 		t.Log("disagreement: " + m)
 	}
 	pct := 100 * float64(agree) / float64(max(total, 1))
-	t.Logf("%s; drive database %s", ver, driveDBVersion)
+	t.Logf("%s; drive database %s", ver, smartctlDB(t).Version())
 	t.Logf("families recognised: ours %d/%d, smartctl %d/%d, same family name %d/%d", oursKnown, len(fleetModels), theirsKnown, len(fleetModels), sameFamily, theirsKnown)
-	t.Logf("family-specific attribute names agreeing with smartctl: %d/%d (%.1f %%); smartctl -P showall prints no raw formats, so formats are checked against smart.go (TestFormatsMatchSmartGo) and by decoding goldens", agree, total, pct)
+	t.Logf("family-specific attribute names agreeing with smartctl: %d/%d (%.1f %%); smartctl -P showall prints no raw formats, so formats are checked by smartctl reading them back (TestDriveDBAgreesWithSmartctlSameRevision) and by decoding goldens", agree, total, pct)
 	samePct := 100 * float64(sameAgree) / float64(max(sameTotal, 1))
 	t.Logf("where both databases match the model with the same entry: %d/%d (%.1f %%)", sameAgree, sameTotal, samePct)
 	assert.GreaterOrEqual(t, samePct, 95.0, "names disagree within entries both databases share")

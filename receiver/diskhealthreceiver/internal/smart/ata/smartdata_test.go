@@ -41,7 +41,7 @@ func TestUnknownAndVendorAttributes(t *testing.T) {
 	data, err := ParseSMARTData(page)
 	require.NoError(t, err)
 	require.Len(t, data.Attributes, 3)
-	attrs := Lookup("SomeVendor SSD 1TB").Decode(data, nil)
+	attrs := lookup(t, "SomeVendor SSD 1TB").Decode(data, nil)
 	a, ok := attrs.Find(170)
 	require.True(t, ok)
 	assert.Equal(t, "Unknown_Attribute", a.Name)
@@ -75,7 +75,7 @@ func TestThresholdStates(t *testing.T) {
 	require.NoError(t, err)
 	thr, err := ParseThresholds(th)
 	require.NoError(t, err)
-	attrs := Lookup("").Decode(data, thr)
+	attrs := lookup(t, "").Decode(data, thr)
 	want := map[uint8][2]bool{1: {true, false}, 3: {false, true}, 4: {false, false}, 5: {false, false}, 7: {false, false}, 8: {false, false}}
 	for _, a := range attrs {
 		assert.Equal(t, want[a.ID], [2]bool{a.FailingNow(), a.FailedInPast()}, "attribute %d", a.ID)
@@ -102,7 +102,7 @@ func TestTemperaturePreference(t *testing.T) {
 	)
 	data, err := ParseSMARTData(page)
 	require.NoError(t, err)
-	temp, ok := Lookup("").Decode(data, nil).Temperature()
+	temp, ok := lookup(t, "").Decode(data, nil).Temperature()
 	require.True(t, ok)
 	assert.Equal(t, 38, temp, "194 wins over 190 whatever the page order")
 
@@ -113,7 +113,7 @@ func TestTemperaturePreference(t *testing.T) {
 	)
 	data, err = ParseSMARTData(page)
 	require.NoError(t, err)
-	temp, ok = Lookup("").Decode(data, nil).Temperature()
+	temp, ok = lookup(t, "").Decode(data, nil).Temperature()
 	require.True(t, ok)
 	assert.Equal(t, 41, temp)
 }
@@ -122,7 +122,7 @@ func TestPowerOnRawHours(t *testing.T) {
 	page := dataPage(RawAttribute{ID: 9, RawBytes: raw48(0x0059_9100_5f3b)})
 	data, err := ParseSMARTData(page)
 	require.NoError(t, err)
-	poh, ok := Lookup("").Decode(data, nil).PowerOn()
+	poh, ok := lookup(t, "").Decode(data, nil).PowerOn()
 	require.True(t, ok)
 	assert.Equal(t, 24379*time.Hour, poh, "raw24(raw8): the bytes above 24 bits are not hours")
 }

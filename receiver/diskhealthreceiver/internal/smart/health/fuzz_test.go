@@ -3,13 +3,14 @@ package health
 import (
 	"testing"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
 // snapshotFrom turns fuzz bytes into a snapshot through the real decoders:
 // a SMART data page (checksum fixed up) and an NVMe SMART log.
-func snapshotFrom(page, log []byte, model string) Snapshot {
+func snapshotFrom(db *ata.DriveDB, page, log []byte, model string) Snapshot {
 	var s Snapshot
 	if len(page) == ata.PageSize {
 		p := append([]byte(nil), page...)
@@ -19,7 +20,7 @@ func snapshotFrom(page, log []byte, model string) Snapshot {
 		}
 		p[ata.PageSize-1] = -sum
 		if d, err := ata.ParseSMARTData(p); err == nil {
-			s.ATA = &ATA{Attributes: ata.Lookup(model).Decode(d, nil), Status: ata.SMARTStatus(page[0] % 3)}
+			s.ATA = &ATA{Attributes: db.LookupDrive(model, "", 0).Decode(d, nil), Status: ata.SMARTStatus(page[0] % 3)}
 		}
 	}
 	if l, err := nvme.ParseSMARTLog(log); err == nil {
@@ -35,8 +36,9 @@ func FuzzEvaluate(f *testing.F) {
 	log[0], log[1], log[2] = 4, 0x60, 0x01
 	f.Add(page, log, page, log, "ST4000DM004-2CV104")
 	f.Add([]byte{}, []byte{}, page, log, "")
+	db := testkit.ParsedDriveDBH(f, ata.ParseDriveDB)
 	f.Fuzz(func(t *testing.T, page1, log1, page2, log2 []byte, model string) {
-		s1, s2 := snapshotFrom(page1, log1, model), snapshotFrom(page2, log2, model)
+		s1, s2 := snapshotFrom(db, page1, log1, model), snapshotFrom(db, page2, log2, model)
 		v1, h1 := Evaluate(History{}, s1)
 		v2, h2 := Evaluate(h1, s2)
 		for _, v := range []Verdict{v1, v2} {

@@ -9,8 +9,8 @@
 // documentation.
 //
 // ATA rules read meanings, not attribute IDs. What an attribute holds is what
-// the drive database (package ata, generated from smartmontools' drivedb via
-// github.com/anatol/smart.go) names it on that drive: the Backblaze rule reads
+// the drive database (package ata: smartmontools' drivedb.h, read at run time)
+// names it on that drive: the Backblaze rule reads
 // the attributes named as reallocated, reported-uncorrectable, command-timeout,
 // pending and offline-uncorrectable counts, the reallocated-rising rule the
 // reallocated count, the CRC rule the interface CRC count (210 or 218 on some

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
@@ -30,7 +31,7 @@ func qemuATA(t *testing.T, disk, model string) *ATA {
 	if model == "" {
 		model = id.Model
 	}
-	return &ATA{Status: ata.SMARTStatusPassed, Attributes: ata.Lookup(model).Decode(data, th), SelfTests: tests}
+	return &ATA{Status: ata.SMARTStatusPassed, Attributes: testkit.ParsedDriveDBH(t, ata.ParseDriveDB).LookupDrive(model, "", 0).Decode(data, th), SelfTests: tests}
 }
 
 func qemuNVMe(t *testing.T, dir, ctrl string) *NVMe {
@@ -90,9 +91,8 @@ func TestCriticalWarningFixture(t *testing.T) {
 }
 
 // attrs builds decoded attributes through the real decoder.
-func attrs(model string, th map[uint8]uint8, raw ...ata.RawAttribute) ata.Attributes {
-	t := thresholds(th)
-	return ata.Lookup(model).Decode(&ata.SMARTData{Attributes: raw}, t)
+func attrs(tb testing.TB, model string, th map[uint8]uint8, raw ...ata.RawAttribute) ata.Attributes {
+	return testkit.ParsedDriveDBH(tb, ata.ParseDriveDB).LookupDrive(model, "", 0).Decode(&ata.SMARTData{Attributes: raw}, thresholds(th))
 }
 
 func thresholds(th map[uint8]uint8) *ata.Thresholds {
@@ -175,18 +175,18 @@ func TestEachRuleFires(t *testing.T) {
 	}{
 		{"ata smart status failed", single(Snapshot{ATA: &ATA{Status: ata.SMARTStatusFailed}}), []RuleID{RuleSMARTStatusFailed}, Failed, "SMART self-assessment says FAILED"},
 		{"scsi failure prediction", single(Snapshot{SCSI: &SCSI{IE: &scsi.InformationalExceptions{ASC: 0x5D, ASCQ: 0x10}}}), []RuleID{RuleSMARTStatusFailed}, Failed, "5D/10"},
-		{"prefail at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{1: 51}, raw(1, pre, 50, 50, 0))}}), []RuleID{RulePreFailAtThreshold}, Failed, "Raw_Read_Error_Rate (1) is at 50, at or below its failure threshold 51"},
+		{"prefail at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", map[uint8]uint8{1: 51}, raw(1, pre, 50, 50, 0))}}), []RuleID{RulePreFailAtThreshold}, Failed, "Raw_Read_Error_Rate (1) is at 50, at or below its failure threshold 51"},
 		{"nvme reliability", single(Snapshot{NVMe: &NVMe{Log: nvme.SMARTLog{CriticalWarning: nvme.WarnReliability}}}), []RuleID{RuleNVMeReliability}, Failed, "bit 2"},
 		{"nvme read only", single(Snapshot{NVMe: &NVMe{Log: nvme.SMARTLog{CriticalWarning: nvme.WarnReadOnly}}}), []RuleID{RuleNVMeReadOnly}, Failed, "read-only"},
 		{"nvme volatile backup", single(Snapshot{NVMe: &NVMe{Log: nvme.SMARTLog{CriticalWarning: nvme.WarnVolatileBackup}}}), []RuleID{RuleNVMeVolatileBackup}, Failed, "backup"},
 		{"nvme pmr", single(Snapshot{NVMe: &NVMe{Log: nvme.SMARTLog{CriticalWarning: nvme.WarnPMRReadOnly}}}), []RuleID{RuleNVMePMRUnreliable}, Failed, "persistent memory"},
-		{"pending sectors", single(Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(197, old, 100, 100, 3))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Current_Pending_Sector (197) is 3"},
-		{"reported uncorrectable", single(Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(187, old, 100, 100, 1))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Reported_Uncorrect (187) is 1"},
-		{"offline uncorrectable", single(Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(198, old, 100, 100, 2))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Offline_Uncorrectable (198) is 2"},
-		{"seagate 188 timeout in word 0", single(Snapshot{ATA: &ATA{Attributes: attrs("ST4000DM004-2CV104", nil, raw(188, old, 100, 100, 0x000100010001))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Command_Timeout (188) is 1"},
+		{"pending sectors", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(197, old, 100, 100, 3))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Current_Pending_Sector (197) is 3"},
+		{"reported uncorrectable", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(187, old, 100, 100, 1))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Reported_Uncorrect (187) is 1"},
+		{"offline uncorrectable", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(198, old, 100, 100, 2))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Offline_Uncorrectable (198) is 2"},
+		{"seagate 188 timeout in word 0", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "ST4000DM004-2CV104", nil, raw(188, old, 100, 100, 0x000100010001))}}), []RuleID{RuleBackblazeCounter}, PredictedFailure, "Command_Timeout (188) is 1"},
 		{"reallocated rising", step{
-			first: Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(5, pre, 100, 100, 8))}},
-			then:  Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(5, pre, 100, 100, 9))}},
+			first: Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(5, pre, 100, 100, 8))}},
+			then:  Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(5, pre, 100, 100, 9))}},
 		}, []RuleID{RuleBackblazeCounter, RuleReallocatedRising}, PredictedFailure, "Reallocated_Sector_Ct (5) rose from 8 to 9 since monitoring began"},
 		{"nvme media errors rising", step{
 			first: Snapshot{NVMe: &NVMe{Log: nvme.SMARTLog{MediaErrors: nvme.Uint128{Lo: ^uint64(0)}}}},
@@ -204,19 +204,19 @@ func TestEachRuleFires(t *testing.T) {
 		{"nvme critical temperature", single(Snapshot{NVMe: hot(360, nvme.WarnTemperature)}), []RuleID{RuleOverTemperature}, Degraded, "87 °C is at or above the critical limit 80 °C"},
 		{"nvme temperature bit", single(Snapshot{NVMe: hot(300, nvme.WarnTemperature)}), []RuleID{RuleOverTemperature}, Degraded, "bit 1"},
 		{"ata over temperature", single(Snapshot{ATA: &ATA{
-			Attributes: attrs("", nil, raw(194, old, 40, 40, 61)),
+			Attributes: attrs(t, "", nil, raw(194, old, 40, 40, 61)),
 			Stats:      devstat(t, statsPage(5, 0x58, 60)),
 		}}), []RuleID{RuleOverTemperature}, Degraded, "temperature 61 °C is at or above the drive's maximum operating temperature 60 °C"},
 		{"ata over temperature from devstat", single(Snapshot{ATA: &ATA{Stats: devstat(t, statsPage(5, 0x58, 60), statsPage(5, 0x08, 65))}}), []RuleID{RuleOverTemperature}, Degraded, "65 °C"},
 		{"scsi over temperature", single(Snapshot{SCSI: &SCSI{Temperature: &scsi.Temperature{Current: 66, HasCurrent: true, Reference: 65, HasReference: true}}}), []RuleID{RuleOverTemperature}, Degraded, "reference (trip) temperature 65"},
 		{"crc rising", step{
-			first: Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(199, old, 200, 200, 10))}},
-			then:  Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(199, old, 200, 200, 12))}},
+			first: Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(199, old, 200, 200, 10))}},
+			then:  Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(199, old, 200, 200, 12))}},
 		}, []RuleID{RuleCRCErrorsRising}, Degraded, "UDMA_CRC_Error_Count (199) rose from 10 to 12 since monitoring began: interface CRC errors, usually a cable"},
 		{"ata self-test failed", single(Snapshot{ATA: &ATA{SelfTests: selfTestLog(t, [2]uint8{1, 0}, [2]uint8{1, 7})}}), []RuleID{RuleSelfTestFailed}, Degraded, "failed (read element) at 20 power-on hours"},
 		{"scsi self-test failed", single(Snapshot{SCSI: &SCSI{SelfTests: []scsi.SelfTestResult{{Number: 1, Code: 1, Result: 5, PowerOnHours: 77, SenseKey: 3, ASC: 0x11}}}}), []RuleID{RuleSelfTestFailed}, Degraded, "MEDIUM ERROR 11/00"},
-		{"usage attribute at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{190: 45}, raw(190, old, 45, 45, 55))}}), []RuleID{RuleUsageAtThreshold}, Degraded, "old-age attribute Airflow_Temperature_Cel (190) is at 45"},
-		{"prefail failed in past", single(Snapshot{ATA: &ATA{Attributes: attrs("", map[uint8]uint8{3: 21}, raw(3, pre, 90, 20, 0))}}), []RuleID{RulePreFailFailedInPast}, Degraded, "once fell to 20"},
+		{"usage attribute at threshold", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", map[uint8]uint8{190: 45}, raw(190, old, 45, 45, 55))}}), []RuleID{RuleUsageAtThreshold}, Degraded, "old-age attribute Airflow_Temperature_Cel (190) is at 45"},
+		{"prefail failed in past", single(Snapshot{ATA: &ATA{Attributes: attrs(t, "", map[uint8]uint8{3: 21}, raw(3, pre, 90, 20, 0))}}), []RuleID{RulePreFailFailedInPast}, Degraded, "once fell to 20"},
 		{"kernel io errors rising", step{
 			first: Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 2}}},
 			then:  Snapshot{Signs: []signs.Counter{{Kind: signs.KernelIOErrors, Subject: "kernel-seen I/O errors of sda", Value: 5}}},
@@ -269,12 +269,12 @@ func TestNoFalseAlarms(t *testing.T) {
 	for name, snap := range map[string]Snapshot{
 		// Seagate 188 "2 5 0": slow commands counted, no timeout; as a
 		// plain 48-bit number 8590262272.
-		"seagate 188 packed": {ATA: &ATA{Attributes: attrs("ST4000DM004-2CV104", nil, raw(188, old, 100, 100, 0x000200050000))}},
+		"seagate 188 packed": {ATA: &ATA{Attributes: attrs(t, "ST4000DM004-2CV104", nil, raw(188, old, 100, 100, 0x000200050000))}},
 		// Seagate 1/7/195: huge operation counts below zero errors.
-		"seagate 1/7/195 packed": {ATA: &ATA{Attributes: attrs("ST8000VN004-2M2101", map[uint8]uint8{1: 44, 7: 45},
+		"seagate 1/7/195 packed": {ATA: &ATA{Attributes: attrs(t, "ST8000VN004-2M2101", map[uint8]uint8{1: 44, 7: 45},
 			raw(1, ata.FlagPreFail, 83, 64, 197586811), raw(7, ata.FlagPreFail, 81, 60, 140128547), raw(195, old, 83, 64, 197586811))}},
 		// Temperature attributes with min/max bytes are not counts.
-		"temperature min/max": {ATA: &ATA{Attributes: attrs("", nil, raw(194, old, 34, 46, 0x001300000022), raw(190, old, 66, 54, 0x221b0022))}},
+		"temperature min/max": {ATA: &ATA{Attributes: attrs(t, "", nil, raw(194, old, 34, 46, 0x001300000022), raw(190, old, 66, 54, 0x221b0022))}},
 		// QEMU and fabrics targets: spare 0 %, threshold 0 %.
 		"nvme spare 0/0": {NVMe: &NVMe{Log: nvme.SMARTLog{Temperature: 323}, WarningTemp: 343, CriticalTemp: 373}},
 		// 0 K is "no temperature", and WCTEMP 0 is "no limit".
@@ -285,7 +285,7 @@ func TestNoFalseAlarms(t *testing.T) {
 		// Error-log entries count rejected admin commands: not a health rule.
 		"nvme error log entries": {NVMe: &NVMe{Log: nvme.SMARTLog{ErrorLogEntries: nvme.Uint128{Lo: 8}}}},
 		// Thresholds 0 and FEh never fail.
-		"thresholds 0 and FEh": {ATA: &ATA{Attributes: attrs("", map[uint8]uint8{3: 0, 4: 0xFE}, raw(3, ata.FlagPreFail, 1, 1, 0), raw(4, ata.FlagPreFail, 1, 1, 0))}},
+		"thresholds 0 and FEh": {ATA: &ATA{Attributes: attrs(t, "", map[uint8]uint8{3: 0, 4: 0xFE}, raw(3, ata.FlagPreFail, 1, 1, 0), raw(4, ata.FlagPreFail, 1, 1, 0))}},
 		// An aborted self-test is not a failed one; an extended pass clears an old failure.
 		"self-test superseded": {ATA: &ATA{SelfTests: selfTestLog(t, [2]uint8{1, 7}, [2]uint8{2, 0}, [2]uint8{1, 1})}},
 		"scsi quiet":           {SCSI: &SCSI{IE: &scsi.InformationalExceptions{}, Temperature: &scsi.Temperature{Current: 38, HasCurrent: true, Reference: 65, HasReference: true}}},
@@ -302,7 +302,7 @@ func TestNoFalseAlarms(t *testing.T) {
 func TestWorstStateWinsAndAllReasonsListed(t *testing.T) {
 	snap := Snapshot{ATA: &ATA{
 		Status: ata.SMARTStatusFailed,
-		Attributes: attrs("", map[uint8]uint8{190: 45},
+		Attributes: attrs(t, "", map[uint8]uint8{190: 45},
 			raw(197, ata.FlagOnline, 100, 100, 3),
 			raw(5, ata.FlagPreFail, 100, 100, 1),
 			raw(190, ata.FlagOnline, 40, 40, 60)),
@@ -327,7 +327,7 @@ func TestWorstStateWinsAndAllReasonsListed(t *testing.T) {
 // back to 0 is a state change.
 func TestEventsFollowPendingSectors(t *testing.T) {
 	snap := func(pending uint64) Snapshot {
-		return Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(197, ata.FlagOnline, 100, 100, pending))}}
+		return Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(197, ata.FlagOnline, 100, 100, pending))}}
 	}
 	var h History
 	var v Verdict
@@ -360,7 +360,7 @@ func TestEventsFollowPendingSectors(t *testing.T) {
 
 func TestRisingBaselines(t *testing.T) {
 	realloc := func(n uint64) Snapshot {
-		return Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(5, ata.FlagPreFail, 100, 100, n))}}
+		return Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(5, ata.FlagPreFail, 100, 100, n))}}
 	}
 	var h History
 	var v Verdict
@@ -386,8 +386,8 @@ func TestRisingBaselines(t *testing.T) {
 // inputs always give the same outputs.
 func TestEvaluateDoesNotModifyHistory(t *testing.T) {
 	var h History
-	_, h = Evaluate(h, Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(5, ata.FlagPreFail, 100, 100, 1))}})
-	next := Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(5, ata.FlagPreFail, 100, 100, 4), raw(197, 0, 100, 100, 2))}}
+	_, h = Evaluate(h, Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(5, ata.FlagPreFail, 100, 100, 1))}})
+	next := Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(5, ata.FlagPreFail, 100, 100, 4), raw(197, 0, 100, 100, 2))}}
 	v1, h1 := Evaluate(h, next)
 	v2, h2 := Evaluate(h, next)
 	assert.Equal(t, v1, v2)

@@ -18,7 +18,7 @@ import (
 func TestPhisonPageRulesReadMeanings(t *testing.T) {
 	const model = "PNY CS900 240GB SSD"
 	page := func(lifeLeft uint8) Snapshot {
-		return Snapshot{ATA: &ATA{Status: ata.SMARTStatusPassed, Attributes: attrs(model, nil,
+		return Snapshot{ATA: &ATA{Status: ata.SMARTStatusPassed, Attributes: attrs(t, model, nil,
 			raw(197, ata.FlagOnline, 100, 100, 7),
 			raw(231, ata.FlagOnline, lifeLeft, lifeLeft, uint64(lifeLeft)),
 			raw(241, ata.FlagOnline, 100, 100, 1834))}}
@@ -42,7 +42,7 @@ func TestPhisonPageRulesReadMeanings(t *testing.T) {
 
 	// The same bytes on a drive the database knows nothing about: 197 is the
 	// default pending-sector count and fires.
-	v, _ = Evaluate(History{}, Snapshot{ATA: &ATA{Attributes: attrs("", nil, raw(197, ata.FlagOnline, 100, 100, 7))}})
+	v, _ = Evaluate(History{}, Snapshot{ATA: &ATA{Attributes: attrs(t, "", nil, raw(197, ata.FlagOnline, 100, 100, 7))}})
 	assert.Equal(t, []RuleID{RuleBackblazeCounter}, ruleIDs(v.Reasons))
 }
 
@@ -55,7 +55,7 @@ func TestPhisonPageRulesReadMeanings(t *testing.T) {
 func TestIDRulesReadMeanings(t *testing.T) {
 	const flags = ata.FlagPreFail | ata.FlagOnline
 	page := func(model string, n uint64) Snapshot {
-		return Snapshot{ATA: &ATA{Status: ata.SMARTStatusPassed, Attributes: attrs(model, nil,
+		return Snapshot{ATA: &ATA{Status: ata.SMARTStatusPassed, Attributes: attrs(t, model, nil,
 			raw(5, flags, 100, 100, n), raw(187, ata.FlagOnline, 100, 100, n), raw(199, ata.FlagOnline, 100, 100, 5000+n),
 			raw(210, ata.FlagOnline, 100, 100, 4+n))}}
 	}

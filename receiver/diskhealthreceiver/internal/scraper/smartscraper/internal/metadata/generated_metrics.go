@@ -53,7 +53,8 @@ const (
 	_ AttributeDiskHealthDriveDatabaseSource = iota
 	AttributeDiskHealthDriveDatabaseSourceConfigured
 	AttributeDiskHealthDriveDatabaseSourceHost
-	AttributeDiskHealthDriveDatabaseSourceBuiltIn
+	AttributeDiskHealthDriveDatabaseSourceImage
+	AttributeDiskHealthDriveDatabaseSourceNone
 )
 
 // String returns the string representation of the AttributeDiskHealthDriveDatabaseSource.
@@ -63,8 +64,10 @@ func (av AttributeDiskHealthDriveDatabaseSource) String() string {
 		return "configured"
 	case AttributeDiskHealthDriveDatabaseSourceHost:
 		return "host"
-	case AttributeDiskHealthDriveDatabaseSourceBuiltIn:
-		return "built_in"
+	case AttributeDiskHealthDriveDatabaseSourceImage:
+		return "image"
+	case AttributeDiskHealthDriveDatabaseSourceNone:
+		return "none"
 	}
 	return ""
 }
@@ -73,7 +76,8 @@ func (av AttributeDiskHealthDriveDatabaseSource) String() string {
 var MapAttributeDiskHealthDriveDatabaseSource = map[string]AttributeDiskHealthDriveDatabaseSource{
 	"configured": AttributeDiskHealthDriveDatabaseSourceConfigured,
 	"host":       AttributeDiskHealthDriveDatabaseSourceHost,
-	"built_in":   AttributeDiskHealthDriveDatabaseSourceBuiltIn,
+	"image":      AttributeDiskHealthDriveDatabaseSourceImage,
+	"none":       AttributeDiskHealthDriveDatabaseSourceNone,
 }
 
 // AttributeErrorType specifies the value error.type attribute.
