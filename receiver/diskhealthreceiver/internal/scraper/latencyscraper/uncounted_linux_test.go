@@ -106,16 +106,8 @@ func quietScrape(t *testing.T, s *latencyScraper, name string) (pmetric.Metrics,
 // them, and the test holds it between the two.
 func TestUncountedOnThisHost(t *testing.T) {
 	dhtest.RequireRoot(t, "loads BPF, creates loop devices")
-	losetup := dhtest.Tool(t, "losetup", "mount")
 	fio := dhtest.Tool(t, "fio", "fio")
-	img := filepath.Join(t.TempDir(), "disk.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 128<<20))
-	out, err := exec.Command(losetup, "--find", "--show", img).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	loop := strings.TrimSpace(string(out))
-	t.Cleanup(func() { _ = exec.Command(losetup, "-d", loop).Run() }) // a leftover loop device is freed at reboot
-	name := filepath.Base(loop)
+	loop, name := loopDevice(t, 128<<20)
 
 	cfg := createDefaultConfig()
 	cfg.DeviceClasses = append(cfg.DeviceClasses, "loop")
