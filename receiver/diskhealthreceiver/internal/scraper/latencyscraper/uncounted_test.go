@@ -24,9 +24,9 @@ type kernelDev struct {
 
 	// At the baseline (set once update has taken one): missed then, completions between the
 	// tracepoint and diskstats at the D0 read (w0), and histogram counts between the H0 and D0 reads (e0).
-	based          bool
-	missed0        uint64
-	w0, e0, h0Read uint64
+	based   bool
+	missed0 uint64
+	w0, e0  uint64
 }
 
 type kernelModel struct {
