@@ -54,25 +54,32 @@ func cgroupWrites(md pmetric.Metrics, device string) (counts map[string]uint64, 
 	return counts, bytes
 }
 
+// loopDevice attaches a loop device over a new sparse image of size bytes, detached at the end of the
+// test, and returns its path and kernel name.
+func loopDevice(t *testing.T, size int64) (path, name string) {
+	t.Helper()
+	losetup := dhtest.Tool(t, "losetup", "mount")
+	img := filepath.Join(t.TempDir(), "disk.img")
+	require.NoError(t, os.WriteFile(img, nil, 0o600))
+	require.NoError(t, os.Truncate(img, size))
+	out, err := exec.Command(losetup, "--find", "--show", img).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	path = strings.TrimSpace(string(out))
+	t.Cleanup(func() { _ = exec.Command(losetup, "-d", path).Run() }) // a leftover loop device is freed at reboot
+	return path, filepath.Base(path)
+}
+
 // On this host's v1 blkio hierarchy, with the real probes: a child cgroup writes 256 direct 4 KiB
 // blocks to a loop device, and the scrape has its series with 256 writes and their bytes; once the
 // cgroup is removed no series names it, and the device's other series does not count its writes a
 // second time.
 func TestPerCgroupOnThisHost(t *testing.T) {
 	dhtest.RequireRoot(t, "loads BPF, creates loop devices and cgroups")
-	losetup := dhtest.Tool(t, "losetup", "mount")
 	h, err := cgroupio.Detect("/sys/fs/cgroup")
 	if err != nil || h.Version != cgroupio.V1 {
 		dhtest.Unavailable(t, "needs a cgroup v1 blkio hierarchy (this host: %+v, %v)", h, err)
 	}
-	img := filepath.Join(t.TempDir(), "disk.img")
-	require.NoError(t, os.WriteFile(img, nil, 0o600))
-	require.NoError(t, os.Truncate(img, 32<<20))
-	out, err := exec.Command(losetup, "--find", "--show", img).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	loop := strings.TrimSpace(string(out))
-	t.Cleanup(func() { _ = exec.Command(losetup, "-d", loop).Run() }) // a leftover loop device is freed at reboot
-	name := filepath.Base(loop)
+	loop, name := loopDevice(t, 32<<20)
 
 	cfg := createDefaultConfig()
 	cfg.DeviceClasses = append(cfg.DeviceClasses, "loop")
@@ -88,7 +95,7 @@ func TestPerCgroupOnThisHost(t *testing.T) {
 	require.NoError(t, os.Mkdir(cg, 0o755))
 	t.Cleanup(func() { _ = os.Remove(cg) }) // removed by the test; this is for a failure before that
 	path := "/" + filepath.Base(cg)
-	out, err = exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec dd if=/dev/zero of="$1" bs=4k count=256 oflag=direct`, cg, loop).CombinedOutput()
+	out, err := exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec dd if=/dev/zero of="$1" bs=4k count=256 oflag=direct`, cg, loop).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
 	var counts map[string]uint64

@@ -18,6 +18,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
@@ -85,6 +86,10 @@ type latencyScraper struct {
 
 	// tick is /proc/diskstats and the devices' identity, shared with the receiver's other sources.
 	tick *tick.Reader
+	// uncounted finds the completions no count of the probe shows (the dropped reason uncounted);
+	// baselines re-reads /proc/diskstats after the probe's maps for the devices it has no baseline for.
+	uncounted *uncounted
+	baselines baselineReader
 
 	now func() time.Time
 }
@@ -105,6 +110,7 @@ func newScraper(set scraper.Settings, cfg *Config, open opener, now func() time.
 		present:   map[biolat.Dev]bool{},
 		restarted: map[biolat.Dev]time.Time{},
 		marks:     map[biolat.Dev]devMark{},
+		uncounted: newUncounted(),
 		events:    emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		now:       now,
 	}, nil
@@ -196,33 +202,39 @@ func (s *latencyScraper) shutdown(context.Context) error {
 		cgErr = s.cgProbe.Close()
 		s.cgProbe = nil
 	}
-	return errors.Join(err, cgErr, s.tick.Close())
+	return errors.Join(err, cgErr, s.baselines.reader.Close(), s.tick.Close())
 }
 
 func (s *latencyScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	if s.probe == nil {
 		return pmetric.NewMetrics(), nil
 	}
-	// The probe's snapshot comes before the device list: a device that appears in between has no series
-	// yet, and one in the snapshot but not in the list has gone. A list another source read up to half
-	// an interval earlier (see package tick) may miss a device that appeared since: its first counts are
-	// then forgotten with it, and its series start from that moment, never reported under a wrong start.
+	// The probe is read after the device list's /proc/diskstats (read now or, by another source, up to
+	// half an interval earlier; see package tick), so that diskstats never counts a completion the
+	// histograms had not yet seen: the dropped reason uncounted rests on it (uncounted.go). A device that
+	// appears in between is in the snapshot but not in the list, and is taken for gone: its first counts
+	// are forgotten with it, and its series start from that moment, never reported under a wrong start.
 	// The time is taken before the probe is read, so an export of time t holds every request done
 	// before t (and perhaps a few after): a reader that compares it with /proc/diskstats read before t
 	// never finds fewer requests in the histogram than diskstats counted.
 	ts := pcommon.NewTimestampFromTime(s.now())
-	snap, err := s.probe.Collect()
-	if err != nil {
-		return pmetric.NewMetrics(), err
-	}
 	var md pmetric.Metrics
 	var errs scrapererror.ScrapeErrors
+	var collectErr error
 	if err := s.tick.Use(ctx, func(sn *tick.Snapshot) error {
+		snap, err := s.probe.Collect()
+		if err != nil {
+			collectErr = err
+			return nil
+		}
 		md = s.emit(sn, &snap, ts, &errs)
 		return nil
 	}); err != nil {
 		// An unreadable /proc/diskstats is the input owner's problem to report (tick.Reader.Owns).
 		return pmetric.NewMetrics(), s.tick.Own(err)
+	}
+	if collectErr != nil {
+		return pmetric.NewMetrics(), collectErr
 	}
 	if err := s.events.Send(ctx, s.logger, s.sink); err != nil {
 		errs.Add(err)
@@ -258,7 +270,7 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 		}
 		dev := biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}
 		old, known := s.marks[dev]
-		ios := st.ReadIOs + st.WriteIOs + st.DiscardIOs + st.FlushRequestsCompleted
+		ios := completions(st)
 		if known && ios < old.ios && id.DiskSeq == 0 {
 			// Counters that went back are, before Linux 5.15, the only sign of a device re-created
 			// under the same name and major:minor (iostat does the same).
@@ -288,6 +300,10 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 		ids[dev] = pi
 	}
 	s.marks = marks
+	uncounted, err := s.countUncounted(sn, snap, ids)
+	if err != nil {
+		errs.AddPartial(1, err)
+	}
 	s.cfg.Signs.Publish(boardSource, kernelErrors(snap, ids))
 	var cg []cgPoint
 	var nn []noisyPoint
@@ -303,7 +319,7 @@ func (s *latencyScraper) emit(sn *tick.Snapshot, snap *biolat.Snapshot, ts pcomm
 			}
 		}
 	}
-	return s.build(snap, ids, cg, nn, ts)
+	return s.build(snap, ids, uncounted, cg, nn, ts)
 }
 
 // devMark is what tells one device from the next one under the same major:minor.
@@ -344,6 +360,68 @@ func (s *latencyScraper) forgetDeparted(snap *biolat.Snapshot, current map[biola
 	return errors.Join(errs...)
 }
 
+// completions is a /proc/diskstats line's completed requests of every group, the requests the
+// histograms count.
+func completions(st *diskstats.Stat) uint64 {
+	return st.ReadIOs + st.WriteIOs + st.DiscardIOs + st.FlushRequestsCompleted
+}
+
+// countUncounted is the dropped reason uncounted at this scrape (uncounted.go), over the reported
+// devices that have histograms: their completions from sn, read before snap, and, for those without a
+// baseline, from /proc/diskstats read again now, after snap.
+func (s *latencyScraper) countUncounted(sn *tick.Snapshot, snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity) (uint64, error) {
+	devs := map[biolat.Dev]deviceCompletions{}
+	for i := range snap.Series {
+		se := &snap.Series[i]
+		if _, ok := ids[se.Dev]; ok && se.Kind == biolat.Total {
+			c := devs[se.Dev]
+			c.H += se.Histogram.Count
+			devs[se.Dev] = c
+		}
+	}
+	need := false
+	for i := range sn.Stats {
+		st := &sn.Stats[i]
+		dev := biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}
+		if c, ok := devs[dev]; ok {
+			c.D = completions(st)
+			devs[dev] = c
+			need = need || s.uncounted.needsBaseline(dev, c)
+		}
+	}
+	var err error
+	if need {
+		err = s.baselines.read(sn.Path, devs)
+	}
+	return s.uncounted.update(devs, snap.Drops.NotRun+snap.Drops.HistogramsFull), err
+}
+
+// baselineReader reads /proc/diskstats apart from the shared snapshot, for baselines only.
+type baselineReader struct {
+	reader diskstats.FileReader
+	parser diskstats.Parser
+	stats  []diskstats.Stat
+}
+
+// read sets D0 and Fresh of every device in devs that /proc/diskstats lists. Its bad lines are the
+// shared snapshot's owner's to report; a device on one has no baseline until a later scrape.
+func (b *baselineReader) read(path string, devs map[biolat.Dev]deviceCompletions) error {
+	data, err := b.reader.Read(path)
+	if err != nil {
+		return err
+	}
+	b.stats, _ = b.parser.Parse(data, b.stats[:0])
+	for i := range b.stats {
+		st := &b.stats[i]
+		dev := biolat.Dev{Major: st.MajorNumber, Minor: st.MinorNumber}
+		if c, ok := devs[dev]; ok {
+			c.D0, c.Fresh = completions(st), true
+			devs[dev] = c
+		}
+	}
+	return nil
+}
+
 // startOf is a device's start time: the probe's attach, or when its series were last forgotten.
 func (s *latencyScraper) startOf(d biolat.Dev) pcommon.Timestamp {
 	if t, ok := s.restarted[d]; ok {
@@ -354,7 +432,7 @@ func (s *latencyScraper) startOf(d biolat.Dev) pcommon.Timestamp {
 
 // build maps a snapshot to pdata: the error counter through the generated builder, the histograms
 // by hand into the same scope. Devices not in ids (filtered out, or gone) are left out.
-func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, cg []cgPoint, nn []noisyPoint, ts pcommon.Timestamp) pmetric.Metrics {
+func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointIdentity, uncounted uint64, cg []cgPoint, nn []noisyPoint, ts pcommon.Timestamp) pmetric.Metrics {
 	mb := s.mb
 	for i := range snap.Errors {
 		e := &snap.Errors[i]
@@ -380,6 +458,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 		{snap.Drops.ErrorsFull, metadata.AttributeLatencyDropReasonErrorsFull},
 		{snap.Drops.NoIssueTime, metadata.AttributeLatencyDropReasonNoIssueTime},
 		{snap.Drops.NotRun, metadata.AttributeLatencyDropReasonNotRun},
+		{uncounted, metadata.AttributeLatencyDropReasonUncounted},
 	} {
 		mb.RecordDiskHealthLatencyDroppedDataPoint(ts, emit.Int(d.n), d.reason)
 	}

@@ -32,18 +32,25 @@ import (
 )
 
 // fakeProbe serves fixed snapshots; Forget drops a device's series from what it serves next, as the
-// real probe does.
+// real probe does. collecting, when set, runs as Collect is called: the host going on while the maps
+// are read.
 type fakeProbe struct {
-	started   time.Time
-	snap      biolat.Snapshot
-	forgotten []biolat.Dev
-	closed    bool
+	started    time.Time
+	snap       biolat.Snapshot
+	forgotten  []biolat.Dev
+	closed     bool
+	collecting func()
 }
 
-func (p *fakeProbe) Hook() string                      { return "block_io_done" }
-func (p *fakeProbe) Started() time.Time                { return p.started }
-func (p *fakeProbe) Collect() (biolat.Snapshot, error) { return p.snap, nil }
-func (p *fakeProbe) Close() error                      { p.closed = true; return nil }
+func (p *fakeProbe) Hook() string       { return "block_io_done" }
+func (p *fakeProbe) Started() time.Time { return p.started }
+func (p *fakeProbe) Close() error       { p.closed = true; return nil }
+func (p *fakeProbe) Collect() (biolat.Snapshot, error) {
+	if p.collecting != nil {
+		p.collecting()
+	}
+	return p.snap, nil
+}
 func (p *fakeProbe) Forget(d biolat.Dev) error {
 	p.forgotten = append(p.forgotten, d)
 	var keep []biolat.Series
@@ -180,7 +187,7 @@ func TestScrapeGolden(t *testing.T) {
 			dhtest.AssertGolden(t, tc.golden, md)
 			assert.Empty(t, p.forgotten)
 			assert.Equal(t, tc.points, checkPoints(t, md, p.snap), "every series of sda and dm-0, none of loop0")
-			assert.Equal(t, map[string]int64{"no_start_time": 5, "histograms_full": 0, "errors_full": 1, "no_issue_time": 7, "not_run": 2},
+			assert.Equal(t, map[string]int64{"no_start_time": 5, "histograms_full": 0, "errors_full": 1, "no_issue_time": 7, "not_run": 2, "uncounted": 0},
 				dropped(t, md), "every drop reason, the probe's counts, from its attach")
 		})
 	}

@@ -63,6 +63,7 @@ const (
 	AttributeLatencyDropReasonErrorsFull
 	AttributeLatencyDropReasonNoIssueTime
 	AttributeLatencyDropReasonNotRun
+	AttributeLatencyDropReasonUncounted
 )
 
 // String returns the string representation of the AttributeLatencyDropReason.
@@ -78,6 +79,8 @@ func (av AttributeLatencyDropReason) String() string {
 		return "no_issue_time"
 	case AttributeLatencyDropReasonNotRun:
 		return "not_run"
+	case AttributeLatencyDropReasonUncounted:
+		return "uncounted"
 	}
 	return ""
 }
@@ -89,6 +92,7 @@ var MapAttributeLatencyDropReason = map[string]AttributeLatencyDropReason{
 	"errors_full":     AttributeLatencyDropReasonErrorsFull,
 	"no_issue_time":   AttributeLatencyDropReasonNoIssueTime,
 	"not_run":         AttributeLatencyDropReasonNotRun,
+	"uncounted":       AttributeLatencyDropReasonUncounted,
 }
 
 var MetricsInfo = metricsInfo{
