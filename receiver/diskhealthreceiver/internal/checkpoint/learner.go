@@ -126,7 +126,9 @@ type Config struct {
 	NoiseFactor float64
 	// MinStepFraction: and larger than this fraction of the filesystem. Default 0.0002.
 	MinStepFraction float64
-	// QuietSamples: a burst ends after this many quiet samples. Default 2.
+	// QuietSamples: a burst ends after this many quiet samples. Default 1, so that saves every second
+	// scrape (a burst, one quiet sample, the next burst) are bursts of their own; a save that pauses for
+	// a whole scrape is then seen as two.
 	QuietSamples int
 }
 
@@ -295,6 +297,10 @@ func (l *Learner) Observe(s Sample) Prediction {
 	prev := l.state
 	l.saved = Save{}
 	if !l.started {
+		if l.gap {
+			// Restored: the job's saves could not be seen until now.
+			l.hidden = later(l.hidden, s.Time)
+		}
 		l.before, l.last, l.started = s, s, true
 		return l.predict(s, prev)
 	}
@@ -385,33 +391,19 @@ const MaxBurstSamples = 4096
 // minutes, so a save may last up to a quarter hour and still stand out of it.
 const noiseWindow = 128
 
-// noiseSpan is how many consecutive rates the noise floor averages: a filesystem that allocates in
-// chunks (XFS preallocates an appended file's blocks 64 KiB and more at a time) moves a growing log's
-// usage by a chunk at some scrapes and not at all at the ones between, whose lower quartile alone is 0.
-const noiseSpan = 1
-
-// noise is the lower quartile of the recent absolute rates, each averaged over noiseSpan consecutive
-// samples (fewer while there are fewer).
+// noise is the lower quartile of the recent absolute rates. Each rate alone, not averaged over a few
+// samples: saves every second scrape are half of the rates and would be in every average. A
+// filesystem that allocates in chunks steps a growing log by a chunk now and then, above this floor:
+// those bursts are far smaller than the saves and taken for the background (endBurst).
 func (l *Learner) noise() float64 {
 	n := min(l.nrates, noiseWindow)
 	if n == 0 {
 		return 0
 	}
-	span := min(noiseSpan, n)
 	var buf [noiseWindow]float64
-	r := buf[:n-span+1]
-	first := l.nrates - n // the oldest rate kept, in the order they came
-	sum := 0.0
-	for j := range n {
-		sum += l.rates[(first+j)%noiseWindow]
-		if j >= span {
-			sum -= l.rates[(first+j-span)%noiseWindow]
-		}
-		if j >= span-1 {
-			r[j-span+1] = sum / float64(span)
-		}
-	}
-	return nth(r, len(r)/4)
+	r := buf[:n]
+	copy(r, l.rates[:n])
+	return nth(r, n/4)
 }
 
 // nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of
