@@ -13,8 +13,9 @@
 // deletion and part of the write fall between the same two samples. The number of copies kept is how
 // many were on disk when rotation was first seen.
 //
-// The prediction replays the learned cycle forward from now: background growth (the usage slope
-// between bursts) until each of the next Lookahead saves, each save's peak need (its size; minus the
+// The prediction replays the learned cycle forward from now: the filesystem's growth (the larger of
+// the usage slope between bursts and the recent trend, another writer's burst included) until each of
+// the next Lookahead saves, each save's peak need (its size; minus the
 // copy removed first when rotation runs before it) against the free space then. The state is
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
 // fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
