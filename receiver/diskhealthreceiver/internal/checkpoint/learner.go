@@ -376,13 +376,18 @@ func (l *Learner) allowance(now time.Time) float64 {
 // trendRate is the median of the recent trend.
 func (l *Learner) trendRate() float64 {
 	n := min(l.ntrend, trendWindow)
-	if n == 0 {
+	return ringNth(l.trend[:n], n/2)
+}
+
+// ringNth is the k-th smallest of v (at most noiseWindow values, left unchanged; 0 when empty).
+func ringNth(v []float64, k int) float64 {
+	if len(v) == 0 {
 		return 0
 	}
-	var buf [trendWindow]float64
-	r := buf[:n]
-	copy(r, l.trend[:n])
-	return nth(r, n/2)
+	var buf [noiseWindow]float64
+	r := buf[:len(v)]
+	copy(r, v)
+	return nth(r, k)
 }
 
 // MaxBurstSamples bounds the samples one burst keeps.
@@ -398,13 +403,7 @@ const noiseWindow = 128
 // those bursts are far smaller than the saves and taken for the background (endBurst).
 func (l *Learner) noise() float64 {
 	n := min(l.nrates, noiseWindow)
-	if n == 0 {
-		return 0
-	}
-	var buf [noiseWindow]float64
-	r := buf[:n]
-	copy(r, l.rates[:n])
-	return nth(r, n/4)
+	return ringNth(l.rates[:n], n/4)
 }
 
 // nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of

@@ -33,7 +33,7 @@ func (l *Learner) MarshalBinary() ([]byte, error) {
 		b = binary.AppendVarint(b, v)
 	}
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.growth))
-	b = binary.LittleEndian.AppendUint64(b, uint64(l.hidden.UnixNano()))
+	b = binary.AppendVarint(b, l.hidden.UnixNano())
 	copies := l.copies[max(0, len(l.copies)-maxStateCopies):]
 	for _, list := range [][]uint64{copies, l.sizes} {
 		b = binary.AppendUvarint(b, uint64(len(list)))
@@ -65,8 +65,8 @@ func (l *Learner) UnmarshalBinary(data []byte) error {
 	r.transient, r.alerted, r.everRegular = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	r.saves, r.keep, r.pureSaves = int(d.varint()), int(d.varint()), int(d.varint())
 	r.lastDur, r.lastSize, r.quietSeen, r.foreignBytes = time.Duration(d.varint()), uint64(d.varint()), int(d.varint()), uint64(d.varint())
-	r.growth = math.Float64frombits(d.uint64())
-	r.hidden = time.Unix(0, int64(d.uint64()))
+	r.growth = math.Float64frombits(d.fixed(8))
+	r.hidden = time.Unix(0, d.varint())
 	r.copies = d.uvarints(maxStateCopies)
 	r.sizes = d.uvarints(r.cfg.History)
 	for range d.count(r.cfg.History + 1) {
@@ -74,7 +74,7 @@ func (l *Learner) UnmarshalBinary(data []byte) error {
 	}
 	r.nrates = d.count(noiseWindow)
 	for i := range r.nrates {
-		r.rates[i] = float64(math.Float32frombits(d.uint32()))
+		r.rates[i] = float64(math.Float32frombits(uint32(d.fixed(4))))
 	}
 	if d.err != nil {
 		return d.err
@@ -116,13 +116,13 @@ func (d *decoder) byte() byte {
 	return v
 }
 
+// varint reads a signed varint (zig-zag, as binary.AppendVarint writes it).
 func (d *decoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("number")
-		return 0
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
 	}
-	d.b = d.b[n:]
 	return v
 }
 
@@ -136,23 +136,17 @@ func (d *decoder) uvarint() uint64 {
 	return v
 }
 
-func (d *decoder) uint64() uint64 {
-	if len(d.b) < 8 {
+// fixed reads a little-endian number of n (4 or 8) bytes.
+func (d *decoder) fixed(n int) uint64 {
+	if len(d.b) < n {
 		d.fail("number")
 		return 0
 	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
-
-func (d *decoder) uint32() uint32 {
-	if len(d.b) < 4 {
-		d.fail("rate")
-		return 0
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(d.b[i])
 	}
-	v := binary.LittleEndian.Uint32(d.b)
-	d.b = d.b[4:]
+	d.b = d.b[n:]
 	return v
 }
 

@@ -64,7 +64,7 @@ func TestLearnerStateRefusesBadData(t *testing.T) {
 	assert.Error(t, NewLearner(Config{}).UnmarshalBinary(bad))
 	long := append([]byte{}, data[:5]...)
 	long = append(long, 0, 0, 0, 0, 0, 0, 0) // the seven numbers
-	long = append(long, make([]byte, 16)...) // growth, hidden
+	long = append(long, make([]byte, 9)...)  // growth, hidden
 	long = append(long, 0xff, 0x01)          // 255 copies
 	assert.ErrorContains(t, NewLearner(Config{}).UnmarshalBinary(long), "at most")
 }

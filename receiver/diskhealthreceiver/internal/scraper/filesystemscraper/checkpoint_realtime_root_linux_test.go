@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
@@ -21,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
@@ -86,17 +89,10 @@ func (r *realTimeRun) state(md pmetric.Metrics) string {
 func (r *realTimeRun) events() []string {
 	var names []string
 	for _, ld := range r.sink.AllLogs() {
-		rls := ld.ResourceLogs()
-		for i := range rls.Len() {
-			sls := rls.At(i).ScopeLogs()
-			for j := range sls.Len() {
-				lrs := sls.At(j).LogRecords()
-				for k := range lrs.Len() {
-					name, _ := lrs.At(k).Attributes().Get("event.name")
-					names = append(names, name.Str())
-				}
-			}
-		}
+		pdatawalk.ForEachLogRecord(ld, func(_ pcommon.Resource, lr plog.LogRecord) {
+			name, _ := lr.Attributes().Get("event.name")
+			names = append(names, name.Str())
+		})
 	}
 	return names
 }
