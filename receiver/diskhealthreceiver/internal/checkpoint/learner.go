@@ -230,6 +230,8 @@ type Learner struct {
 	trend  [trendWindow]float64
 	ntrend int
 	excess float64
+	// settling: the last burst ended at the sample before.
+	settling bool
 
 	// The burst in progress: from its last quiet sample (burstStart) to its last active one
 	// (burstEnd). levels are the usage from the sample before burstStart, so a partial first step of
@@ -336,10 +338,16 @@ func (l *Learner) Observe(s Sample) Prediction {
 		if l.quiet >= l.cfg.QuietSamples {
 			// Quiet samples after the first belong to the background, not the burst.
 			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold)
-			l.inBurst = false
+			l.inBurst, l.settling = false, true
 		}
 	}
-	if !active && !l.inBurst {
+	switch {
+	case active || l.inBurst:
+	case l.settling:
+		// The sample after a burst may still hold its tail (a filesystem settling its allocation):
+		// not the background's.
+		l.settling = false
+	default:
 		l.learnBackground(delta / dt)
 	}
 	l.pushTrend(active, s, delta/dt, dt)
@@ -472,7 +480,10 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	// larger than every one learned, all of them that small, shows that those were such chunks.
 	chunk := func(size uint64) bool { return float64(size) < scaleGap*minSave }
 	size := uint64(max(net, int64(rise)))
-	if wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
+	// A burst too small to be a save or a deletion is the background moving in a larger step than
+	// usual (the noise floor is each step's own rate, and an allocation chunk stands out of it): its
+	// growth is the background's, which would be underestimated without it.
+	if !wrote && !removed || wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
 		if span := l.spanEnd.Sub(l.spanStart).Seconds(); span > 0 {
 			rate := (float64(lastLevel) - float64(first)) / span
 			for range len(levels) - 1 {
