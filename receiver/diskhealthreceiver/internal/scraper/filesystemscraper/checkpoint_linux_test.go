@@ -106,7 +106,7 @@ func TestFSScraperCheckpointRelearning(t *testing.T) {
 		f.keepAfterAt(min(at, stop))
 		md, err := s.scrape(t.Context())
 		require.NoError(t, err)
-		if at < 6*time.Hour+10*time.Minute {
+		if at < 6*time.Hour+30*time.Minute {
 			continue
 		}
 		states, _ := domainPoints(md, "system.filesystem.checkpoint.state")
