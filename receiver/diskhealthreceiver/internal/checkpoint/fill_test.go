@@ -165,11 +165,31 @@ func TestLearnerLearnsFrequentSaves(t *testing.T) {
 	}
 }
 
-// TestLearnerSaysWhyItRelearns: a pattern lost is said, once, with its reason, and stays said while
-// learning again: a job that stops saving, and saves far larger again and again (a model grown); the saves are kept (no rotation).
-func TestLearnerSaysWhyItRelearns(t *testing.T) {
+// keptSaves is issueFS's job with every save kept (no rotation) on a filesystem with room for all.
+func keptSaves() *sharedFS {
 	f := issueFS()
 	f.fillRate, f.limit, f.keep = 0, 16<<30, 1<<20
+	return f
+}
+
+// observeFor feeds l n more scrapes of f from at on and returns the time after them, the last
+// prediction and the reasons of the patterns lost meanwhile.
+func observeFor(l *Learner, f *sharedFS, at time.Duration, n int) (time.Duration, Prediction, []Reason) {
+	var p Prediction
+	var lost []Reason
+	for range n {
+		at += f.scrape
+		if p = l.Observe(f.step(at)); p.Lost {
+			lost = append(lost, p.Relearning)
+		}
+	}
+	return at, p, lost
+}
+
+// TestLearnerSaysWhyItRelearns: a pattern lost is said, once, with its reason, and stays said while
+// learning again: a job that stops saving, and saves far larger again and again (a model grown).
+func TestLearnerSaysWhyItRelearns(t *testing.T) {
+	f := keptSaves()
 	l := NewLearner(Config{})
 	at := time.Duration(0)
 	for ; at <= 60*time.Second; at += f.scrape {
@@ -193,16 +213,8 @@ func TestLearnerSaysWhyItRelearns(t *testing.T) {
 	assert.Equal(t, "stopped_saving", lost[0].Relearning.String())
 
 	f.next, f.size = at+f.scrape, 400*mib // saves again, four times larger: learned afresh
-	lost = lost[:0]
-	var p Prediction
-	for range 120 {
-		at += f.scrape
-		p = l.Observe(f.step(at))
-		if p.Lost {
-			lost = append(lost, p)
-		}
-	}
-	assert.Empty(t, lost, "the job saving again is no new loss")
+	_, p, again := observeFor(l, f, at, 120)
+	assert.Empty(t, again, "the job saving again is no new loss")
 	assert.NotEqual(t, Learning, p.State)
 	assert.InDelta(t, 400*mib, float64(p.SizeP50), 40*mib, "the saves of the new size are learned")
 	assert.Zero(t, p.Relearning)
@@ -211,23 +223,11 @@ func TestLearnerSaysWhyItRelearns(t *testing.T) {
 // TestLearnerSaysAChangedPattern: saves far larger than learned, again and again at the cadence, are the
 // saves changed: said once as pattern_changed, then learned (the saves kept, no rotation).
 func TestLearnerSaysAChangedPattern(t *testing.T) {
-	f := issueFS()
-	f.fillRate, f.limit, f.keep = 0, 16<<30, 1<<20
+	f := keptSaves()
 	l := NewLearner(Config{})
-	at := time.Duration(0)
-	for ; at <= 100*time.Second; at += f.scrape {
-		l.Observe(f.step(at))
-	}
+	at, _, _ := observeFor(l, f, -f.scrape, 101)
 	f.size, f.rate = 1000*mib, 500*mib
-	var lost []Reason
-	var p Prediction
-	for range 150 {
-		at += f.scrape
-		p = l.Observe(f.step(at))
-		if p.Lost {
-			lost = append(lost, p.Relearning)
-		}
-	}
+	_, p, lost := observeFor(l, f, at, 150)
 	assert.Equal(t, []Reason{ReasonChanged}, lost)
 	assert.NotEqual(t, Learning, p.State)
 	assert.InDelta(t, 1000*mib, float64(p.SizeP50), 100*mib)
