@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -332,7 +334,7 @@ func TestElasticsearchExporter(t *testing.T) {
 				current = append(current, s)
 			}
 		}
-		assert.Subset(t, []string{"ok", "standby_skipped", "permission_denied", "unsupported", "timeout", "error"}, keys(states))
+		assert.Subset(t, []string{"ok", "standby_skipped", "permission_denied", "unsupported", "timeout", "error"}, slices.Sorted(maps.Keys(states)))
 		assert.Len(t, current, 1, "states at 1: %v", states)
 	})
 

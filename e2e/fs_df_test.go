@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,7 +96,7 @@ func TestFilesystemUsageAgreesWithDf(t *testing.T) {
 	require.Equal(t, before, after, "a filesystem changed while the collector and df read it")
 
 	fss := filesystems(tail.exports[i])
-	assert.Len(t, fss, len(mounts), "the export has exactly the included mounts: %v", keys(fss))
+	assert.Len(t, fss, len(mounts), "the export has exactly the included mounts: %v", slices.Sorted(maps.Keys(fss)))
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-6s %-12s %12s %12s %12s %12s %6s %8s %8s %6s\n",
 		"fs", "source", "size", "used", "avail", "reserved", "Use%", "inodes", "iused", "IUse%")

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -276,7 +278,7 @@ func TestHungMountNeverStallsScrape(t *testing.T) {
 		}
 		took := tt.arrived[k].Sub(start)
 		durations = append(durations, took.Round(time.Millisecond).String())
-		assert.Len(t, fss, 3, "export %d: %v", k, keys(fss))
+		assert.Len(t, fss, 3, "export %d: %v", k, slices.Sorted(maps.Keys(fss)))
 		if s, err := fss[hung].status(); assert.NoError(t, err, "export %d", k) {
 			assert.Equal(t, "timeout", s, "export %d: the FUSE mount's status", k)
 		}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
@@ -48,28 +48,10 @@ func collectorBinary(t *testing.T) string {
 	return dst
 }
 
-// syncBuffer collects a child's output while the test may read it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // collector is a running otelcol-diskhealth process.
 type collector struct {
 	cmd     *exec.Cmd
-	output  *syncBuffer
+	output  *e2ekit.SyncBuffer
 	exited  chan struct{}
 	waitErr error
 }
@@ -87,7 +69,7 @@ func startCollectorEnv(t *testing.T, bin string, env []string, config string, ar
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
-	c := &collector{cmd: exec.Command(bin, append([]string{"--config", cfg}, args...)...), output: &syncBuffer{}, exited: make(chan struct{})}
+	c := &collector{cmd: exec.Command(bin, append([]string{"--config", cfg}, args...)...), output: &e2ekit.SyncBuffer{}, exited: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	c.cmd.Env = append(os.Environ(), env...)
 	// The shipped configs keep their sending queues under DISKHEALTH_STATE_DIR (file_storage, default

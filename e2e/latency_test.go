@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver"
@@ -26,45 +27,6 @@ import (
 
 // The latency source through the built collector: a fresh loop device, fixed-size fio jobs, and the
 // file exporter's histograms compared with /proc/diskstats and fio (issue 12, "done when" 1 and 4).
-
-// expHist is one exported exponential histogram point: bucket index → count (math.MinInt32 for
-// the zero bucket), count and sum.
-type expHist struct {
-	buckets map[int32]uint64
-	count   uint64
-	sum     float64
-	start   pcommon.Timestamp
-	ts      pcommon.Timestamp
-	hwID    string
-}
-
-// latencyPoints returns a device's histograms in an export, by direction.
-func latencyPoints(md pmetric.Metrics, dev string) map[string]expHist {
-	out := map[string]expHist{}
-	pdatawalk.ForEachHistogramPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.ExponentialHistogramDataPoint) {
-		if d, _ := dp.Attributes().Get("system.device"); d.Str() != dev {
-			return
-		}
-		dir := map[string]string{"system.disk.discard.operation.duration": "discard", "system.disk.flush.operation.duration": "flush"}[m.Name()]
-		if m.Name() == "system.disk.operation.duration" {
-			v, _ := dp.Attributes().Get("disk.io.direction")
-			dir = v.Str()
-		}
-		if dir == "" {
-			return
-		}
-		h := expHist{buckets: map[int32]uint64{math.MinInt32: dp.ZeroCount()}, count: dp.Count(), sum: dp.Sum(),
-			start: dp.StartTimestamp(), ts: dp.Timestamp()}
-		if v, ok := dp.Attributes().Get("hw.id"); ok {
-			h.hwID = v.Str()
-		}
-		for b, n := range dp.Positive().BucketCounts().AsRaw() {
-			h.buckets[dp.Positive().Offset()+int32(b)] = n
-		}
-		out[dir] = h
-	})
-	return out
-}
 
 // exportTime is the time of an export's points (all one scrape's), zero when it has none.
 func exportTime(md pmetric.Metrics) pcommon.Timestamp {
@@ -196,36 +158,24 @@ func iostatTime(md pmetric.Metrics, dev string) pcommon.Timestamp {
 // quiescent waits until dev's /proc/diskstats counters stand still across a latency export and an
 // iostat export (each source exports on its own) scraped after they were read, and returns those
 // exports' histograms, the probe's skipped program runs and iostat times with the counters.
-func quiescent(t *testing.T, c *collector, tail *exportTail, dev string) (map[string]expHist, int64, map[string]float64, map[string][2]uint64) {
+func quiescent(t *testing.T, c *collector, tail *exportTail, dev string) (map[string]e2ekit.ExpHist, int64, map[string]float64, map[string][2]uint64) {
 	t.Helper()
 	for range 40 {
 		before := diskstatsOps(t, dev)
 		readAt := pcommon.NewTimestampFromTime(time.Now())
 		from := len(tail.exports)
 		li := c.waitExport(t, tail, from, 20*time.Second, "a latency export after the diskstats read", func(md pmetric.Metrics) bool {
-			return exportTime(md) > readAt && len(latencyPoints(md, dev)) > 0
+			return exportTime(md) > readAt && len(e2ekit.LatencyPoints(md, dev)) > 0
 		})
 		ii := c.waitExport(t, tail, from, 20*time.Second, "an iostat export after the diskstats read", func(md pmetric.Metrics) bool {
 			return iostatTime(md, dev) > readAt
 		})
 		if after := diskstatsOps(t, dev); fmt.Sprint(after) == fmt.Sprint(before) {
-			return latencyPoints(tail.exports[li], dev), notRun(tail.exports[li]), operationTime(tail.exports[ii], dev), before
+			return e2ekit.LatencyPoints(tail.exports[li], dev), e2ekit.NotRun(tail.exports[li]), operationTime(tail.exports[ii], dev), before
 		}
 	}
 	t.Fatalf("%s never stood still", dev)
 	return nil, 0, nil, nil
-}
-
-// notRun is disk_health.latency.dropped{latency.drop.reason=not_run} in an export: the probe's
-// program runs the kernel skipped, on any device.
-func notRun(md pmetric.Metrics) int64 {
-	var n int64
-	pdatawalk.ForEachNumberPoint(md, func(_ pcommon.Resource, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if r, _ := dp.Attributes().Get("latency.drop.reason"); m.Name() == "disk_health.latency.dropped" && r.Str() == "not_run" {
-			n = dp.IntValue()
-		}
-	})
-	return n
 }
 
 type fioLatency struct {
@@ -270,27 +220,6 @@ func fioBin(ns float64) (start, end float64) {
 // distribution one such request decides the percentile; with ten or more requests above it, it does
 // not.
 func comparableToFio(n uint64, pct float64) bool { return float64(n)*(1-pct/100) >= 10 }
-
-// lowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3).
-func lowerBound(b map[int32]uint64, count uint64, q float64) float64 {
-	rank := uint64(math.Ceil(q * float64(count)))
-	idx := make([]int32, 0, len(b))
-	for i := range b {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
-	var seen uint64
-	for _, i := range idx {
-		seen += b[i]
-		if seen >= rank && b[i] > 0 {
-			if i == math.MinInt32 {
-				return 0
-			}
-			return math.Exp2(float64(i) / 8)
-		}
-	}
-	return math.Inf(1)
-}
 
 // TestLatencyLoopDeviceThroughCollector: on this kernel, a fresh loop device and fixed-size fio jobs
 // (direct random reads and writes; writes with fsyncs for flushes; trims for discards). Per direction,
@@ -337,8 +266,8 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 		fioOps := map[string]fioDirection{"read": f.Read, "write": f.Write, "discard": f.Trim, "flush": f.Sync}
 		t.Logf("fio %s", strings.Join(job.args, " "))
 		for _, d := range []string{"read", "write", "discard", "flush"} {
-			count := h1[d].count - h0[d].count
-			sumMs := (h1[d].sum - h0[d].sum) * 1e3
+			count := h1[d].Count - h0[d].Count
+			sumMs := (h1[d].Sum - h0[d].Sum) * 1e3
 			ops, ms := d1[d][0]-d0[d][0], d1[d][1]-d0[d][1]
 			want := fioOps[d].TotalIOs
 			if d == "write" {
@@ -357,23 +286,23 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 			require.InDelta(t, (ot1[d]-ot0[d])*1e3, sumMs, 1+float64(count)*0.002, "%s: sum vs iostat's operation_time", d)
 			if h, ok := h1[d]; ok {
 				if start == 0 {
-					start = h.start
+					start = h.Start
 				}
-				assert.Equal(t, start, h.start, "%s: one start time, the probe's attach", d)
-				assert.Empty(t, h.hwID, "a loop device is not a whole physical disk: no hw.id")
+				assert.Equal(t, start, h.Start, "%s: one start time, the probe's attach", d)
+				assert.Empty(t, h.HwID, "a loop device is not a whole physical disk: no hw.id")
 			}
 		}
 		for _, d := range job.percentiles {
 			delta := map[int32]uint64{}
-			for i, n := range h1[d].buckets {
-				delta[i] = n - h0[d].buckets[i]
+			for i, n := range h1[d].Buckets {
+				delta[i] = n - h0[d].Buckets[i]
 			}
 			lat := fioOps[d].Clat
 			if d == "flush" {
 				lat = fioOps[d].Lat
 			}
 			require.NotEmpty(t, lat.Percentile, d)
-			n := h1[d].count - h0[d].count
+			n := h1[d].Count - h0[d].Count
 			compared := 0
 			for pct, fioNs := range lat.Percentile {
 				pv, err := strconv.ParseFloat(pct, 64)
@@ -382,13 +311,13 @@ func TestLatencyLoopDeviceThroughCollector(t *testing.T) {
 					continue
 				}
 				compared++
-				lower := lowerBound(delta, n, pv/100)
+				lower := e2ekit.LowerBound(delta, n, pv/100)
 				_, fioEnd := fioBin(fioNs)
 				require.LessOrEqual(t, lower*1e9, fioEnd, "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", d, pct, lower*1e9, fioNs)
 			}
 			p99 := lat.Percentile["99.000000"]
 			t.Logf("  %-7s %d of fio's %d percentiles compared, each at or above our bucket's lower bound; p99 fio %.0f µs, our bucket from %.0f µs",
-				d, compared, len(lat.Percentile), p99/1e3, lowerBound(delta, n, 0.99)*1e6)
+				d, compared, len(lat.Percentile), p99/1e3, e2ekit.LowerBound(delta, n, 0.99)*1e6)
 		}
 	}
 }
@@ -468,7 +397,7 @@ func TestLatencyPrivileges(t *testing.T) {
 		runCmd(t, "dd", "if=/dev/"+dev, "of=/dev/null", "bs=4096", "count=8", "iflag=direct")
 		tail := &exportTail{path: out}
 		c.waitExport(t, tail, 0, 20*time.Second, "a read histogram of "+dev, func(md pmetric.Metrics) bool {
-			return latencyPoints(md, dev)["read"].count >= 8
+			return e2ekit.LatencyPoints(md, dev)["read"].Count >= 8
 		})
 		assert.Empty(t, linesWith(c.output.String(), "CAP_BPF"))
 	})

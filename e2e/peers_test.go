@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 )
 
 // Helpers for the tests that run the collector against a peer: free loopback ports, a peer process
@@ -57,7 +59,7 @@ func shippedConfig(t *testing.T, name string) string {
 // the test ends, its output logged if the test failed.
 func startPeer(t *testing.T, name string, args ...string) *collector {
 	t.Helper()
-	c := &collector{cmd: exec.Command(name, args...), output: &syncBuffer{}, exited: make(chan struct{})}
+	c := &collector{cmd: exec.Command(name, args...), output: &e2ekit.SyncBuffer{}, exited: make(chan struct{})}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	require.NoError(t, c.cmd.Start())
 	go func() {

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -166,7 +168,7 @@ func TestPersistentProblemsLogOnce(t *testing.T) {
 			continue
 		}
 		for _, mp := range others {
-			assert.True(t, hasStatus(fss, mp, "ok"), "export %d: %s not ok (%v)", k, mp, keys(fss))
+			assert.True(t, hasStatus(fss, mp, "ok"), "export %d: %s not ok (%v)", k, mp, slices.Sorted(maps.Keys(fss)))
 		}
 		if k > iOK && hasStatus(fss, hungMP, "timeout") {
 			timeouts++

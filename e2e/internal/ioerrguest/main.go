@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command ioerrguest runs inside the QEMU VM of the kernel-seen I/O error end-to-end test
-// (e2e/latency_ioerr_qemu_test.go), on the guest's Debian kernel: it starts the disk_health
+// (e2e/qemu/latency_ioerr_qemu_test.go), on the guest's Debian kernel: it starts the disk_health
 // receiver (metrics and logs) with the latency and SMART sources only, and a second one with the
 // stack source alone; waits until the boot's scsi_debug disk has a SMART verdict that saw its zero
 // error baseline; turns on scsi_debug's medium error emulation (opts bit 2: reads of sectors

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command latencyguest runs inside the QEMU VM of the latency end-to-end test
-// (e2e/latency_qemu_test.go), on the guest's Debian kernel (the block_rq_complete path before 6.5):
+// (e2e/qemu/latency_qemu_test.go), on the guest's Debian kernel (the block_rq_complete path before 6.5):
 // it starts the disk_health receiver with only the latency source, then creates disks of known
 // latency after the probe attached (null_blk completing every request after 1 ms on a timer, the
 // boot's scsi_debug disk delayed to 5 ms, a bio-based dm-linear device over null_blk), does a fixed

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command nfsguest runs inside the QEMU VM of the NFS end-to-end test (e2e/nfs_qemu_test.go): it
+// Command nfsguest runs inside the QEMU VM of the NFS end-to-end test (e2e/qemu/nfs_qemu_test.go): it
 // serves a tmpfs with the guest kernel's nfsd and mounts it over the loopback interface with NFSv3,
 // NFSv4.2 and NFSv4.2 nconnect=4 (the last after the plain v4.2 mount is gone: the kernel would
 // merge their clients). The accuracy part brackets direct reads and writes between two scrapes of a

@@ -1,6 +1,6 @@
 //go:build linux
 
-// Command smartguest runs inside the QEMU VM of the SMART end-to-end test (e2e/smart_qemu_test.go): it
+// Command smartguest runs inside the QEMU VM of the SMART end-to-end test (e2e/qemu/smart_qemu_test.go): it
 // runs the disk_health receiver on the VM's emulated disks, runs smartctl and nvme-cli on the same disks
 // in the same boot, and prints everything as one JSON line for the host test to compare. It is built by
 // that test and means nothing outside the VM.

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command stackguest runs inside the QEMU VM of the storage-stack end-to-end test
-// (e2e/stack_qemu_test.go): it starts the disk_health receiver with only the stack source, builds an
+// (e2e/qemu/stack_qemu_test.go): it starts the disk_health receiver with only the stack source, builds an
 // md RAID1 over two scsi_debug disks, a dm thin pool over null_blk and a dm-multipath map over two
 // null_blk paths, breaks each the way the test asks (mdadm --fail, remove and re-add; filling the pool
 // past its threshold and out of space; dmsetup fail_path), and prints what the tools (mdadm --detail,

@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command verdictguest runs inside the QEMU VM of the pass-through verdict end-to-end test
-// (e2e/verdict_qemu_test.go), on the guest's Debian kernel: it starts the disk_health receiver with
+// (e2e/qemu/verdict_qemu_test.go), on the guest's Debian kernel: it starts the disk_health receiver with
 // every source enabled at its defaults but SMART, read every few seconds; first lets it read the disks
 // alone, sampling the SCSI midlayer's counters of every sd disk after each SMART read; then polls every
 // disk with smartctl -a as well until at least minReads SMART reads are done; and prints the exports,

@@ -1,5 +1,5 @@
 // Package vmproto is what the QEMU guest programs (e2e/internal/*guest) and the host tests
-// (e2e/*_qemu_test.go) say to each other on the test serial line, declared once for both sides: the
+// (e2e/qemu/*_qemu_test.go) say to each other on the test serial line, declared once for both sides: the
 // marker strings and each guest's bundle, the one JSON line with everything the host compares.
 package vmproto // import "github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 

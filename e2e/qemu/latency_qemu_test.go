@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"math"
@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
@@ -54,18 +55,18 @@ func TestLatencyKnownDelaysQEMU(t *testing.T) {
 	}
 	medians := map[string]float64{}
 	for _, dev := range []string{null, scsi} {
-		h0, h1 := latencyPoints(before, dev), latencyPoints(after, dev)
+		h0, h1 := e2ekit.LatencyPoints(before, dev), e2ekit.LatencyPoints(after, dev)
 		d0, d1 := guestDiskstats(t, b.DiskstatsBefore, dev), guestDiskstats(t, b.DiskstatsAfter, dev)
 		lowest := bucketOf(delays[dev])
 		for _, dir := range []string{"read", "write"} {
 			delta := map[int32]uint64{}
-			for i, n := range h1[dir].buckets {
-				delta[i] = n - h0[dir].buckets[i]
+			for i, n := range h1[dir].Buckets {
+				delta[i] = n - h0[dir].Buckets[i]
 			}
-			count := h1[dir].count - h0[dir].count
-			sumMs := (h1[dir].sum - h0[dir].sum) * 1e3
+			count := h1[dir].Count - h0[dir].Count
+			sumMs := (h1[dir].Sum - h0[dir].Sum) * 1e3
 			ops, ms := d1[dir][0]-d0[dir][0], d1[dir][1]-d0[dir][1]
-			med := lowerBound(delta, count, 0.5)
+			med := e2ekit.LowerBound(delta, count, 0.5)
 			var idx []int32
 			for i, n := range delta {
 				if n > 0 {
@@ -79,7 +80,7 @@ func TestLatencyKnownDelaysQEMU(t *testing.T) {
 			require.Equal(t, uint64(issued[dev][dir]), ops, "%s %s: diskstats vs what the guest did", dev, dir)
 			// Exact, but for the program runs the guest's kernel says it skipped (not_run, on any device).
 			require.LessOrEqual(t, count, ops, "%s %s: histogram vs diskstats", dev, dir)
-			require.LessOrEqual(t, int64(ops-count), notRun(after)-notRun(before), "%s %s: histogram vs diskstats", dev, dir)
+			require.LessOrEqual(t, int64(ops-count), e2ekit.NotRun(after)-e2ekit.NotRun(before), "%s %s: histogram vs diskstats", dev, dir)
 			// Both measure from rq->start_time_ns, but before 6.5 the probe reads its clock at
 			// block_rq_complete, at the top of blk_update_request, and the kernel its own after it has
 			// completed the request's bios (their end_io, waking the waiter): the sum runs below

@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"os"
@@ -15,7 +15,7 @@ import (
 // accuracy rounds, with -S (the interval) and without (the counters since the mount).
 
 func readNFSToolFixture(t testing.TB, name string) []byte {
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "nfsiostat", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "nfsiostat", name))
 	require.NoError(t, err)
 	return data
 }

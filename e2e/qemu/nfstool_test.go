@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 
 // The NFS test's peer is nfs-utils' mountstats script, the code of nfsiostat (its iostat
 // subcommand is nfsiostat over files: -f a mountstats text, -S an earlier one). Debian's nfs-common
-// is unpacked, not installed (its daemons stay off the host), into ../_build/nfs-common, and the
+// is unpacked, not installed (its daemons stay off the host), into ../../_build/nfs-common, and the
 // script runs under the host's python3.
 
 // nfsToolDir is where nfs-common is unpacked.
-const nfsToolDir = "../_build/nfs-common"
+const nfsToolDir = "../../_build/nfs-common"
 
 // nfsTool runs the mountstats script.
 type nfsTool struct{ python, script string }

@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestCheckpointProjectQuotaQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED QEMU TEST (ckptguest): -short")
 	}
-	prepareVM(t).runGuestPackageTest(t, "./internal/ckptguest", "../receiver/diskhealthreceiver/internal/scraper/filesystemscraper", "fs",
+	prepareVM(t).runGuestPackageTest(t, "../internal/ckptguest", "../../receiver/diskhealthreceiver/internal/scraper/filesystemscraper", "fs",
 		"TestFSScraperCheckpointSeededProjectQuota|TestFSScraperCheckpointWriterSeeded", 30*time.Minute, func(line string) bool {
 			return strings.Contains(line, "seed") || strings.Contains(line, "in time") || strings.Contains(line, "saves:") ||
 				strings.Contains(line, "--- ")

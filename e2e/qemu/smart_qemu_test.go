@@ -1,11 +1,13 @@
-package e2e
+package qemu
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,7 +74,7 @@ func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 	require.Contains(t, log, vmproto.MarkerExit+"0")
 
 	p1 := smartDisks(t, b.Phase1.SMART)
-	require.Len(t, p1, 5, "nvme0 and four SCSI-layer disks: %v", keys(p1))
+	require.Len(t, p1, 5, "nvme0 and four SCSI-layer disks: %v", slices.Sorted(maps.Keys(p1)))
 	tools := b.Phase1.Tools
 	var sawATA, sawSeagate, sawNVMe, sawSCSIDebug, sawSCSIHD int
 	for name, d := range p1 {
@@ -207,14 +209,6 @@ func (d *smartDisk) requireAllChecked(t *testing.T) {
 	}
 }
 
-func keys[V any](m map[string]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // smartctlOut is the part of smartctl's JSON the comparison reads.
 type smartctlOut struct {
 	LocalTime struct {
@@ -279,7 +273,7 @@ type smartctlOut struct {
 func smartctlJSON(t *testing.T, tools map[string]json.RawMessage, key string) smartctlOut {
 	t.Helper()
 	raw, ok := tools[key]
-	require.True(t, ok, "no %q among %v", key, keys(tools))
+	require.True(t, ok, "no %q among %v", key, slices.Sorted(maps.Keys(tools)))
 	var sc smartctlOut
 	require.NoError(t, json.Unmarshal(raw, &sc), key)
 	return sc

@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ func TestCgroupWritebackQEMU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("SKIPPED QEMU TEST (cgwbguest): -short")
 	}
-	prepareVM(t).runGuestPackageTest(t, "./internal/cgwbguest", "../receiver/diskhealthreceiver/internal/biolat", "biolat",
+	prepareVM(t).runGuestPackageTest(t, "../internal/cgwbguest", "../../receiver/diskhealthreceiver/internal/biolat", "biolat",
 		"TestCgroupWritebackChargedToOwner", 5*time.Minute, func(line string) bool {
 			return strings.Contains(line, "io.stat") || strings.Contains(line, "write completions") || strings.Contains(line, "--- ")
 		})

@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 	"github.com/diskhealth/diskhealth/e2e/internal/vmproto"
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
@@ -108,7 +109,7 @@ func prepareVM(t *testing.T) *vmKit {
 	t.Helper()
 	testkit.RequireRoot(t, "the QEMU SMART test (it installs qemu-system-x86, smartmontools and nvme-cli and downloads a Debian kernel)")
 	tools := testkit.Debian.Tools(t, vmPackages)
-	cache, err := filepath.Abs(filepath.Join("..", "_build", "vmtest"))
+	cache, err := filepath.Abs(filepath.Join("..", "..", "_build", "vmtest"))
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(cache, 0o755))
 
@@ -251,7 +252,7 @@ func bootGuest(t *testing.T, name string, timeout time.Duration, onLine func(run
 	}
 	kit := prepareVM(t)
 	guest := filepath.Join(t.TempDir(), name)
-	build := exec.Command("go", "build", "-o", guest, "./internal/"+name)
+	build := exec.Command("go", "build", "-o", guest, "../internal/"+name)
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the guest program: %s", out)
@@ -350,7 +351,7 @@ for d in nvme ide sata scsi; do truncate -s 64M "$RUN/$d.img"; done`, "OV="+ov, 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, k.qemu, args...)
-	out := &syncBuffer{}
+	out := &e2ekit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	require.NoError(t, cmd.Start())

@@ -1,4 +1,4 @@
-package e2e
+package qemu
 
 import (
 	"os"
@@ -32,7 +32,7 @@ func TestPassThroughVerdictQEMU(t *testing.T) {
 	}
 	kit := prepareVM(t)
 	guest := filepath.Join(t.TempDir(), "verdictguest")
-	build := exec.Command("go", "build", "-o", guest, "./internal/verdictguest")
+	build := exec.Command("go", "build", "-o", guest, "../internal/verdictguest")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "building the guest program: %s", out)
