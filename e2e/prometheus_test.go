@@ -103,8 +103,16 @@ func (p promAPI) get(path string, params url.Values) (json.RawMessage, error) {
 }
 
 // query runs an instant query and returns its vector.
-func (p promAPI) query(expr string) ([]promSample, error) {
-	data, err := p.get("/api/v1/query", url.Values{"query": {expr}})
+func (p promAPI) query(expr string) ([]promSample, error) { return p.queryAt(expr, "") }
+
+// queryAt runs an instant query evaluated at a time (Unix seconds as the API writes them; "" is now)
+// and returns its vector.
+func (p promAPI) queryAt(expr, at string) ([]promSample, error) {
+	params := url.Values{"query": {expr}}
+	if at != "" {
+		params.Set("time", at)
+	}
+	data, err := p.get("/api/v1/query", params)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +131,12 @@ func (p promAPI) query(expr string) ([]promSample, error) {
 
 func (p promAPI) mustQuery(t *testing.T, expr string) []promSample {
 	t.Helper()
-	res, err := p.query(expr)
+	return p.mustQueryAt(t, expr, "")
+}
+
+func (p promAPI) mustQueryAt(t *testing.T, expr, at string) []promSample {
+	t.Helper()
+	res, err := p.queryAt(expr, at)
 	require.NoError(t, err)
 	return res
 }

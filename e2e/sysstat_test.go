@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 )
 
 // iostatReport is one report of `iostat -x -o JSON`: device → column (sysstat's JSON key, e.g.
@@ -73,65 +74,68 @@ type iostatRun struct {
 	devices   []string  // made whole disks: iostat tells them from partitions by /sys/block/<name>
 	diskstats [2][]byte // what /proc/diskstats holds at the first and at the second read
 	uptimeCS  [2]int64  // /proc/uptime at the two reads, in hundredths of a second
-	interval  int       // seconds iostat sleeps between its reads
 	timeout   time.Duration
 }
 
 // runIostat runs iostat in a private mount namespace where the fixture files are bind-mounted over
-// /proc/diskstats, /proc/uptime and /sys/block, and rewrites them (in place: a bind mount pins the
-// inode) halfway between iostat's two reads. It returns iostat's reports: the first counts since
-// "boot" (uptimeCS[0]), the second covers the two reads.
+// /proc/diskstats, /proc/uptime and /sys/block. Its two reads are paced by the test, not by a clock:
+// iostat's stdout is unbuffered, so its first report on it means the first read is done; the files are
+// then rewritten (in place: a bind mount pins the inode) and SIGALRM, what iostat's interval timer would
+// send, makes it read again. Its interval argument is an hour, which no run reaches, so however late the
+// machine runs either process, iostat reads the first files once and the second ones once. It returns
+// iostat's reports: the first counts since "boot" (uptimeCS[0]), the second covers the two reads.
 func runIostat(t *testing.T, r iostatRun) []iostatReport {
 	t.Helper()
 	dir := t.TempDir()
-	ds, up, ready := filepath.Join(dir, "diskstats"), filepath.Join(dir, "uptime"), filepath.Join(dir, "ready")
+	ds, up := filepath.Join(dir, "diskstats"), filepath.Join(dir, "uptime")
 	require.NoError(t, os.WriteFile(ds, r.diskstats[0], 0o644))
 	require.NoError(t, os.WriteFile(up, []byte(formatUptime(r.uptimeCS[0])), 0o644))
 	for _, d := range r.devices {
 		require.NoError(t, os.MkdirAll(filepath.Join(dir, "sysblock", d), 0o755))
 	}
-	// The marker file tells the test that the mounts are in place; iostat reads at once after exec.
+	// unshare and sh exec (no --fork, a final exec): the process started is iostat's, for the signal.
 	const script = `set -e
 mount --bind "$1/diskstats" /proc/diskstats
 mount --bind "$1/uptime" /proc/uptime
 mount --bind "$1/sysblock" /sys/block
-: > "$1/ready"
-exec "$2" -x -p ALL -o JSON "$3" 2`
+exec "$2" -x -p ALL -o JSON 3600 2`
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private",
-		"sh", "-c", script, "sh", dir, r.iostat, strconv.Itoa(r.interval))
+		"sh", "-c", script, "sh", dir, r.iostat)
 	// A fixed environment: C locale, no colours, and no POSIXLY_CORRECT (which switches to blocks/s).
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C", "S_COLORS=never"}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr e2ekit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
+	// The first report ends its "disk" array with the output's first ']' (the header before it only
+	// opens arrays): iostat has read snapshot 1 and installed its SIGALRM handler.
+	for !strings.Contains(stdout.String(), "]") {
 		select {
 		case err := <-exited:
-			t.Fatalf("iostat namespace exited before iostat started (%v); stderr:\n%s", err, stderr.String())
+			t.Fatalf("iostat exited before its first report (%v); stderr:\n%s", err, stderr.String())
 		case <-time.After(10 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			<-exited
-			t.Fatalf("the iostat namespace set-up did not finish in 10s; stderr:\n%s", stderr.String())
+	}
+	require.NoError(t, errors.Join(rewriteInPlace(ds, r.diskstats[1]), rewriteInPlace(up, []byte(formatUptime(r.uptimeCS[1])))))
+	// A signal that lands after the report but before iostat's pause() is spent on nothing (pause waits
+	// for the next one), so it is sent until iostat exits; once it has read again, more change nothing.
+	var err error
+	for done := false; !done; {
+		if serr := cmd.Process.Signal(syscall.SIGALRM); serr != nil && !errors.Is(serr, os.ErrProcessDone) {
+			t.Fatalf("signalling iostat: %v", serr)
+		}
+		select {
+		case err = <-exited:
+			done = true
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	time.Sleep(time.Duration(r.interval) * time.Second / 2)
-	errDS := rewriteInPlace(ds, r.diskstats[1])
-	errUp := rewriteInPlace(up, []byte(formatUptime(r.uptimeCS[1])))
-	err := <-exited
-	require.NoError(t, errors.Join(errDS, errUp))
 	require.NoError(t, err, "iostat failed; stderr:\n%s", stderr.String())
-	reports, err := parseIostatJSON(stdout.Bytes())
+	reports, err := parseIostatJSON([]byte(stdout.String()))
 	require.NoError(t, err, "iostat output:\n%s", stdout.String())
 	require.Len(t, reports, 2, "iostat output:\n%s", stdout.String())
 	return reports

@@ -132,8 +132,8 @@ func resultKeys(t *testing.T, res []promSample) map[string]float64 {
 // a known time (the latency source's histograms). Every Grafana panel query and every alert rule's
 // series returns the same series on both engines, and the ones this host feeds (device I/O,
 // filesystems, latency) are not empty; the p50/p99 latency panels and the p99 rule agree between the
-// engines, and with the buckets of the collector's histogram that hold the reads (most of them in the
-// delay's).
+// engines, and with the buckets of the collector's histogram that hold the reads (none below the
+// delay's: how far above it a read goes is the machine's load, which nothing here depends on).
 func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	testkit.RequireRoot(t, "the latency panels read the BPF latency source on a loop device (losetup, FUSE)")
 	bin := collectorBinary(t)
@@ -141,7 +141,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	dir := t.TempDir()
 	vm := startVictoriaMetrics(t, filepath.Join(dir, "vm"), "")
 
-	// Bucket -27 of the collector's scale-3 histogram is (96.38, 105.11] ms: every read lies in it.
+	// Bucket -27 of the collector's scale-3 histogram is (96.38, 105.11] ms: no read lies below it.
 	const delay = 96500 * time.Microsecond
 	dev := delayLoop(t, dir, 4<<20, delay)
 
@@ -216,13 +216,14 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 	}
 	require.Empty(t, problems, "dashboard and rule queries on Prometheus and VictoriaMetrics")
 
-	// The latency quantiles. Most reads lie in the collector's bucket (96.38, 105.11] ms; on a loaded
-	// machine some take longer than the delay by more than the bucket's 8.6 ms, so the quantiles are
-	// held to the buckets that hold reads, in the collector's whole histogram as Prometheus stores it.
+	// The latency quantiles. No read lies below the collector's bucket (96.38, 105.11] ms; on a quiet
+	// machine most lie in it, on a loaded one any number may take longer than the delay by more than
+	// the bucket's 8.6 ms, so the quantiles are held to the buckets that hold reads, in the collector's
+	// whole histogram as Prometheus stores it.
 	// Prometheus interpolates inside those buckets; VictoriaMetrics keeps the counts in its own
 	// log-spaced buckets (18 per decade: vmrange 9.5e-02...1.0e-01, 1.0e-01...1.136e-01), so its quantile
 	// lies in the ones that overlap them.
-	delayLower, delayUpper := math.Exp2(-27.0/8), math.Exp2(-26.0/8)
+	delayLower := math.Exp2(-27.0 / 8)
 	whole := api.mustQuery(t, fmt.Sprintf(`system_disk_operation_duration_seconds{system_device=%q,disk_io_direction="read"}`, dev))
 	require.Len(t, whole, 1, "the loop device's read histogram on Prometheus")
 	lower, upper, mode := math.Inf(1), 0.0, promBucket{}
@@ -235,8 +236,7 @@ func TestDashboardsAndRulesOnEngines(t *testing.T) {
 		}
 	}
 	t.Logf("the loop device's reads: in (%.4f, %.4f] s, most (%v) in (%.4f, %.4f]", lower, upper, mode.count, mode.lower, mode.upper)
-	assert.InDelta(t, delayLower, mode.lower, 1e-9, "most reads in the delay's bucket")
-	assert.InDelta(t, delayUpper, mode.upper, 1e-9, "most reads in the delay's bucket")
+	assert.GreaterOrEqual(t, lower, delayLower*(1-1e-9), "no read below the delay's bucket")
 	vmStep := math.Pow(10, 1.0/18)
 	var checked int
 	for _, n := range names {
