@@ -22,7 +22,7 @@ const (
 // it, and an unknown key at the top of one after that struct's Go type ('netfsscraper.Config' has
 // invalid keys: bogus): neither tells a user where to look.
 func keyErrors(path string, err error) []error {
-	switch e := err.(type) {
+	switch e := err.(type) { //nolint:errorlint // the tree is walked one level at a time, each level by its own type
 	case nil:
 		return nil
 	case *mapstructure.DecodeError:

@@ -83,13 +83,13 @@ func (r Rotation) String() string {
 type Reason uint8
 
 const (
-	// ReasonNone: the pattern was never learned, or is known now.
+	// ReasonNone means: the pattern was never learned, or is known now.
 	ReasonNone Reason = iota
-	// ReasonStopped: no save for three intervals; the job stopped saving (or its saves no longer show).
+	// ReasonStopped means: no save for three intervals; the job stopped saving (or its saves no longer show).
 	ReasonStopped
-	// ReasonChanged: the saves changed size or cadence past what the pattern allows.
+	// ReasonChanged means: the saves changed size or cadence past what the pattern allows.
 	ReasonChanged
-	// ReasonNotSaves: what was learned were not saves (a filesystem's allocation chunks).
+	// ReasonNotSaves means: what was learned were not saves (a filesystem's allocation chunks).
 	ReasonNotSaves
 )
 

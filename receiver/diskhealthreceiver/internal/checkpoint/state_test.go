@@ -57,11 +57,11 @@ func TestLearnerStateRefusesBadData(t *testing.T) {
 	require.NoError(t, err)
 	for n := range len(data) {
 		fresh := NewLearner(Config{})
-		assert.Error(t, fresh.UnmarshalBinary(data[:n]), "cut at %d", n)
+		require.Error(t, fresh.UnmarshalBinary(data[:n]), "cut at %d", n)
 		assert.Zero(t, fresh.saves)
 	}
 	bad := append([]byte{stateVersion + 1}, data[1:]...)
-	assert.Error(t, NewLearner(Config{}).UnmarshalBinary(bad))
+	require.Error(t, NewLearner(Config{}).UnmarshalBinary(bad))
 	long := append([]byte{}, data[:5]...)
 	long = append(long, 0, 0, 0, 0, 0, 0, 0) // the seven numbers
 	long = append(long, make([]byte, 9)...)  // growth, hidden

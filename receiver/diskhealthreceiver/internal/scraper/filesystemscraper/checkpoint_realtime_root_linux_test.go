@@ -1,7 +1,6 @@
 package filesystemscraper
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -195,7 +194,7 @@ func TestFSScraperCheckpointRealTime(t *testing.T) {
 	for step := 0; enospc == ""; step, i = step+1, i+1 {
 		require.Less(t, step, 100, "the filesystem fills")
 		if _, err := fill.Write(chunk); err != nil {
-			require.True(t, errors.Is(err, syscall.ENOSPC), "%v", err)
+			require.ErrorIs(t, err, syscall.ENOSPC)
 			enospc = "the filling writer"
 		}
 		if answer := job.tick(t, i); answer != "ok" && enospc == "" {

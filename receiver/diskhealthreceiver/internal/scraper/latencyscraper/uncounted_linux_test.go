@@ -123,7 +123,7 @@ func TestUncountedOnThisHost(t *testing.T) {
 	defer unix.Close(fd)
 	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	require.NoError(t, err)
-	defer unix.Munmap(buf)
+	defer func() { _ = unix.Munmap(buf) }()
 	// One read gives the device its first histogram; the scrape after, on the quiet device, is its
 	// baseline.
 	_, err = unix.Pread(fd, buf, 0)

@@ -122,6 +122,7 @@ func TestDriveDBPackageCopies(t *testing.T) {
 	logger, obs = observed()
 	in = loadDriveDB(logger, "/", "", "/"+hostPackageDriveDB)
 	assert.Equal(t, metadata.AttributeDiskHealthDriveDatabaseSourceHost, in.source)
+	assert.Equal(t, 1, obs.FilterMessage("SMART drive database").Len(), "read once")
 }
 
 // /etc/smart_drivedb.h's entries go before the database's, as smartctl reads them.

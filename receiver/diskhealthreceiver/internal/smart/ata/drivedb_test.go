@@ -114,7 +114,7 @@ func TestNoLinkname(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		assert.False(t, strings.Contains(string(b), directive), "%s links by name", path)
+		assert.NotContains(t, string(b), directive, "%s links by name", path)
 		return nil
 	}))
 	require.Greater(t, files, 100, "the walk saw the repository")
