@@ -108,20 +108,22 @@ unit:
 # by side) are modules of their own; the benchmark code gets a one-iteration smoke run so it cannot rot.
 # The e2e tests build the peers Debian lacks (VictoriaMetrics, vmagent, VictoriaLogs) into .tools on
 # first use, pinned like ocb.
-# The QEMU guest tests (e2e/qemu) keep one CPU busy with TCG for most of the run while the host's
-# end-to-end tests mostly wait on scrapes and peers: they run side by side, the guests' output kept in
-# _build/e2e-qemu.log and printed after the rest. Every step runs; the target fails if any did.
-QEMU_PKG     := ./e2e/qemu/
+# Two parts run beside the rest, each into its own log printed after it: the QEMU guest tests
+# (e2e/qemu), which keep one CPU busy with TCG for most of the run, and the 10-minute quiet-log soak
+# (SOAK), which only waits on scrapes; the host's other end-to-end tests mostly wait on scrapes and peers
+# too. Every step runs; the target fails if any did.
+SOAK         := TestPersistentProblemsLogOnce
 test: lint build
-	@rc=0; log=$(CURDIR)/_build/e2e-qemu.log; \
-	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) $(QEMU_PKG) > $$log 2>&1 & guests=$$!; \
-	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
+	@rc=0; logs=$(CURDIR)/_build; \
+	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./e2e/qemu/ > $$logs/test-qemu.log 2>&1 & guests=$$!; \
+	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -run '^$(SOAK)$$' ./e2e/ > $$logs/test-soak.log 2>&1 & soak=$$!; \
+	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
 	(cd deploy && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd e2e/datadog && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) ./cmd/...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) -bench . -benchtime=1x . -args -devices=10 -mounts=50) || rc=1; \
-	wait $$guests || rc=1; \
-	echo "--- the QEMU guest tests ($(QEMU_PKG)):"; cat $$log; \
+	wait $$guests || rc=1; wait $$soak || rc=1; \
+	for l in qemu soak; do echo "--- $$logs/test-$$l.log:"; cat $$logs/test-$$l.log; done; \
 	exit $$rc
 
 bench: build build-hostmetrics

@@ -179,10 +179,14 @@ func TestPersistentProblemsLogOnce(t *testing.T) {
 	assert.GreaterOrEqual(t, len(ioTimes), want, "iostat scrapes exported over %v", ran)
 	assert.GreaterOrEqual(t, len(fsTimes), want, "filesystem scrapes exported over %v", ran)
 	assert.GreaterOrEqual(t, timeouts, want-2, "filesystem scrapes reporting the stuck mount as timeout")
+	// No interval passes without its scrape: the stuck mount never holds one up. A scrape the machine's
+	// load started late is followed by the next on time (a ticker drops what it missed), so the bound is
+	// one whole interval late, not a jitter a loaded machine can exceed; the single statfs call below is
+	// what shows that no scrape waited on the mount.
 	for what, times := range map[string][]time.Time{"iostat": ioTimes, "filesystem": fsTimes} {
 		for i := 1; i < len(times); i++ {
 			gap := times[i].Sub(times[i-1])
-			assert.InDelta(t, quietInterval.Seconds(), gap.Seconds(), 1, "%s scrape %d came %v after the previous one", what, i+1, gap)
+			assert.Less(t, gap, 2*quietInterval, "%s scrape %d came %v after the previous one", what, i+1, gap)
 		}
 	}
 	assert.Equal(t, 1, hungCalls, "statfs calls met the hang: a mount known stuck is not asked again")
