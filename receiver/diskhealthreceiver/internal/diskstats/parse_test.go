@@ -126,8 +126,8 @@ func TestParseMalformedLinesAreSkippedAndNamed(t *testing.T) {
 		{"bad field in flush group", "8 16 sdb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 z", `diskstats line 2 (sdb): field 20 "z": invalid syntax`, strconv.ErrSyntax},
 		{"truncated line", "8 16 sdb 1 2 3 4 5 6", `diskstats line 2 (sdb): 9 fields, want at least 14`, nil},
 		{"only major and minor", "8 16", `diskstats line 2: 2 fields, want at least 14`, nil},
-		{"long garbage value is truncated in the message", "8 16 sdb " + strings.Repeat("9", 3*parseerr.MaxValue) + " 2 3 4 5 6 7 8 9 10 11",
-			`diskstats line 2 (sdb): field 4 "` + strings.Repeat("9", parseerr.MaxValue) + `": value out of range`, strconv.ErrRange},
+		{"long garbage value is cut in the message, by its shape", "8 16 sdb " + strings.Repeat("9", 3*parseerr.MaxValue) + " 2 3 4 5 6 7 8 9 10 11",
+			`diskstats line 2 (sdb): field 4 "` + strings.Repeat("9", parseerr.MaxDigits) + `": value out of range`, strconv.ErrRange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 // of digits counts once (see Clip).
 const MaxValue = 120
 
-// maxDigits is the most digits of one run a clipped value keeps: a uint64 has 20, and a longer run is
+// MaxDigits is the most digits of one run a clipped value keeps: a uint64 has 20, and a longer run is
 // garbage, cut there.
-const maxDigits = 20
+const MaxDigits = 20
 
 // MaxLines is how many bad lines a *Lines keeps; the others are only counted.
 const MaxLines = 10
@@ -67,7 +67,7 @@ func (e *Line) Error() string {
 func (e *Line) Unwrap() error { return e.Err }
 
 // Clip returns a copy of the start of b, for Line.Value: at most MaxValue bytes of its shape, where a
-// run of digits counts as one byte and keeps at most maxDigits digits (so at most MaxValue × 11 bytes).
+// run of digits counts as one byte and keeps at most MaxDigits digits (so at most MaxValue × 11 bytes).
 // A problem is known by its text with the numbers it quotes masked (the scrapers' reporter logs it once
 // per change of that): cut by bytes, a line whose counters grow would lose fields from its quoted start
 // and look like a new problem; cut by shape, it keeps the same fields whatever its counters. The error
@@ -87,8 +87,8 @@ func clipLen(b []byte) int {
 		for j < len(b) && isDigit(b[j]) {
 			j++
 		}
-		if j-i > maxDigits {
-			return i + maxDigits
+		if j-i > MaxDigits {
+			return i + MaxDigits
 		}
 		i = j
 	}

@@ -44,7 +44,7 @@ func TestValueIsClipped(t *testing.T) {
 	long := strings.Repeat("x", 3*MaxValue)
 	assert.Len(t, Clip([]byte(long)), MaxValue)
 	assert.Equal(t, "short", Clip([]byte("short")))
-	assert.Equal(t, strings.Repeat("9", maxDigits), Clip([]byte(strings.Repeat("9", 3*MaxValue))), "a run past 20 digits is garbage, cut there")
+	assert.Equal(t, strings.Repeat("9", MaxDigits), Clip([]byte(strings.Repeat("9", 3*MaxValue))), "a run past 20 digits is garbage, cut there")
 	// Error clips a Value that was set without Clip too.
 	l := &Line{File: "f", Line: 1, Value: long, Err: strconv.ErrRange}
 	assert.Equal(t, `f line 1 "`+long[:MaxValue]+`": value out of range`, l.Error())
