@@ -243,8 +243,6 @@ type Learner struct {
 	spanStart, spanEnd time.Time
 	levels             []uint64
 	quiet              int
-	// trail counts the samples since the burst's last strong step (weak and quiet ones).
-	trail int
 
 	copies    []uint64 // sizes of the copies on disk, oldest first
 	sizes     []uint64 // the last History saves
@@ -320,36 +318,29 @@ func (l *Learner) Observe(s Sample) Prediction {
 	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
 	// A burst goes on while steps stay above half the threshold: a save's steps on a filesystem that
 	// allocates in chunks (XFS) fall now and then to the threshold, and one such step must not split the
-	// save; the background's own steps, around the noise floor, still end it. Such weak steps at its end
-	// are the background's, as the quiet ones are.
-	strong := math.Abs(delta) > threshold
-	active := strong || l.inBurst && math.Abs(delta) > threshold/2
+	// save; the background's own steps, around the noise floor, still end it.
+	active := math.Abs(delta) > threshold || l.inBurst && math.Abs(delta) > threshold/2
 	switch {
 	case active && !l.inBurst:
-		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.trail, l.excess = true, l.last.Time, l.before.Time, 0, 0, 0
+		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.excess = true, l.last.Time, l.before.Time, 0, 0
 		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
 		l.burstEnd = s.Time
 	case active && len(l.levels) >= MaxBurstSamples:
 		// A burst this long is no save the model can use (a bulk copy, a runaway writer): it is
 		// dropped and whatever follows starts afresh, so memory stays bounded.
 		l.inBurst = false
-	case strong:
+	case active:
 		l.levels = append(l.levels, s.Used)
-		l.burstEnd, l.quiet, l.trail = s.Time, 0, 0
-	default:
-		if !l.inBurst {
-			break
-		}
+		l.burstEnd, l.quiet = s.Time, 0
+	case l.inBurst:
 		l.levels = append(l.levels, s.Used)
-		if l.trail++; l.trail == 1 {
+		l.quiet++
+		if l.quiet == 1 {
 			l.spanEnd = s.Time
 		}
-		if active {
-			break
-		}
-		if l.quiet++; l.quiet >= l.cfg.QuietSamples {
-			// The samples after the first past the last strong step belong to the background, not the burst.
-			l.endBurst(l.levels[:len(l.levels)-l.trail+1], threshold, limit)
+		if l.quiet >= l.cfg.QuietSamples {
+			// Quiet samples after the first belong to the background, not the burst.
+			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold, limit)
 			l.inBurst, l.settling = false, true
 		}
 	}
