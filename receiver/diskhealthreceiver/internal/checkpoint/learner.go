@@ -316,10 +316,7 @@ func (l *Learner) Observe(s Sample) Prediction {
 	l.rates[l.nrates%noiseWindow] = math.Abs(delta) / dt
 	l.nrates++
 	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
-	// A burst goes on while steps stay above half the threshold: a save's steps on a filesystem that
-	// allocates in chunks (XFS) fall now and then to the threshold, and one such step must not split the
-	// save; the background's own steps, around the noise floor, still end it.
-	active := math.Abs(delta) > threshold || l.inBurst && math.Abs(delta) > threshold/2
+	active := math.Abs(delta) > threshold
 	switch {
 	case active && !l.inBurst:
 		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.excess = true, l.last.Time, l.before.Time, 0, 0
@@ -340,7 +337,7 @@ func (l *Learner) Observe(s Sample) Prediction {
 		}
 		if l.quiet >= l.cfg.QuietSamples {
 			// Quiet samples after the first belong to the background, not the burst.
-			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold, limit)
+			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold)
 			l.inBurst, l.settling = false, true
 		}
 	}
@@ -461,7 +458,7 @@ func (l *Learner) learnBackground(rate float64) {
 }
 
 // endBurst classifies the finished burst whose levels (the one before it first) are given.
-func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
+func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	if len(levels) < 2 {
 		return
 	}
@@ -471,17 +468,12 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	background := int64(max(0, l.growth) * l.spanEnd.Sub(l.spanStart).Seconds())
 	net := int64(lastLevel) - int64(first) - background
 	rise = uint64(max(0, int64(rise)-background))
-	// A save is at least three thresholds and a fixed share of the filesystem: on a small one (a project
-	// quota of some MiB) the threshold's floor is below an allocation chunk (XFS: 64 KiB and more), and a
-	// slowly growing log's chunks, one every few samples, would be learned as frequent saves; a save
-	// smaller than that share cannot decide whether the next one fits.
 	minSave := 3 * threshold
-	least := max(minSave, minSaveFraction*limit)
 
-	wrote := float64(rise) > least
+	wrote := float64(rise) > minSave
 	// A fall counts as rotation when it is a real share of what was written, not the shrinking of a
 	// temporary file next to the save.
-	removed := float64(fall) > least && (float64(fall) > 0.3*float64(rise) || !wrote)
+	removed := float64(fall) > minSave && (float64(fall) > 0.3*float64(rise) || !wrote)
 	// A filesystem that allocates in chunks (XFS preallocates past an appended file's end) steps a
 	// slowly growing log's usage a chunk at a time: bursts as regular as saves, just above the noise
 	// threshold, and far smaller than real saves. Such a burst is the background's growth; a save far
@@ -552,9 +544,6 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 		l.transient = l.saves > 0 && len(l.copies) == 0
 	}
 }
-
-// minSaveFraction is the share of the filesystem a burst must rise by to be a save.
-const minSaveFraction = 0.002
 
 // scaleGap is how many times smaller than the saves learned a burst is background, and how many times
 // larger than all of them a save shows that they were not saves.
