@@ -13,9 +13,8 @@
 // deletion and part of the write fall between the same two samples. The number of copies kept is how
 // many were on disk when rotation was first seen.
 //
-// The prediction replays the learned cycle forward from now: the filesystem's growth (the larger of
-// the usage slope between bursts and the recent trend, another writer's burst included) until each of
-// the next Lookahead saves, each save's peak need (its size; minus the
+// The prediction replays the learned cycle forward from now: background growth (the usage slope
+// between bursts) until each of the next Lookahead saves, each save's peak need (its size; minus the
 // copy removed first when rotation runs before it) against the free space then. The state is
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
 // fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
@@ -79,32 +78,6 @@ func (r Rotation) String() string {
 	return "unknown"
 }
 
-// Reason is why a learner that had a save pattern is learning again.
-type Reason uint8
-
-const (
-	// ReasonNone means: the pattern was never learned, or is known now.
-	ReasonNone Reason = iota
-	// ReasonStopped means: no save for three intervals; the job stopped saving (or its saves no longer show).
-	ReasonStopped
-	// ReasonChanged means: the saves changed size or cadence past what the pattern allows.
-	ReasonChanged
-	// ReasonNotSaves means: what was learned were not saves (a filesystem's allocation chunks).
-	ReasonNotSaves
-)
-
-func (r Reason) String() string {
-	switch r {
-	case ReasonStopped:
-		return "stopped_saving"
-	case ReasonChanged:
-		return "pattern_changed"
-	case ReasonNotSaves:
-		return "not_saves"
-	}
-	return "none"
-}
-
 // Sample is one reading of a filesystem.
 type Sample struct {
 	Time time.Time
@@ -127,9 +100,7 @@ type Config struct {
 	NoiseFactor float64
 	// MinStepFraction: and larger than this fraction of the filesystem. Default 0.0002.
 	MinStepFraction float64
-	// QuietSamples: a burst ends after this many quiet samples. Default 1, so that saves every second
-	// scrape (a burst, one quiet sample, the next burst) are bursts of their own; a save that pauses for
-	// a whole scrape is then seen as two.
+	// QuietSamples: a burst ends after this many quiet samples. Default 2.
 	QuietSamples int
 }
 
@@ -150,7 +121,7 @@ func (c Config) withDefaults() Config {
 		c.MinStepFraction = 0.0002
 	}
 	if c.QuietSamples <= 0 {
-		c.QuietSamples = 1
+		c.QuietSamples = 2
 	}
 	return c
 }
@@ -188,15 +159,8 @@ type Prediction struct {
 	// removes the oldest.
 	Keep     int
 	Rotation Rotation
-	// Background is the filesystem's usage growth outside the learned saves, bytes per second (≥ 0):
-	// the larger of the smoothed growth between saves and the recent trend (the median of the last
-	// trendWindow steps, the part of a burst past what the save can be included), so another writer
-	// filling the disk counts from a few samples on.
+	// Background is the usage growth between saves, bytes per second (≥ 0).
 	Background float64
-	// Relearning is why a pattern learned before is lost (ReasonNone while one is known, or none was
-	// ever learned); Lost is set at the sample it was lost: the relearning event is due.
-	Relearning Reason
-	Lost       bool
 	// Saved is set when this sample completed a save: Save is then that save, for naming its writer.
 	Saved bool
 	Save  Save
@@ -225,13 +189,6 @@ type Learner struct {
 	nrates    int
 	growth    float64
 	quietSeen int
-	// trend holds the last trendWindow steps' usage rates outside the learned saves; excess is how far
-	// the burst in progress has risen past what the learned save can be.
-	trend  [trendWindow]float64
-	ntrend int
-	excess float64
-	// settling: the last burst ended at the sample before.
-	settling bool
 
 	// The burst in progress: from its last quiet sample (burstStart) to its last active one
 	// (burstEnd). levels are the usage from the sample before burstStart, so a partial first step of
@@ -270,23 +227,6 @@ type Learner struct {
 	// fits (zero while it is not).
 	alerted   bool
 	fitsSince time.Time
-
-	// hidden is the end of the last time the saves could not be seen (a burst of another writer, a
-	// restart): the job is taken to have stopped only three intervals after it. gap: saves may have
-	// gone unseen since the last one, so the next one's start may be whole intervals later.
-	hidden time.Time
-	gap    bool
-	// foreign counts the bursts in a row too large to be the learned save: as many as MinSaves of them,
-	// each shorter than the interval, are the job's saves grown, not another writer.
-	foreign int
-	// foreignBytes is what other writers' bursts wrote (at most), so that its deletion is not taken
-	// for the job removing its copies.
-	foreignBytes uint64
-	// everRegular: a pattern was learned once; lost is why it was last dropped; relearn is the reason
-	// reported while learning again.
-	everRegular bool
-	lost        Reason
-	relearn     Reason
 }
 
 // NewLearner returns a Learner with cfg (zero values: defaults).
@@ -300,10 +240,6 @@ func (l *Learner) Observe(s Sample) Prediction {
 	prev := l.state
 	l.saved = Save{}
 	if !l.started {
-		if l.gap {
-			// Restored: the job's saves could not be seen until now.
-			l.hidden = later(l.hidden, s.Time)
-		}
 		l.before, l.last, l.started = s, s, true
 		return l.predict(s, prev)
 	}
@@ -319,7 +255,7 @@ func (l *Learner) Observe(s Sample) Prediction {
 	active := math.Abs(delta) > threshold
 	switch {
 	case active && !l.inBurst:
-		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.excess = true, l.last.Time, l.before.Time, 0, 0
+		l.inBurst, l.burstStart, l.spanStart, l.quiet = true, l.last.Time, l.before.Time, 0
 		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
 		l.burstEnd = s.Time
 	case active && len(l.levels) >= MaxBurstSamples:
@@ -338,64 +274,14 @@ func (l *Learner) Observe(s Sample) Prediction {
 		if l.quiet >= l.cfg.QuietSamples {
 			// Quiet samples after the first belong to the background, not the burst.
 			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold)
-			l.inBurst, l.settling = false, true
+			l.inBurst = false
 		}
 	}
-	switch {
-	case active || l.inBurst:
-	case l.settling:
-		// The sample after a burst may still hold its tail (a filesystem settling its allocation):
-		// not the background's.
-		l.settling = false
-	default:
+	if !active && !l.inBurst {
 		l.learnBackground(delta / dt)
 	}
-	l.pushTrend(active, s, delta/dt, dt)
 	l.before, l.last = l.last, s
 	return l.predict(s, prev)
-}
-
-// trendWindow is how many recent steps the trend is the median of: a writer filling the disk moves it
-// after half of them, a save of a few steps (its part past the learned size only) does not.
-const trendWindow = 8
-
-// pushTrend adds this step's usage rate outside the learned saves: a quiet step's rate, or, within a
-// burst, the background's plus what the burst rose past the learned save this step (nothing past it
-// while no pattern is known).
-func (l *Learner) pushTrend(active bool, s Sample, rate, dt float64) {
-	if active && l.inBurst {
-		ex := 0.0
-		if l.isRegular {
-			ex = max(0, float64(s.Used)-float64(l.levels[0])-l.allowance(s.Time))
-		}
-		rate = max(0, l.growth) + max(0, ex-l.excess)/dt
-		l.excess = max(l.excess, ex)
-	}
-	l.trend[l.ntrend%trendWindow] = rate
-	l.ntrend++
-}
-
-// allowance is how far a burst that began at burstStart may rise by now and still be the learned save:
-// its 90th percentile with a tenth to spare, and the background's growth over the burst.
-func (l *Learner) allowance(now time.Time) float64 {
-	return 1.1*float64(l.p90) + max(0, l.growth)*now.Sub(l.spanStart).Seconds()
-}
-
-// trendRate is the median of the recent trend.
-func (l *Learner) trendRate() float64 {
-	n := min(l.ntrend, trendWindow)
-	return ringNth(l.trend[:n], n/2)
-}
-
-// ringNth is the k-th smallest of v (at most noiseWindow values, left unchanged; 0 when empty).
-func ringNth(v []float64, k int) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	var buf [noiseWindow]float64
-	r := buf[:len(v)]
-	copy(r, v)
-	return nth(r, k)
 }
 
 // MaxBurstSamples bounds the samples one burst keeps.
@@ -405,13 +291,33 @@ const MaxBurstSamples = 4096
 // minutes, so a save may last up to a quarter hour and still stand out of it.
 const noiseWindow = 128
 
-// noise is the lower quartile of the recent absolute rates. Each rate alone, not averaged over a few
-// samples: saves every second scrape are half of the rates and would be in every average. A
-// filesystem that allocates in chunks steps a growing log by a chunk now and then, above this floor:
-// those bursts are far smaller than the saves and taken for the background (endBurst).
+// noiseSpan is how many consecutive rates the noise floor averages: a filesystem that allocates in
+// chunks (XFS preallocates an appended file's blocks 64 KiB and more at a time) moves a growing log's
+// usage by a chunk at some scrapes and not at all at the ones between, whose lower quartile alone is 0.
+const noiseSpan = 4
+
+// noise is the lower quartile of the recent absolute rates, each averaged over noiseSpan consecutive
+// samples (fewer while there are fewer).
 func (l *Learner) noise() float64 {
 	n := min(l.nrates, noiseWindow)
-	return ringNth(l.rates[:n], n/4)
+	if n == 0 {
+		return 0
+	}
+	span := min(noiseSpan, n)
+	var buf [noiseWindow]float64
+	r := buf[:n-span+1]
+	first := l.nrates - n // the oldest rate kept, in the order they came
+	sum := 0.0
+	for j := range n {
+		sum += l.rates[(first+j)%noiseWindow]
+		if j >= span {
+			sum -= l.rates[(first+j-span)%noiseWindow]
+		}
+		if j >= span-1 {
+			r[j-span+1] = sum / float64(span)
+		}
+	}
+	return nth(r, len(r)/4)
 }
 
 // nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of
@@ -480,10 +386,7 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	// larger than every one learned, all of them that small, shows that those were such chunks.
 	chunk := func(size uint64) bool { return float64(size) < scaleGap*minSave }
 	size := uint64(max(net, int64(rise)))
-	// A burst too small to be a save or a deletion is the background moving in a larger step than
-	// usual (the noise floor is each step's own rate, and an allocation chunk stands out of it): its
-	// growth is the background's, which would be underestimated without it.
-	if !wrote && !removed || wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
+	if wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
 		if span := l.spanEnd.Sub(l.spanStart).Seconds(); span > 0 {
 			rate := (float64(lastLevel) - float64(first)) / span
 			for range len(levels) - 1 {
@@ -493,23 +396,8 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 		return
 	}
 	if wrote && l.saves > 0 && chunk(slices.Max(l.sizes)) && rise > scaleGap*slices.Max(l.sizes) {
-		l.forgetSaves(ReasonNotSaves)
+		l.forgetSaves()
 	}
-	if wrote && l.isRegular && float64(rise) > 2*float64(l.p90) {
-		// Far more than the learned save: another writer (filling the disk, copying a data set), whose
-		// writes may hide the job's saves but say nothing about them. The pattern stays; only bursts
-		// like this one again and again, each as short as a save, are the job's saves grown.
-		// A job that had stopped saving before it (three intervals) and saves this much now has
-		// changed: learned afresh.
-		short := l.burstEnd.Sub(l.burstStart) < l.interval
-		stale := l.burstStart.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
-		if l.foreign++; !stale && (!short || l.foreign < l.cfg.MinSaves) {
-			l.hidden, l.gap, l.foreignBytes = l.burstEnd, true, l.foreignBytes+rise
-			return
-		}
-		l.forgetSaves(ReasonChanged)
-	}
-	l.foreign = 0
 	switch {
 	case wrote && !removed:
 		l.save(uint64(max(net, int64(rise))))
@@ -533,11 +421,8 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 		}
 		l.save(size)
 	case removed:
-		// A deletion outside a save: what other writers wrote goes first, then copies, oldest first,
-		// until the freed space is accounted for.
-		freed := min(fall, l.foreignBytes)
-		l.foreignBytes -= freed
-		for len(l.copies) > 0 && freed+l.copies[0]/2 < fall {
+		// A deletion outside a save: copies go, oldest first, until the freed space is accounted for.
+		for freed := uint64(0); len(l.copies) > 0 && freed+l.copies[0]/2 < fall; {
 			old, _ := l.popOldest()
 			freed += old
 		}
@@ -549,12 +434,8 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 // larger than all of them a save shows that they were not saves.
 const scaleGap = 8
 
-// forgetSaves drops what was learned from saves (the bursts taken for saves were not, or the saves
-// changed), for reason.
-func (l *Learner) forgetSaves(reason Reason) {
-	if l.isRegular {
-		l.lost = reason
-	}
+// forgetSaves drops what was learned from saves (the bursts taken for saves were not).
+func (l *Learner) forgetSaves() {
 	l.copies, l.sizes, l.starts = l.copies[:0], l.sizes[:0], l.starts[:0]
 	l.saves, l.keep, l.rotation, l.pureSaves, l.transient = 0, 0, RotationUnknown, 0, false
 	l.p50, l.p90, l.interval, l.isRegular = 0, 0, 0, false
@@ -572,37 +453,17 @@ func (l *Learner) save(size uint64) {
 	l.saves++
 	l.copies = append(l.copies, size)
 	l.sizes = appendBounded(l.sizes, size, l.cfg.History)
-	if l.gap && l.isRegular && len(l.starts) > 0 {
-		// Saves went unseen (another writer's burst, a restart): a start whole intervals after the last
-		// one seen is the cadence going on, and the starts before are moved up to keep it.
-		if k := math.Round(float64(l.burstStart.Sub(l.starts[len(l.starts)-1])) / float64(l.interval)); k >= 2 {
-			for i := range l.starts {
-				l.starts[i] = l.starts[i].Add(time.Duration(k-1) * l.interval)
-			}
-		}
-	}
-	l.gap = false
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
 	l.lastSize = size
 	l.saved = Save{From: l.spanStart, To: l.spanEnd, Bytes: size}
-	wasRegular := l.isRegular
-	l.estimate()
-	if wasRegular && !l.isRegular {
-		l.lost = ReasonChanged
-	}
-}
-
-// estimate computes the size and cadence estimates from the saves kept: once per save (or restore),
-// not once per sample.
-func (l *Learner) estimate() {
+	// The estimates change only here: computed once per save, not once per sample.
 	l.p50, l.p90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
 	l.interval = 0
 	if len(l.starts) >= 2 {
 		l.interval = quantile(intervals(l.starts), 0.5)
 	}
 	l.isRegular = l.regular(l.interval)
-	l.everRegular = l.everRegular || l.isRegular
 }
 
 func (l *Learner) popOldest() (uint64, bool) {
@@ -665,13 +526,6 @@ func (l *Learner) regular(interval time.Duration) bool {
 	return float64(sizes[len(sizes)-1]) <= 1.5*float64(sizes[0])
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
 func intervals(starts []time.Time) []time.Duration {
 	ivs := make([]time.Duration, 0, len(starts)-1)
 	for i := 1; i < len(starts); i++ {
@@ -693,40 +547,23 @@ func quantile[T uint64 | time.Duration](v []T, q float64) T {
 
 // predict replays the learned cycle forward from s.
 func (l *Learner) predict(s Sample, prev State) Prediction {
-	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth, l.trendRate())}
+	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth)}
 	p.SizeP50, p.SizeP90, p.Interval, p.LastDuration = l.p50, l.p90, l.interval, l.lastDur
 	p.Saved, p.Save = l.saved.Bytes > 0, l.saved
 	if l.lastDur > 0 {
 		p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
 	}
-	// A job that stopped saving (three intervals without a save, or since its saves could last be
-	// seen) predicts nothing until it saves again; a pattern lost says why, once.
-	// A burst is measured from its start: one that began that late does not bring the pattern back
-	// until it is a save that fits it.
-	ref := s.Time
-	if l.inBurst {
-		ref = l.burstStart
-	}
-	stopped := l.isRegular && ref.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
-	if !l.isRegular || stopped {
-		if prev != Learning && l.everRegular {
-			l.relearn, p.Lost = l.lost, true
-			if stopped || l.relearn == ReasonNone {
-				l.relearn = ReasonStopped
-			}
-		}
-		l.state, l.fitsSince, l.lost = Learning, time.Time{}, ReasonNone
-		p.State, p.Relearning = Learning, l.relearn
+	// A job that stopped saving (three intervals without a save) predicts nothing until it saves again.
+	if !l.isRegular || !l.inBurst && s.Time.Sub(l.starts[len(l.starts)-1]) > 3*l.interval {
+		l.state, l.fitsSince = Learning, time.Time{}
+		p.State = Learning
 		return p
 	}
-	l.relearn = ReasonNone
-	// The replay starts from now and the next save due after it; while a burst that can still be the
-	// save runs, from its start and the save it is, so the state does not swing with the levels inside
-	// a save. A burst past the learned save (another writer) is not credited: the free space it took
-	// is gone, and the saves come at their cadence on top of it.
+	// The replay starts from now and the next save due after it; while a burst runs, from its start and
+	// the save it is, so the state does not swing with the levels inside a save.
 	base, free := s.Time, float64(s.Free)
 	next := l.starts[len(l.starts)-1].Add(p.Interval)
-	if l.inBurst && l.excess == 0 && s.Time.Sub(l.burstStart) <= p.Interval {
+	if l.inBurst {
 		base, next = l.burstStart, l.burstStart
 		free += float64(s.Used) - float64(l.levels[1])
 	}

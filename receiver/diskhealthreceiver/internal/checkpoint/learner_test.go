@@ -161,9 +161,9 @@ func FuzzLearner(f *testing.F) {
 // TestLearnerBoundsABurst: a burst that never ends (steps of 1 GiB, each followed by a quiet one, so
 // neither the noise floor nor two quiet samples end it) is dropped at MaxBurstSamples.
 func TestLearnerBoundsABurst(t *testing.T) {
-	// A noise factor this low keeps the alternating writer one burst, and a burst ends only after two
-	// quiet samples (by default one ends it: saves every two scrapes are bursts of their own).
-	l := NewLearner(Config{NoiseFactor: 0.01, QuietSamples: 2})
+	// A noise factor this low keeps the alternating writer one burst: the default one's noise floor,
+	// averaged over noiseSpan samples, takes a pattern this regular for background.
+	l := NewLearner(Config{NoiseFactor: 0.01})
 	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	used, longest := uint64(0), 0
 	for i := range 3 * MaxBurstSamples {
