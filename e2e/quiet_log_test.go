@@ -44,7 +44,7 @@ func TestPersistentProblemsLogOnce(t *testing.T) {
 
 	// The root and its answering mounts on a tmpfs of the test's own: on the machine's disk their usage
 	// moved with whatever else ran (a CI run's other tests), and the checkpoint learner, seeing saves in
-	// that, rightly logged learning them and losing them again — log lines this test is not about.
+	// that, may rightly send events about them — log lines this test is not about.
 	dir := t.TempDir()
 	mountTmpfs(t, dir, "e2e-quiet", "size=64m")
 	root := filepath.Join(dir, "root")
