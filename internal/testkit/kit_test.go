@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -173,4 +174,13 @@ func TestCopyTreeRestoresNames(t *testing.T) {
 	data, err := os.ReadFile(r.Path("dev/block/8:0/dev"))
 	require.NoError(t, err)
 	assert.Equal(t, "8:0\n", string(data))
+}
+
+func TestQuantileLowerBound(t *testing.T) {
+	b := map[int32]uint64{math.MinInt32: 1, 8: 2, 16: 1}
+	assert.Zero(t, QuantileLowerBound(b, 4, 0.25, 3), "the zero bucket")
+	assert.InDelta(t, 2.0, QuantileLowerBound(b, 4, 0.5, 3), 1e-12, "bucket 8 at scale 3 starts at 2^(8/8)")
+	assert.InDelta(t, 4.0, QuantileLowerBound(b, 4, 1, 3), 1e-12)
+	assert.InDelta(t, 16.0, QuantileLowerBound(b, 4, 1, 2), 1e-12, "bucket 16 at scale 2 starts at 2^(16/4)")
+	assert.True(t, math.IsInf(QuantileLowerBound(b, 5, 1, 3), 1), "a rank past the buckets")
 }

@@ -5,12 +5,12 @@ package e2ekit // import "github.com/diskhealth/diskhealth/e2e/internal/e2ekit"
 import (
 	"bytes"
 	"math"
-	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 )
 
@@ -83,23 +83,8 @@ func NotRun(md pmetric.Metrics) int64 {
 	return n
 }
 
-// LowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3).
+// LowerBound is the lower bound in seconds of the bucket that holds the q-quantile of b (scale 3, the
+// collector's histograms).
 func LowerBound(b map[int32]uint64, count uint64, q float64) float64 {
-	rank := uint64(math.Ceil(q * float64(count)))
-	idx := make([]int32, 0, len(b))
-	for i := range b {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
-	var seen uint64
-	for _, i := range idx {
-		seen += b[i]
-		if seen >= rank && b[i] > 0 {
-			if i == math.MinInt32 {
-				return 0
-			}
-			return math.Exp2(float64(i) / 8)
-		}
-	}
-	return math.Inf(1)
+	return testkit.QuantileLowerBound(b, count, q, 3)
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -229,7 +228,7 @@ func TestLoopDeviceAgreesWithDiskstatsAndFio(t *testing.T) {
 					continue
 				}
 				compared++
-				lower := quantileLowerBound(delta, n, pv/100)
+				lower := testkit.QuantileLowerBound(delta, n, pv/100, Scale)
 				require.LessOrEqual(t, lower*1e9, fioBinEnd(fioNs), "%s p%s: our bucket starts at %.0f ns, fio says %.0f ns", dir, pct, lower*1e9, fioNs)
 			}
 			t.Logf("  %-7s %d of fio's %d percentiles compared, each at or above our bucket's lower bound", dir, compared, len(lat.Percentile))
@@ -256,27 +255,6 @@ func fioBinEnd(ns float64) float64 {
 		return ns
 	}
 	return ns + math.Exp2(math.Floor(math.Log2(ns))-6)/2
-}
-
-// quantileLowerBound is the lower bound in seconds of the bucket holding the q-quantile.
-func quantileLowerBound(b map[int32]uint64, count uint64, q float64) float64 {
-	rank := uint64(math.Ceil(q * float64(count)))
-	idx := make([]int32, 0, len(b))
-	for i := range b {
-		idx = append(idx, i)
-	}
-	slices.Sort(idx)
-	var seen uint64
-	for _, i := range idx {
-		seen += b[i]
-		if seen >= rank && b[i] > 0 {
-			if i == math.MinInt32 {
-				return 0
-			}
-			return math.Exp2(float64(i) / (1 << Scale))
-		}
-	}
-	return math.Inf(1)
 }
 
 // accounted reports whether the histograms grew by what diskstats counted in every direction (the
