@@ -13,8 +13,9 @@
 // deletion and part of the write fall between the same two samples. The number of copies kept is how
 // many were on disk when rotation was first seen.
 //
-// The prediction replays the learned cycle forward from now: background growth (the usage slope
-// between bursts) until each of the next Lookahead saves, each save's peak need (its size; minus the
+// The prediction replays the learned cycle forward from now: the filesystem's growth (the larger of
+// the usage slope between bursts and the recent trend, another writer's burst included) until each of
+// the next Lookahead saves, each save's peak need (its size; minus the
 // copy removed first when rotation runs before it) against the free space then. The state is
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
 // fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
@@ -78,6 +79,32 @@ func (r Rotation) String() string {
 	return "unknown"
 }
 
+// Reason is why a learner that had a save pattern is learning again.
+type Reason uint8
+
+const (
+	// ReasonNone means: the pattern was never learned, or is known now.
+	ReasonNone Reason = iota
+	// ReasonStopped means: no save for three intervals; the job stopped saving (or its saves no longer show).
+	ReasonStopped
+	// ReasonChanged means: the saves changed size or cadence past what the pattern allows.
+	ReasonChanged
+	// ReasonNotSaves means: what was learned were not saves (a filesystem's allocation chunks).
+	ReasonNotSaves
+)
+
+func (r Reason) String() string {
+	switch r {
+	case ReasonStopped:
+		return "stopped_saving"
+	case ReasonChanged:
+		return "pattern_changed"
+	case ReasonNotSaves:
+		return "not_saves"
+	}
+	return "none"
+}
+
 // Sample is one reading of a filesystem.
 type Sample struct {
 	Time time.Time
@@ -100,7 +127,9 @@ type Config struct {
 	NoiseFactor float64
 	// MinStepFraction: and larger than this fraction of the filesystem. Default 0.0002.
 	MinStepFraction float64
-	// QuietSamples: a burst ends after this many quiet samples. Default 2.
+	// QuietSamples: a burst ends after this many quiet samples. Default 1, so that saves every second
+	// scrape (a burst, one quiet sample, the next burst) are bursts of their own; a save that pauses for
+	// a whole scrape is then seen as two.
 	QuietSamples int
 }
 
@@ -121,7 +150,7 @@ func (c Config) withDefaults() Config {
 		c.MinStepFraction = 0.0002
 	}
 	if c.QuietSamples <= 0 {
-		c.QuietSamples = 2
+		c.QuietSamples = 1
 	}
 	return c
 }
@@ -159,8 +188,15 @@ type Prediction struct {
 	// removes the oldest.
 	Keep     int
 	Rotation Rotation
-	// Background is the usage growth between saves, bytes per second (≥ 0).
+	// Background is the filesystem's usage growth outside the learned saves, bytes per second (≥ 0):
+	// the larger of the smoothed growth between saves and the recent trend (the median of the last
+	// trendWindow steps, the part of a burst past what the save can be included), so another writer
+	// filling the disk counts from a few samples on.
 	Background float64
+	// Relearning is why a pattern learned before is lost (ReasonNone while one is known, or none was
+	// ever learned); Lost is set at the sample it was lost: the relearning event is due.
+	Relearning Reason
+	Lost       bool
 	// Saved is set when this sample completed a save: Save is then that save, for naming its writer.
 	Saved bool
 	Save  Save
@@ -189,6 +225,13 @@ type Learner struct {
 	nrates    int
 	growth    float64
 	quietSeen int
+	// trend holds the last trendWindow steps' usage rates outside the learned saves; excess is how far
+	// the burst in progress has risen past what the learned save can be.
+	trend  [trendWindow]float64
+	ntrend int
+	excess float64
+	// settling: the last burst ended at the sample before.
+	settling bool
 
 	// The burst in progress: from its last quiet sample (burstStart) to its last active one
 	// (burstEnd). levels are the usage from the sample before burstStart, so a partial first step of
@@ -200,6 +243,8 @@ type Learner struct {
 	spanStart, spanEnd time.Time
 	levels             []uint64
 	quiet              int
+	// trail counts the samples since the burst's last strong step (weak and quiet ones).
+	trail int
 
 	copies    []uint64 // sizes of the copies on disk, oldest first
 	sizes     []uint64 // the last History saves
@@ -227,6 +272,23 @@ type Learner struct {
 	// fits (zero while it is not).
 	alerted   bool
 	fitsSince time.Time
+
+	// hidden is the end of the last time the saves could not be seen (a burst of another writer, a
+	// restart): the job is taken to have stopped only three intervals after it. gap: saves may have
+	// gone unseen since the last one, so the next one's start may be whole intervals later.
+	hidden time.Time
+	gap    bool
+	// foreign counts the bursts in a row too large to be the learned save: as many as MinSaves of them,
+	// each shorter than the interval, are the job's saves grown, not another writer.
+	foreign int
+	// foreignBytes is what other writers' bursts wrote (at most), so that its deletion is not taken
+	// for the job removing its copies.
+	foreignBytes uint64
+	// everRegular: a pattern was learned once; lost is why it was last dropped; relearn is the reason
+	// reported while learning again.
+	everRegular bool
+	lost        Reason
+	relearn     Reason
 }
 
 // NewLearner returns a Learner with cfg (zero values: defaults).
@@ -240,6 +302,10 @@ func (l *Learner) Observe(s Sample) Prediction {
 	prev := l.state
 	l.saved = Save{}
 	if !l.started {
+		if l.gap {
+			// Restored: the job's saves could not be seen until now.
+			l.hidden = later(l.hidden, s.Time)
+		}
 		l.before, l.last, l.started = s, s, true
 		return l.predict(s, prev)
 	}
@@ -252,36 +318,96 @@ func (l *Learner) Observe(s Sample) Prediction {
 	l.rates[l.nrates%noiseWindow] = math.Abs(delta) / dt
 	l.nrates++
 	threshold := max(l.cfg.NoiseFactor*l.noise()*dt, l.cfg.MinStepFraction*limit)
-	active := math.Abs(delta) > threshold
+	// A burst goes on while steps stay above half the threshold: a save's steps on a filesystem that
+	// allocates in chunks (XFS) fall now and then to the threshold, and one such step must not split the
+	// save; the background's own steps, around the noise floor, still end it. Such weak steps at its end
+	// are the background's, as the quiet ones are.
+	strong := math.Abs(delta) > threshold
+	active := strong || l.inBurst && math.Abs(delta) > threshold/2
 	switch {
 	case active && !l.inBurst:
-		l.inBurst, l.burstStart, l.spanStart, l.quiet = true, l.last.Time, l.before.Time, 0
+		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.trail, l.excess = true, l.last.Time, l.before.Time, 0, 0, 0
 		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
 		l.burstEnd = s.Time
 	case active && len(l.levels) >= MaxBurstSamples:
 		// A burst this long is no save the model can use (a bulk copy, a runaway writer): it is
 		// dropped and whatever follows starts afresh, so memory stays bounded.
 		l.inBurst = false
-	case active:
+	case strong:
 		l.levels = append(l.levels, s.Used)
-		l.burstEnd, l.quiet = s.Time, 0
-	case l.inBurst:
+		l.burstEnd, l.quiet, l.trail = s.Time, 0, 0
+	default:
+		if !l.inBurst {
+			break
+		}
 		l.levels = append(l.levels, s.Used)
-		l.quiet++
-		if l.quiet == 1 {
+		if l.trail++; l.trail == 1 {
 			l.spanEnd = s.Time
 		}
-		if l.quiet >= l.cfg.QuietSamples {
-			// Quiet samples after the first belong to the background, not the burst.
-			l.endBurst(l.levels[:len(l.levels)-l.quiet+1], threshold)
-			l.inBurst = false
+		if active {
+			break
+		}
+		if l.quiet++; l.quiet >= l.cfg.QuietSamples {
+			// The samples after the first past the last strong step belong to the background, not the burst.
+			l.endBurst(l.levels[:len(l.levels)-l.trail+1], threshold, limit)
+			l.inBurst, l.settling = false, true
 		}
 	}
-	if !active && !l.inBurst {
+	switch {
+	case active || l.inBurst:
+	case l.settling:
+		// The sample after a burst may still hold its tail (a filesystem settling its allocation):
+		// not the background's.
+		l.settling = false
+	default:
 		l.learnBackground(delta / dt)
 	}
+	l.pushTrend(active, s, delta/dt, dt)
 	l.before, l.last = l.last, s
 	return l.predict(s, prev)
+}
+
+// trendWindow is how many recent steps the trend is the median of: a writer filling the disk moves it
+// after half of them, a save of a few steps (its part past the learned size only) does not.
+const trendWindow = 8
+
+// pushTrend adds this step's usage rate outside the learned saves: a quiet step's rate, or, within a
+// burst, the background's plus what the burst rose past the learned save this step (nothing past it
+// while no pattern is known).
+func (l *Learner) pushTrend(active bool, s Sample, rate, dt float64) {
+	if active && l.inBurst {
+		ex := 0.0
+		if l.isRegular {
+			ex = max(0, float64(s.Used)-float64(l.levels[0])-l.allowance(s.Time))
+		}
+		rate = max(0, l.growth) + max(0, ex-l.excess)/dt
+		l.excess = max(l.excess, ex)
+	}
+	l.trend[l.ntrend%trendWindow] = rate
+	l.ntrend++
+}
+
+// allowance is how far a burst that began at burstStart may rise by now and still be the learned save:
+// its 90th percentile with a tenth to spare, and the background's growth over the burst.
+func (l *Learner) allowance(now time.Time) float64 {
+	return 1.1*float64(l.p90) + max(0, l.growth)*now.Sub(l.spanStart).Seconds()
+}
+
+// trendRate is the median of the recent trend.
+func (l *Learner) trendRate() float64 {
+	n := min(l.ntrend, trendWindow)
+	return ringNth(l.trend[:n], n/2)
+}
+
+// ringNth is the k-th smallest of v (at most noiseWindow values, left unchanged; 0 when empty).
+func ringNth(v []float64, k int) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	var buf [noiseWindow]float64
+	r := buf[:len(v)]
+	copy(r, v)
+	return nth(r, k)
 }
 
 // MaxBurstSamples bounds the samples one burst keeps.
@@ -291,33 +417,13 @@ const MaxBurstSamples = 4096
 // minutes, so a save may last up to a quarter hour and still stand out of it.
 const noiseWindow = 128
 
-// noiseSpan is how many consecutive rates the noise floor averages: a filesystem that allocates in
-// chunks (XFS preallocates an appended file's blocks 64 KiB and more at a time) moves a growing log's
-// usage by a chunk at some scrapes and not at all at the ones between, whose lower quartile alone is 0.
-const noiseSpan = 4
-
-// noise is the lower quartile of the recent absolute rates, each averaged over noiseSpan consecutive
-// samples (fewer while there are fewer).
+// noise is the lower quartile of the recent absolute rates. Each rate alone, not averaged over a few
+// samples: saves every second scrape are half of the rates and would be in every average. A
+// filesystem that allocates in chunks steps a growing log by a chunk now and then, above this floor:
+// those bursts are far smaller than the saves and taken for the background (endBurst).
 func (l *Learner) noise() float64 {
 	n := min(l.nrates, noiseWindow)
-	if n == 0 {
-		return 0
-	}
-	span := min(noiseSpan, n)
-	var buf [noiseWindow]float64
-	r := buf[:n-span+1]
-	first := l.nrates - n // the oldest rate kept, in the order they came
-	sum := 0.0
-	for j := range n {
-		sum += l.rates[(first+j)%noiseWindow]
-		if j >= span {
-			sum -= l.rates[(first+j-span)%noiseWindow]
-		}
-		if j >= span-1 {
-			r[j-span+1] = sum / float64(span)
-		}
-	}
-	return nth(r, len(r)/4)
+	return ringNth(l.rates[:n], n/4)
 }
 
 // nth returns the k-th smallest of v (reordering v): quickselect, linear on average, where a sort of
@@ -364,7 +470,7 @@ func (l *Learner) learnBackground(rate float64) {
 }
 
 // endBurst classifies the finished burst whose levels (the one before it first) are given.
-func (l *Learner) endBurst(levels []uint64, threshold float64) {
+func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	if len(levels) < 2 {
 		return
 	}
@@ -374,19 +480,27 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	background := int64(max(0, l.growth) * l.spanEnd.Sub(l.spanStart).Seconds())
 	net := int64(lastLevel) - int64(first) - background
 	rise = uint64(max(0, int64(rise)-background))
+	// A save is at least three thresholds and a fixed share of the filesystem: on a small one (a project
+	// quota of some MiB) the threshold's floor is below an allocation chunk (XFS: 64 KiB and more), and a
+	// slowly growing log's chunks, one every few samples, would be learned as frequent saves; a save
+	// smaller than that share cannot decide whether the next one fits.
 	minSave := 3 * threshold
+	least := max(minSave, minSaveFraction*limit)
 
-	wrote := float64(rise) > minSave
+	wrote := float64(rise) > least
 	// A fall counts as rotation when it is a real share of what was written, not the shrinking of a
 	// temporary file next to the save.
-	removed := float64(fall) > minSave && (float64(fall) > 0.3*float64(rise) || !wrote)
+	removed := float64(fall) > least && (float64(fall) > 0.3*float64(rise) || !wrote)
 	// A filesystem that allocates in chunks (XFS preallocates past an appended file's end) steps a
 	// slowly growing log's usage a chunk at a time: bursts as regular as saves, just above the noise
 	// threshold, and far smaller than real saves. Such a burst is the background's growth; a save far
 	// larger than every one learned, all of them that small, shows that those were such chunks.
 	chunk := func(size uint64) bool { return float64(size) < scaleGap*minSave }
 	size := uint64(max(net, int64(rise)))
-	if wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
+	// A burst too small to be a save or a deletion is the background moving in a larger step than
+	// usual (the noise floor is each step's own rate, and an allocation chunk stands out of it): its
+	// growth is the background's, which would be underestimated without it.
+	if !wrote && !removed || wrote && !removed && l.saves > 0 && chunk(size) && size*scaleGap < l.p50 {
 		if span := l.spanEnd.Sub(l.spanStart).Seconds(); span > 0 {
 			rate := (float64(lastLevel) - float64(first)) / span
 			for range len(levels) - 1 {
@@ -396,8 +510,23 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 		return
 	}
 	if wrote && l.saves > 0 && chunk(slices.Max(l.sizes)) && rise > scaleGap*slices.Max(l.sizes) {
-		l.forgetSaves()
+		l.forgetSaves(ReasonNotSaves)
 	}
+	if wrote && l.isRegular && float64(rise) > 2*float64(l.p90) {
+		// Far more than the learned save: another writer (filling the disk, copying a data set), whose
+		// writes may hide the job's saves but say nothing about them. The pattern stays; only bursts
+		// like this one again and again, each as short as a save, are the job's saves grown.
+		// A job that had stopped saving before it (three intervals) and saves this much now has
+		// changed: learned afresh.
+		short := l.burstEnd.Sub(l.burstStart) < l.interval
+		stale := l.burstStart.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
+		if l.foreign++; !stale && (!short || l.foreign < l.cfg.MinSaves) {
+			l.hidden, l.gap, l.foreignBytes = l.burstEnd, true, l.foreignBytes+rise
+			return
+		}
+		l.forgetSaves(ReasonChanged)
+	}
+	l.foreign = 0
 	switch {
 	case wrote && !removed:
 		l.save(uint64(max(net, int64(rise))))
@@ -421,8 +550,11 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 		}
 		l.save(size)
 	case removed:
-		// A deletion outside a save: copies go, oldest first, until the freed space is accounted for.
-		for freed := uint64(0); len(l.copies) > 0 && freed+l.copies[0]/2 < fall; {
+		// A deletion outside a save: what other writers wrote goes first, then copies, oldest first,
+		// until the freed space is accounted for.
+		freed := min(fall, l.foreignBytes)
+		l.foreignBytes -= freed
+		for len(l.copies) > 0 && freed+l.copies[0]/2 < fall {
 			old, _ := l.popOldest()
 			freed += old
 		}
@@ -430,12 +562,19 @@ func (l *Learner) endBurst(levels []uint64, threshold float64) {
 	}
 }
 
+// minSaveFraction is the share of the filesystem a burst must rise by to be a save.
+const minSaveFraction = 0.002
+
 // scaleGap is how many times smaller than the saves learned a burst is background, and how many times
 // larger than all of them a save shows that they were not saves.
 const scaleGap = 8
 
-// forgetSaves drops what was learned from saves (the bursts taken for saves were not).
-func (l *Learner) forgetSaves() {
+// forgetSaves drops what was learned from saves (the bursts taken for saves were not, or the saves
+// changed), for reason.
+func (l *Learner) forgetSaves(reason Reason) {
+	if l.isRegular {
+		l.lost = reason
+	}
 	l.copies, l.sizes, l.starts = l.copies[:0], l.sizes[:0], l.starts[:0]
 	l.saves, l.keep, l.rotation, l.pureSaves, l.transient = 0, 0, RotationUnknown, 0, false
 	l.p50, l.p90, l.interval, l.isRegular = 0, 0, 0, false
@@ -453,17 +592,37 @@ func (l *Learner) save(size uint64) {
 	l.saves++
 	l.copies = append(l.copies, size)
 	l.sizes = appendBounded(l.sizes, size, l.cfg.History)
+	if l.gap && l.isRegular && len(l.starts) > 0 {
+		// Saves went unseen (another writer's burst, a restart): a start whole intervals after the last
+		// one seen is the cadence going on, and the starts before are moved up to keep it.
+		if k := math.Round(float64(l.burstStart.Sub(l.starts[len(l.starts)-1])) / float64(l.interval)); k >= 2 {
+			for i := range l.starts {
+				l.starts[i] = l.starts[i].Add(time.Duration(k-1) * l.interval)
+			}
+		}
+	}
+	l.gap = false
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
 	l.lastSize = size
 	l.saved = Save{From: l.spanStart, To: l.spanEnd, Bytes: size}
-	// The estimates change only here: computed once per save, not once per sample.
+	wasRegular := l.isRegular
+	l.estimate()
+	if wasRegular && !l.isRegular {
+		l.lost = ReasonChanged
+	}
+}
+
+// estimate computes the size and cadence estimates from the saves kept: once per save (or restore),
+// not once per sample.
+func (l *Learner) estimate() {
 	l.p50, l.p90 = quantile(l.sizes, 0.5), quantile(l.sizes, 0.9)
 	l.interval = 0
 	if len(l.starts) >= 2 {
 		l.interval = quantile(intervals(l.starts), 0.5)
 	}
 	l.isRegular = l.regular(l.interval)
+	l.everRegular = l.everRegular || l.isRegular
 }
 
 func (l *Learner) popOldest() (uint64, bool) {
@@ -526,6 +685,13 @@ func (l *Learner) regular(interval time.Duration) bool {
 	return float64(sizes[len(sizes)-1]) <= 1.5*float64(sizes[0])
 }
 
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 func intervals(starts []time.Time) []time.Duration {
 	ivs := make([]time.Duration, 0, len(starts)-1)
 	for i := 1; i < len(starts); i++ {
@@ -547,23 +713,40 @@ func quantile[T uint64 | time.Duration](v []T, q float64) T {
 
 // predict replays the learned cycle forward from s.
 func (l *Learner) predict(s Sample, prev State) Prediction {
-	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth)}
+	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth, l.trendRate())}
 	p.SizeP50, p.SizeP90, p.Interval, p.LastDuration = l.p50, l.p90, l.interval, l.lastDur
 	p.Saved, p.Save = l.saved.Bytes > 0, l.saved
 	if l.lastDur > 0 {
 		p.LastThroughput = float64(l.lastSize) / l.lastDur.Seconds()
 	}
-	// A job that stopped saving (three intervals without a save) predicts nothing until it saves again.
-	if !l.isRegular || !l.inBurst && s.Time.Sub(l.starts[len(l.starts)-1]) > 3*l.interval {
-		l.state, l.fitsSince = Learning, time.Time{}
-		p.State = Learning
+	// A job that stopped saving (three intervals without a save, or since its saves could last be
+	// seen) predicts nothing until it saves again; a pattern lost says why, once.
+	// A burst is measured from its start: one that began that late does not bring the pattern back
+	// until it is a save that fits it.
+	ref := s.Time
+	if l.inBurst {
+		ref = l.burstStart
+	}
+	stopped := l.isRegular && ref.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
+	if !l.isRegular || stopped {
+		if prev != Learning && l.everRegular {
+			l.relearn, p.Lost = l.lost, true
+			if stopped || l.relearn == ReasonNone {
+				l.relearn = ReasonStopped
+			}
+		}
+		l.state, l.fitsSince, l.lost = Learning, time.Time{}, ReasonNone
+		p.State, p.Relearning = Learning, l.relearn
 		return p
 	}
-	// The replay starts from now and the next save due after it; while a burst runs, from its start and
-	// the save it is, so the state does not swing with the levels inside a save.
+	l.relearn = ReasonNone
+	// The replay starts from now and the next save due after it; while a burst that can still be the
+	// save runs, from its start and the save it is, so the state does not swing with the levels inside
+	// a save. A burst past the learned save (another writer) is not credited: the free space it took
+	// is gone, and the saves come at their cadence on top of it.
 	base, free := s.Time, float64(s.Free)
 	next := l.starts[len(l.starts)-1].Add(p.Interval)
-	if l.inBurst {
+	if l.inBurst && l.excess == 0 && s.Time.Sub(l.burstStart) <= p.Interval {
 		base, next = l.burstStart, l.burstStart
 		free += float64(s.Used) - float64(l.levels[1])
 	}

@@ -1,10 +1,12 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 
@@ -23,37 +25,120 @@ const EventCheckpointWillFail = "disk_health.checkpoint.will_fail"
 // ENOSPC or the OOM killer.
 const EventSHMWillFail = "disk_health.shm.will_fail"
 
+// EventCheckpointRelearning is the event.name of the log record sent when a domain's (or project
+// directory's) learned checkpoint pattern is lost and learning starts again; its
+// disk_health.checkpoint.relearn_reason says why.
+const EventCheckpointRelearning = "disk_health.checkpoint.relearning"
+
 // learners keeps one checkpoint learner per key (a capacity domain, a project directory), for as long as
-// the key is seen.
+// the key is seen, and, with a storage client, across restarts: a learner is restored when its key is
+// first seen, stored when it learns a save, loses its pattern or alerts, and at shutdown, and deleted
+// with its key.
 type learners[K comparable] struct {
 	byKey map[K]*checkpoint.Learner
 	seen  map[K]bool
+	// store is the storage client (nil: nothing is written anywhere); name is a key's name there; err
+	// is this scrape's storage problems.
+	store storage.Client
+	name  func(K) string
+	err   error
 }
 
-func newLearners[K comparable]() *learners[K] {
-	return &learners[K]{byKey: map[K]*checkpoint.Learner{}, seen: map[K]bool{}}
+func newLearners[K comparable](name func(K) string) *learners[K] {
+	return &learners[K]{byKey: map[K]*checkpoint.Learner{}, seen: map[K]bool{}, name: name}
 }
 
-// observe feeds the key's sample to its learner (made at the first).
-func (ls *learners[K]) observe(k K, s checkpoint.Sample) checkpoint.Prediction {
+// domainKey is a domain's key in the checkpoint storage: its UUID, which survives a reboot, else its
+// major:minor.
+func domainKey(d fsusage.Domain) string {
+	if d.UUID != "" {
+		return "domain/" + d.UUID
+	}
+	return fmt.Sprintf("domain/%d:%d", d.Major, d.Minor)
+}
+
+// observe feeds the key's sample to its learner (made, or restored, at the first).
+func (ls *learners[K]) observe(ctx context.Context, k K, s checkpoint.Sample) checkpoint.Prediction {
 	ls.seen[k] = true
 	l, ok := ls.byKey[k]
 	if !ok {
 		l = checkpoint.NewLearner(checkpoint.Config{})
+		ls.restore(ctx, k, l)
 		ls.byKey[k] = l
 	}
-	return l.Observe(s)
+	p := l.Observe(s)
+	if p.Saved || p.Lost || p.Alert {
+		ls.persist(ctx, k, l)
+	}
+	return p
+}
+
+// restore loads what k's learner knew before a restart, if anything was stored; state that cannot be
+// read is said and learned afresh.
+func (ls *learners[K]) restore(ctx context.Context, k K, l *checkpoint.Learner) {
+	if ls.store == nil {
+		return
+	}
+	data, err := ls.store.Get(ctx, ls.name(k))
+	if err == nil && data != nil {
+		err = l.UnmarshalBinary(data)
+	}
+	if err != nil {
+		ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not restored, learned afresh: %w", ls.name(k), err))
+	}
+}
+
+func (ls *learners[K]) persist(ctx context.Context, k K, l *checkpoint.Learner) {
+	if ls.store == nil {
+		return
+	}
+	data, err := l.MarshalBinary()
+	if err == nil {
+		err = ls.store.Set(ctx, ls.name(k), data)
+	}
+	if err != nil {
+		ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not stored: %w", ls.name(k), err))
+	}
+}
+
+// persistAll stores every learner (at shutdown).
+func (ls *learners[K]) persistAll(ctx context.Context) error {
+	if ls.store == nil {
+		return nil
+	}
+	ops := make([]*storage.Operation, 0, len(ls.byKey))
+	for k, l := range ls.byKey {
+		data, err := l.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		ops = append(ops, storage.SetOperation(ls.name(k), data))
+	}
+	return ls.store.Batch(ctx, ops...)
+}
+
+// takeErr returns this scrape's storage problems and clears them.
+func (ls *learners[K]) takeErr() error {
+	err := ls.err
+	ls.err = nil
+	return err
 }
 
 // keep marks a key present in this scrape even though it gave no sample (its statfs failed).
 func (ls *learners[K]) keep(k K) { ls.seen[k] = true }
 
-// sweep forgets the keys not seen since the last sweep: a filesystem mounted again, a project directory
-// back in the top N, starts learning afresh.
-func (ls *learners[K]) sweep() {
+// sweep forgets the keys not seen since the last sweep, stored state too (so the storage holds no more
+// than what is mounted): a filesystem mounted again, a project directory back in the top N, starts
+// learning afresh.
+func (ls *learners[K]) sweep(ctx context.Context) {
 	for k := range ls.byKey {
 		if !ls.seen[k] {
 			delete(ls.byKey, k)
+			if ls.store != nil {
+				if err := ls.store.Delete(ctx, ls.name(k)); err != nil {
+					ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not deleted: %w", ls.name(k), err))
+				}
+			}
 		}
 	}
 	clear(ls.seen)
@@ -66,6 +151,13 @@ var checkpointStates = [...]struct {
 	{checkpoint.Fits, metadata.AttributeSystemFilesystemCheckpointStateFits},
 	{checkpoint.Tight, metadata.AttributeSystemFilesystemCheckpointStateTight},
 	{checkpoint.WillFail, metadata.AttributeSystemFilesystemCheckpointStateWillFail},
+	{checkpoint.Learning, metadata.AttributeSystemFilesystemCheckpointStateLearning},
+}
+
+// stateSeries says whether p's state is emitted: a known pattern's, or learning again after one was
+// lost (a domain that never had one has no checkpoint series).
+func stateSeries(p *checkpoint.Prediction) bool {
+	return p.State != checkpoint.Learning || p.Relearning != checkpoint.ReasonNone
 }
 
 var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckpointRotation{
@@ -77,17 +169,26 @@ var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckp
 // recordCheckpoint learns from the domain's sample and appends what is known, once a save pattern
 // is; the event is buffered when the state turns will_fail.
 // Free space is what the binding limit leaves.
-func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
+func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
 	u := &r.Usage
-	p := s.learners.observe(r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
+	p := s.learners.observe(ctx, r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
 	if p.Saved && s.writers != nil {
 		s.writerErr = errors.Join(s.writerErr, s.writers.saved(r.Domain, p.Save))
 	}
-	if p.State == checkpoint.Learning {
+	if p.Lost {
+		s.relearningEvent(res, now, &p, mp, dom, r, nil)
+	}
+	if !stateSeries(&p) {
 		return
 	}
 	e, m := s.e, r.Mount
 	dev, uuid, typ := m.Source, r.Domain.UUID, m.FSType
+	if p.State == checkpoint.Learning {
+		appendStates(p.State, func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
+			e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
+		})
+		return
+	}
 	if p.Keep > 0 {
 		e.AppendSystemFilesystemCheckpointCopiesDataPoint(ts, int64(p.Keep), dev, dom, uuid, typ, rotations[p.Rotation])
 	}
@@ -97,13 +198,9 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 	e.AppendSystemFilesystemCheckpointNextSaveDataPoint(ts, p.NextSave.Seconds(), dev, dom, uuid, typ)
 	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP50), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
 	e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, emit.Int(p.SizeP90), dev, dom, uuid, typ, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
-	for _, st := range checkpointStates {
-		v := int64(0)
-		if st.state == p.State {
-			v = 1
-		}
-		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st.attr)
-	}
+	appendStates(p.State, func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
+		e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
+	})
 	e.AppendSystemFilesystemCheckpointThroughputDataPoint(ts, p.LastThroughput, dev, dom, uuid, typ)
 	wr, named := s.writers.writer(r.Domain)
 	if named {
@@ -118,29 +215,48 @@ func (s *fsScraper) recordCheckpoint(ts pcommon.Timestamp, now time.Time, r *fsu
 	}
 }
 
-// willFailEvent buffers the log record of a domain (or, with proj set, a project directory on it)
-// turning will_fail: what, where, how big, when, the limit that binds and, when one was named, the
-// cgroup (pod, container) writing the saves.
-func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef, by *writer) {
-	retention := "no rotation seen yet"
-	if p.Keep > 0 {
-		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
-	}
-	where := fmt.Sprintf("filesystem %s (%s, %s)", dom, mp, r.Mount.Source)
-	if proj != nil {
-		where = fmt.Sprintf("project directory %s (project %d, %s) on %s", proj.dir, proj.id, proj.name, where)
-	}
-	body := fmt.Sprintf("%s: checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
-		where, p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
-		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
-	if by != nil {
-		body += "; written by cgroup " + by.path
-		if by.podUID != "" {
-			body += " (pod " + by.podUID + ")"
+// appendStates appends the state set: 1 for state, 0 for the others; learning only while it is the
+// state (relearning), so a domain predicting has the three series it always had.
+func appendStates(state checkpoint.State, add func(int64, metadata.AttributeSystemFilesystemCheckpointState)) {
+	for _, st := range checkpointStates {
+		if st.state == checkpoint.Learning && state != checkpoint.Learning {
+			continue
 		}
+		v := int64(0)
+		if st.state == state {
+			v = 1
+		}
+		add(v, st.attr)
 	}
-	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
+}
+
+// relearningEvent buffers the log record of a domain's (with proj set, a project directory's) learned
+// checkpoint pattern lost: what was known and why it is learned again.
+func (s *fsScraper) relearningEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, proj *projectRef) {
+	why := map[checkpoint.Reason]string{
+		checkpoint.ReasonStopped:  "no save for three intervals (the job stopped saving, or its saves no longer show)",
+		checkpoint.ReasonChanged:  "the saves changed size or cadence",
+		checkpoint.ReasonNotSaves: "the bursts taken for saves were not saves (allocation chunks of a growing file)",
+	}[p.Relearning]
+	body := fmt.Sprintf("%s: checkpoint save pattern lost, learning again: %s; no prediction until three saves at a regular cadence are seen",
+		where(dom, mp, r, proj), why)
+	lr := s.events.Record(res, at, s.now(), EventCheckpointRelearning, plog.SeverityNumberInfo, body)
 	a := lr.Attributes()
+	eventPlace(a, dom, mp, r, proj)
+	a.PutStr("disk_health.checkpoint.relearn_reason", p.Relearning.String())
+}
+
+// where names a domain (with proj set, a project directory on it) in an event body.
+func where(dom, mp string, r *fsusage.Result, proj *projectRef) string {
+	w := fmt.Sprintf("filesystem %s (%s, %s)", dom, mp, r.Mount.Source)
+	if proj != nil {
+		w = fmt.Sprintf("project directory %s (project %d, %s) on %s", proj.dir, proj.id, proj.name, w)
+	}
+	return w
+}
+
+// eventPlace puts the attributes that say where a checkpoint event is.
+func eventPlace(a pcommon.Map, dom, mp string, r *fsusage.Result, proj *projectRef) {
 	a.PutStr("system.filesystem.domain", dom)
 	a.PutStr("system.filesystem.uuid", r.Domain.UUID)
 	a.PutStr("system.filesystem.mountpoint", mp)
@@ -150,6 +266,28 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 		a.PutStr("system.filesystem.project.name", proj.name)
 		a.PutStr("system.filesystem.project.directory", proj.dir)
 	}
+}
+
+// willFailEvent buffers the log record of a domain (or, with proj set, a project directory on it)
+// turning will_fail: what, where, how big, when, the limit that binds and, when one was named, the
+// cgroup (pod, container) writing the saves.
+func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef, by *writer) {
+	retention := "no rotation seen yet"
+	if p.Keep > 0 {
+		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
+	}
+	body := fmt.Sprintf("%s: checkpoint save %d from now, in %s, will not fit: saves of %s every %s (%s), %s short at the next save; binding limit: %s",
+		where(dom, mp, r, proj), p.FailingSave, p.FailsIn.Round(time.Second), bytesText(p.SizeP90), p.Interval.Round(time.Second),
+		retention, bytesText(uint64(max(0, -p.Headroom))), bind)
+	if by != nil {
+		body += "; written by cgroup " + by.path
+		if by.podUID != "" {
+			body += " (pod " + by.podUID + ")"
+		}
+	}
+	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
+	a := lr.Attributes()
+	eventPlace(a, dom, mp, r, proj)
 	a.PutInt("disk_health.checkpoint.size", emit.Int(p.SizeP90))
 	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
 	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)

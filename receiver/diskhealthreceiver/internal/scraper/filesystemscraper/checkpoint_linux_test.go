@@ -91,3 +91,44 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 	assert.Contains(t, lr.Body().Str(), "checkpoint save 1 from now")
 	assert.Contains(t, lr.Body().Str(), "saves of 300.0 GiB every 2h0m0s")
 }
+
+// TestFSScraperCheckpointRelearning (issue 31): the keep-after job learned, then it stops saving. Three
+// intervals after its last save the state set stays, on learning (the other checkpoint series stop),
+// and one relearning event says why; the original dropped every checkpoint series without a word.
+func TestFSScraperCheckpointRelearning(t *testing.T) {
+	clock := t0
+	sink := new(consumertest.LogsSink)
+	s, f := bindsRootWith(t, "keep", &clock, sink, nil)
+	const stop = 7 * time.Hour
+	var learning int
+	for at := time.Duration(0); at < 14*time.Hour; at += 5 * time.Minute {
+		clock = t0.Add(at)
+		f.keepAfterAt(min(at, stop))
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		if at < 6*time.Hour+30*time.Minute {
+			continue
+		}
+		states, _ := domainPoints(md, "system.filesystem.checkpoint.state")
+		require.NotEmpty(t, states, "at %v: the state set is there", at)
+		if stateIs(md, "259:5", "learning") {
+			learning++
+			assert.Equal(t, map[string]int{"259:5": 4}, states, "at %v: the whole set, learning 1", at)
+			_, hasHeadroom := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			assert.False(t, hasHeadroom, "at %v: nothing predicted", at)
+		}
+	}
+	assert.Positive(t, learning)
+	var relearning []map[string]any
+	for _, ld := range sink.AllLogs() {
+		lr := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+		if a := lr.Attributes().AsRaw(); a["event.name"] == EventCheckpointRelearning {
+			relearning = append(relearning, a)
+			assert.Contains(t, lr.Body().Str(), "no save for three intervals")
+		}
+	}
+	require.Len(t, relearning, 1, "said once")
+	assert.Equal(t, "stopped_saving", relearning[0]["disk_health.checkpoint.relearn_reason"])
+	assert.Equal(t, "259:5", relearning[0]["system.filesystem.domain"])
+	assert.Equal(t, "/data", relearning[0]["system.filesystem.mountpoint"])
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
+
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
@@ -68,6 +70,11 @@ type Config struct {
 	CheckpointWriters bool `mapstructure:"checkpoint_writers"`
 	CgroupTopN        int  `mapstructure:"-"`
 	CgroupMaxDepth    int  `mapstructure:"-"`
+
+	// Storage names a storage extension (file_storage) that keeps what the checkpoint learners learned
+	// across collector restarts, so a restart predicts again from its first scrape instead of three saves
+	// later. Unset: nothing is written anywhere.
+	Storage *component.ID `mapstructure:"storage"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`

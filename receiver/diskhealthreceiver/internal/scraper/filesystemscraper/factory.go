@@ -23,6 +23,6 @@ func NewFactoryWithEvents(events consumer.Logs) scraper.Factory {
 			if err != nil {
 				return nil, err
 			}
-			return scraper.NewMetrics(s.scrape, scraper.WithShutdown(s.shutdown))
+			return scraper.NewMetrics(s.scrape, scraper.WithStart(s.start), scraper.WithShutdown(s.shutdown))
 		}, metadata.MetricsStability))
 }

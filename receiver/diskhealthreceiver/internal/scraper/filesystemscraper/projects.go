@@ -1,6 +1,7 @@
 package filesystemscraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,6 +75,9 @@ type projectKey struct {
 	id uint32
 }
 
+// name is the project directory's key in the checkpoint storage.
+func (k projectKey) name() string { return fmt.Sprintf("%s/project/%d", domainKey(k.d), k.id) }
+
 // projectRef is what an event says of a project directory.
 type projectRef struct {
 	id        int64
@@ -99,7 +103,7 @@ func newProjectQuotas(logger *zap.Logger, cfg *Config) (*projectQuotas, error) {
 		return nil, err
 	}
 	p := &projectQuotas{cfg: pc, logger: logger, root: cfg.RootPath, sel: sel, read: projquota.Read,
-		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners[projectKey](),
+		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners(projectKey.name),
 		timeout: cfg.StatfsTimeout, stuck: map[fsusage.Domain]chan quotaScan{}}
 	p.dirs = namesFile{path: pc.ProjectsFile, key: "projects_file", parse: projquota.ParseProjects}
 	p.names = namesFile{path: pc.ProjIDFile, key: "projid_file", parse: projquota.ParseProjID}
@@ -257,7 +261,7 @@ var projectLimitTypes = [...]metadata.AttributeSystemFilesystemProjectLimitType{
 // binding limit. A directory with a hard block limit also gets its own checkpoint learner, which measures
 // free space as the directory's headroom, so the save that will hit EDQUOT is foreseen as the one that
 // will hit ENOSPC is.
-func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []fsusage.Result, r *fsusage.Result, c mountCache, bind limit) {
+func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, now time.Time, group []fsusage.Result, r *fsusage.Result, c mountCache, bind limit) {
 	p := s.projects
 	if p == nil || !p.selected(group) {
 		return
@@ -295,8 +299,19 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []
 		if q.BlockHard == 0 {
 			continue
 		}
-		pr := p.learners.observe(projectKey{r.Domain, q.ID}, checkpoint.Sample{Time: now, Used: q.Used, Free: uint64(max(0, headroom))})
+		pr := p.learners.observe(ctx, projectKey{r.Domain, q.ID}, checkpoint.Sample{Time: now, Used: q.Used, Free: uint64(max(0, headroom))})
+		ref := &projectRef{id, name, dir}
+		if pr.Lost {
+			s.relearningEvent(c.res, now, &pr, c.mp, dom, r, ref)
+		}
+		if !stateSeries(&pr) {
+			continue
+		}
+		states := func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
+			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st)
+		}
 		if pr.State == checkpoint.Learning {
+			appendStates(pr.State, states)
 			continue
 		}
 		if pr.Keep > 0 {
@@ -305,15 +320,9 @@ func (s *fsScraper) recordProjects(ts pcommon.Timestamp, now time.Time, group []
 		e.AppendSystemFilesystemProjectCheckpointHeadroomDataPoint(ts, pr.Headroom, dom, uuid, id, name, dir)
 		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP50), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP50)
 		e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, emit.Int(pr.SizeP90), dom, uuid, id, name, dir, metadata.AttributeSystemFilesystemCheckpointPercentileP90)
-		for _, st := range checkpointStates {
-			v := int64(0)
-			if st.state == pr.State {
-				v = 1
-			}
-			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st.attr)
-		}
+		appendStates(pr.State, states)
 		if pr.Alert {
-			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, &projectRef{id, name, dir}, nil)
+			s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, ref, nil)
 		}
 	}
 }

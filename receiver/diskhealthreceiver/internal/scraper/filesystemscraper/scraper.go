@@ -7,7 +7,9 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -18,6 +20,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 )
 
 // fsScraper reports df-style usage per mount. The mount table, the statfs deadlines and stuck-mount
@@ -52,6 +55,11 @@ type fsScraper struct {
 	// is this scrape's problem naming them.
 	writers   *checkpointWriters
 	writerErr error
+	// storage names the extension that keeps the learners across restarts (nil: none, nothing is
+	// written); store is its client once started; id is this source's, the client's owner.
+	storage *component.ID
+	store   storage.Client
+	id      component.ID
 
 	now func() time.Time
 }
@@ -67,7 +75,9 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
 
-		learners: newLearners[fsusage.Domain](),
+		learners: newLearners(domainKey),
+		storage:  cfg.Storage,
+		id:       set.ID,
 		kubelet:  newKubelet(set.Logger, cfg),
 		events:   emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version),
 		sink:     sink,
@@ -115,15 +125,47 @@ func (s *fsScraper) ready() error {
 	return nil
 }
 
-func (s *fsScraper) shutdown(context.Context) error {
-	if s.col == nil {
-		return nil
+// start opens the storage client that keeps the checkpoint learners across restarts, when one is
+// configured, and hands it to the domains' and project directories' learners.
+func (s *fsScraper) start(ctx context.Context, host component.Host) error {
+	client, err := store.Open(ctx, host, section+".storage", s.storage, s.id, "checkpoint")
+	if err != nil || client == nil {
+		return err
 	}
+	s.store = client
+	s.learners.store = client
+	if s.projects != nil {
+		s.projects.learners.store = client
+	}
+	return nil
+}
+
+// storeErr is this scrape's problem with the checkpoint storage (nil: none), reset for the next.
+func (s *fsScraper) storeErr() error {
+	err := s.learners.takeErr()
+	if s.projects != nil {
+		err = errors.Join(err, s.projects.learners.takeErr())
+	}
+	return err
+}
+
+func (s *fsScraper) shutdown(ctx context.Context) error {
 	var err error
-	if s.shm != nil {
-		err = s.shm.close()
+	if s.store != nil {
+		// What was learned since the last save, and whether will_fail was said, for the next start.
+		err = s.learners.persistAll(ctx)
+		if s.projects != nil {
+			err = errors.Join(err, s.projects.learners.persistAll(ctx))
+		}
+		err = errors.Join(err, s.storeErr(), s.store.Close(ctx))
 	}
-	return errors.Join(err, s.col.Close())
+	if s.shm != nil {
+		err = errors.Join(err, s.shm.close())
+	}
+	if s.col != nil {
+		err = errors.Join(err, s.col.Close())
+	}
+	return err
 }
 
 // logStateChange writes one line per change of a mount's status, never one per scrape.
@@ -174,28 +216,28 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		for k := range group {
 			s.record(ts, &group[k])
 		}
-		s.recordDomain(ts, now, group)
+		s.recordDomain(ctx, ts, now, group)
 		i = j
 	}
 	if s.shm != nil {
 		err = errors.Join(err, s.scrapePodSHM(ctx, ts, now))
 	}
 	s.mounts.Sweep()
-	s.learners.sweep()
+	s.learners.sweep(ctx)
 	if s.writers != nil {
 		s.writers.sweep(func(d fsusage.Domain) bool { return s.learners.byKey[d] != nil })
 	}
 	if s.projects != nil {
 		s.projects.sweep()
-		s.projects.learners.sweep()
+		s.projects.learners.sweep(ctx)
 	}
 	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
 		err = errors.Join(err, serr)
 	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
-	// its bad lines are. The last good table (the good lines) is still measured: a partial error keeps
+	// its bad lines are, and the checkpoint storage's problems. The last good table (the good lines) is still measured: a partial error keeps
 	// those results.
-	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
+	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr, s.storeErr()), len(results))
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.
@@ -280,7 +322,7 @@ func domainResult(group []fsusage.Result) *fsusage.Result {
 
 // recordDomain appends the domain's own points, once whatever the number of its mounts, and what
 // its checkpoint learner knows.
-func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fsusage.Result) {
+func (s *fsScraper) recordDomain(ctx context.Context, ts pcommon.Timestamp, now time.Time, group []fsusage.Result) {
 	r := domainResult(group)
 	if r == nil {
 		s.learners.keep(group[0].Domain)
@@ -312,8 +354,8 @@ func (s *fsScraper) recordDomain(ts pcommon.Timestamp, now time.Time, group []fs
 	for _, l := range s.inodeLimits {
 		e.AppendSystemFilesystemDomainInodesHeadroomDataPoint(ts, l.headroom, dev, dom, uuid, typ, l.name)
 	}
-	s.recordProjects(ts, now, group, r, c, bind)
-	s.recordCheckpoint(ts, now, r, c.res, c.mp, dom, bind)
+	s.recordProjects(ctx, ts, now, group, r, c, bind)
+	s.recordCheckpoint(ctx, ts, now, r, c.res, c.mp, dom, bind)
 }
 
 // record appends one mount's points to the current resource (its domain's), metrics in metadata.yaml's

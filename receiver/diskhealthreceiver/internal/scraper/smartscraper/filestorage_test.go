@@ -3,32 +3,14 @@ package smartscraper
 import (
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
-
-// fileStorage starts contrib's file_storage extension (the one the distribution ships) on dir, as a
-// collector with `file_storage: {directory: dir}` does.
-func fileStorage(t *testing.T, dir string) extension.Extension {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	cfg.Compaction.Directory = dir
-	require.NoError(t, cfg.Validate())
-	ext, err := f.Create(t.Context(), extensiontest.NewNopSettings(f.Type()), cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(t.Context(), componenttest.NewNopHost()))
-	return ext
-}
 
 // collectorRun is one collector process: the file_storage extension on the state directory and a
 // SMART scraper using it, started as the collector starts them.
@@ -39,10 +21,10 @@ type collectorRun struct {
 
 func startRun(t *testing.T, m *devicetest.Machine, dir string) *collectorRun {
 	t.Helper()
-	ext := fileStorage(t, dir)
+	ext := dhtest.FileStorage(t, dir)
 	h := newHarnessOn(t, m, nil)
 	h.s.storage = &storageID
-	require.NoError(t, h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: ext}}))
+	require.NoError(t, h.s.start(t.Context(), dhtest.StorageHost{storageID: ext}))
 	return &collectorRun{h: h, ext: ext}
 }
 

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
@@ -550,18 +551,12 @@ func (c memClient) Delete(_ context.Context, key string) error {
 func (memClient) Batch(context.Context, ...*storage.Operation) error { return errors.New("not used") }
 func (memClient) Close(context.Context) error                        { return nil }
 
-type storageHost struct {
-	exts map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.exts }
-
 var storageID = component.MustNewID("file_storage")
 
 func startWithStorage(t *testing.T, h *smartHarness, st *memStorage) {
 	t.Helper()
 	h.s.storage = &storageID
-	require.NoError(t, h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: st}}))
+	require.NoError(t, h.s.start(t.Context(), dhtest.StorageHost{storageID: st}))
 }
 
 // With a storage extension, the high-water mark survives a restart: the entries made while no
@@ -617,12 +612,12 @@ func TestNVMeErrorMarkStorageFails(t *testing.T) {
 func TestStorageMisconfigured(t *testing.T) {
 	h := newHarnessOn(t, fleet(t), nil)
 	h.s.storage = &storageID
-	err := h.s.start(t.Context(), storageHost{map[component.ID]component.Component{}})
+	err := h.s.start(t.Context(), dhtest.StorageHost{})
 	require.ErrorContains(t, err, "smart.storage: no extension file_storage is configured")
-	err = h.s.start(t.Context(), storageHost{map[component.ID]component.Component{storageID: &struct {
+	err = h.s.start(t.Context(), dhtest.StorageHost{storageID: &struct {
 		component.StartFunc
 		component.ShutdownFunc
-	}{}}})
+	}{}})
 	require.ErrorContains(t, err, "is not a storage extension")
 }
 

@@ -3,7 +3,6 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/health"
@@ -84,23 +84,9 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 // start opens the storage client of the configured extension.
 func (s *smartScraper) start(ctx context.Context, host component.Host) error {
-	if s.storage == nil {
-		return nil
-	}
-	ext, ok := host.GetExtensions()[*s.storage]
-	if !ok {
-		return fmt.Errorf("%s.storage: no extension %s is configured", section, s.storage)
-	}
-	se, ok := ext.(storage.Extension)
-	if !ok {
-		return fmt.Errorf("%s.storage: extension %s is not a storage extension", section, s.storage)
-	}
-	client, err := se.GetClient(ctx, component.KindReceiver, s.id, "nvme_error_log")
-	if err != nil {
-		return fmt.Errorf("%s.storage: %w", section, err)
-	}
-	s.marks = client
-	return nil
+	var err error
+	s.marks, err = store.Open(ctx, host, section+".storage", s.storage, s.id, "nvme_error_log")
+	return err
 }
 
 // shutdown waits for reads still in flight (a hung ioctl) until the collector's shutdown deadline.

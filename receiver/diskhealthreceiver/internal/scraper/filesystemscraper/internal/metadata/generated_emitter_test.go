@@ -154,10 +154,10 @@ func testPoints(k int) []testPoint {
 				e.AppendSystemFilesystemCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+			mb.RecordSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+				e.AppendSystemFilesystemCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemCheckpointThroughputDataPoint(ts, 1.5+float64(k)*2.25, "system.device-val-"+strconv.Itoa(k), "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), "system.filesystem.type-val-"+strconv.Itoa(k))
@@ -250,10 +250,10 @@ func testPoints(k int) []testPoint {
 				e.AppendSystemFilesystemProjectCheckpointSizeDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointPercentile(1+k%2))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
-			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+			mb.RecordSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
 		},
 			func(e *Emitter, ts pcommon.Timestamp) {
-				e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%3))
+				e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k), AttributeSystemFilesystemCheckpointState(1+k%4))
 			}},
 		{func(mb *MetricsBuilder, ts pcommon.Timestamp) {
 			mb.RecordSystemFilesystemProjectHeadroomDataPoint(ts, 10+int64(k)*7, "system.filesystem.domain-val-"+strconv.Itoa(k), "system.filesystem.uuid-val-"+strconv.Itoa(k), int64(k), "system.filesystem.project.name-val-"+strconv.Itoa(k), "system.filesystem.project.directory-val-"+strconv.Itoa(k))

@@ -84,6 +84,7 @@ const (
 	AttributeSystemFilesystemCheckpointStateFits
 	AttributeSystemFilesystemCheckpointStateTight
 	AttributeSystemFilesystemCheckpointStateWillFail
+	AttributeSystemFilesystemCheckpointStateLearning
 )
 
 // String returns the string representation of the AttributeSystemFilesystemCheckpointState.
@@ -95,6 +96,8 @@ func (av AttributeSystemFilesystemCheckpointState) String() string {
 		return "tight"
 	case AttributeSystemFilesystemCheckpointStateWillFail:
 		return "will_fail"
+	case AttributeSystemFilesystemCheckpointStateLearning:
+		return "learning"
 	}
 	return ""
 }
@@ -104,6 +107,7 @@ var MapAttributeSystemFilesystemCheckpointState = map[string]AttributeSystemFile
 	"fits":      AttributeSystemFilesystemCheckpointStateFits,
 	"tight":     AttributeSystemFilesystemCheckpointStateTight,
 	"will_fail": AttributeSystemFilesystemCheckpointStateWillFail,
+	"learning":  AttributeSystemFilesystemCheckpointStateLearning,
 }
 
 // AttributeSystemFilesystemLimitName specifies the value system.filesystem.limit.name attribute.
@@ -1084,7 +1088,7 @@ type metricSystemFilesystemCheckpointState struct {
 // init fills system.filesystem.checkpoint.state metric with initial data.
 func (m *metricSystemFilesystemCheckpointState) init() {
 	m.data.SetName("system.filesystem.checkpoint.state")
-	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). Not in semantic conventions.")
+	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2726,7 +2730,7 @@ type metricSystemFilesystemProjectCheckpointState struct {
 // init fills system.filesystem.project.checkpoint.state metric with initial data.
 func (m *metricSystemFilesystemProjectCheckpointState) init() {
 	m.data.SetName("system.filesystem.project.checkpoint.state")
-	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode. Not in semantic conventions.")
+	m.data.SetDescription("system.filesystem.checkpoint.state of a project directory with a hard block quota (fits, tight, will_fail, learning again after a pattern was lost); a disk_health.checkpoint.will_fail event naming the project is sent when it turns will_fail, once per episode, and a disk_health.checkpoint.relearning event when its pattern is lost. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
