@@ -19,7 +19,7 @@ import (
 )
 
 // tests are the package's tests run here (guestrx.RunPackageTest's form; e2e requires each one's PASS).
-const tests = "TestFSScraperCheckpointSeededProjectQuota|TestFSScraperCheckpointWriterSeeded"
+const tests = "TestFSScraperCheckpointSeededProjectQuota|TestFSScraperCheckpointWriterSeeded|TestCheckpointWriterNeverHasSysResource"
 
 // hangAfter is well past a run's minutes of VM time (TCG, a loaded two-core host) and before the host's
 // timeout.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,18 +40,18 @@ import (
 const writerChildEnv = "DISKHEALTH_CKPT_WRITER_DIR"
 
 // TestCheckpointWriterChild is the training job's writer of the seeded checkpoint tests, run as its own
-// process (this test binary again) so that it sits in its own cgroup, without CAP_SYS_RESOURCE. It does what stdin says, one
-// command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends BYTES to NAME
+// process (this test binary again) so that it sits in its own cgroup, without CAP_SYS_RESOURCE on any of
+// its threads. It does what stdin says, one command a line, and answers each with "ok" or the errno's name: "w NAME BYTES" appends BYTES to NAME
 // (opened, and created, at its first write, and kept open as a trainer keeps its log and the checkpoint
 // it is saving), "ws NAME BYTES" does the same and fsyncs it (a save whose blocks reach the disk in the
-// writer's own context, which cgroup v1 charges to the writer's blkio cgroup), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it and waits for its blocks to be free (syncfs). Run directly, without the environment, it
-// has no job.
+// writer's own context, which cgroup v1 charges to the writer's blkio cgroup), "close NAME" closes it, "closeall" closes every one (the job ended), "rm NAME" removes it and waits for its blocks to be free (syncfs); "caps" answers how many of
+// its threads have CAP_SYS_RESOURCE. Run directly, without the environment, it has no job.
 func TestCheckpointWriterChild(t *testing.T) {
 	dir := os.Getenv(writerChildEnv)
 	if dir == "" {
 		t.Skip("the checkpoint writer runs only as a seeded checkpoint test's child")
 	}
-	require.NoError(t, dropSysResource())
+	require.NoError(t, withoutSysResource())
 	chunk := make([]byte, 1<<20)
 	for i := range chunk {
 		chunk[i] = byte(i) // not zeros: nothing may compress or skip them
@@ -88,6 +89,13 @@ func TestCheckpointWriterChild(t *testing.T) {
 			}
 		case len(f) == 2 && f[0] == "rm":
 			err = removeFreed(dir, f[1], closeFile)
+		case len(f) == 1 && f[0] == "caps":
+			var n int
+			if n, err = threadsWithSysResource(); err == nil {
+				_, _ = fmt.Fprintln(out, "sys_resource threads", n)
+				require.NoError(t, out.Flush())
+				continue
+			}
 		default:
 			err = fmt.Errorf("bad command %q", in.Text())
 		}
@@ -107,18 +115,60 @@ func TestCheckpointWriterChild(t *testing.T) {
 	}
 }
 
-// dropSysResource takes CAP_SYS_RESOURCE out of this process's effective and permitted sets: with it
-// root writes past ext4's (vfs) quota limits and into the root reserve, as no training job does.
-func dropSysResource() error {
-	h := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-	var d [2]unix.CapUserData
-	if err := unix.Capget(&h, &d[0]); err != nil {
+// reexecEnv marks the writer child started again without CAP_SYS_RESOURCE in its bounding set.
+const reexecEnv = "DISKHEALTH_CKPT_WRITER_REEXEC"
+
+// withoutSysResource makes sure no thread of this process has CAP_SYS_RESOURCE: with it root writes past
+// ext4's (vfs) quota limits and into the root reserve, as no training job does. Capabilities belong to a
+// thread and capset changes only the calling one, while the Go runtime runs a goroutine on any of its
+// threads (the QEMU guest once saw a seeded job write past its project quota for 30 minutes). So the
+// capability leaves this thread's bounding set and the program starts again (execve on this thread):
+// the new image has it on none of its threads, nor on any thread it makes.
+func withoutSysResource() error {
+	n, err := threadsWithSysResource()
+	if err != nil || n == 0 {
 		return err
 	}
-	bit := uint32(1) << (unix.CAP_SYS_RESOURCE % 32)
-	d[unix.CAP_SYS_RESOURCE/32].Effective &^= bit
-	d[unix.CAP_SYS_RESOURCE/32].Permitted &^= bit
-	return unix.Capset(&h, &d[0])
+	if os.Getenv(reexecEnv) != "" {
+		return fmt.Errorf("%d threads still have CAP_SYS_RESOURCE after the restart", n)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread() // the bounding set and the execve: one thread
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_RESOURCE, 0, 0, 0); err != nil {
+		return err
+	}
+	return syscall.Exec(exe, os.Args, append(os.Environ(), reexecEnv+"=1"))
+}
+
+// threadsWithSysResource counts this process's threads with CAP_SYS_RESOURCE permitted.
+func threadsWithSysResource() (int, error) {
+	status, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, path := range status {
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // the thread ended
+		}
+		if err != nil {
+			return 0, err
+		}
+		_, line, _ := strings.Cut(string(b), "\nCapPrm:\t")
+		line, _, _ = strings.Cut(line, "\n")
+		prm, err := strconv.ParseUint(line, 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: CapPrm %q: %w", path, line, err)
+		}
+		if prm&(1<<unix.CAP_SYS_RESOURCE) != 0 {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // syncFS waits for a removal's blocks to be free: XFS frees an unlinked inode's blocks in a background
@@ -808,4 +858,34 @@ func projectUsed(t *testing.T, mnt string, project uint32) int64 {
 		}
 	}
 	return 0
+}
+
+// TestCheckpointWriterNeverHasSysResource: no thread of the writer child has CAP_SYS_RESOURCE, while it
+// writes, fsyncs and removes (blocking calls, after which Go may run the goroutine on another thread).
+// Capabilities belong to a thread, and capset changes the calling one only: on a thread made before it,
+// the writer writes past ext4's project quota (the QEMU guest once saw a seeded job that never met
+// EDQUOT in 294 saves).
+func TestCheckpointWriterNeverHasSysResource(t *testing.T) {
+	dhtest.RequireRoot(t, "the writer child drops a capability root has")
+	if n, err := threadsWithSysResource(); err != nil || n == 0 {
+		require.NoError(t, err)
+		// This machine's root has none to drop (a container's bounding set): the guest's root has it.
+		t.Skip("no CAP_SYS_RESOURCE to drop here: runs in the QEMU guest, e2e's TestCheckpointProjectQuotaQEMU")
+	}
+	w := startWriter(t, t.TempDir())
+	const commands = 300
+	with := 0
+	for i := range commands {
+		// Long writes, fsyncs and removals (syncfs), which hand the thread's P to another thread while
+		// they block, and waits on stdin between the checks, as a seeded job does.
+		require.Equal(t, "ok", w.do(t, "ws f%d %d", i%4, 1<<20))
+		if i%4 == 3 {
+			require.Equal(t, "ok", w.do(t, "rm f%d", i%4))
+		}
+		var n int
+		_, err := fmt.Sscanf(w.do(t, "caps"), "sys_resource threads %d", &n)
+		require.NoError(t, err)
+		with = max(with, n)
+	}
+	assert.Zero(t, with, "threads of the writer child with CAP_SYS_RESOURCE")
 }
