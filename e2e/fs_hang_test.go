@@ -21,7 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"golang.org/x/sys/unix"
 
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
@@ -134,44 +133,8 @@ func (h *hangFS) answer() int {
 func mountHangFS(t *testing.T, mp string) *hangFS {
 	t.Helper()
 	h := &hangFS{}
-	serveFUSE(t, mp, h, "e2e-hang", "e2ehang", func() { h.answer() })
+	testkit.ServeFUSE(t, mp, h, "e2e-hang", "e2ehang", func() { h.answer() })
 	return h
-}
-
-// serveFUSE mounts the filesystem root at mp (type fuse.<name>, source source) without
-// fusermount. When the test ends, whatever happened, it calls beforeUnmount, unmounts (lazily if it
-// must) and waits for the server's goroutines to end.
-func serveFUSE(t *testing.T, mp string, root fs.InodeEmbedder, source, name string, beforeUnmount func()) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(mp, 0o755))
-	srv, err := fs.Mount(mp, root, &fs.Options{MountOptions: fuse.MountOptions{
-		DirectMountStrict: true, FsName: source, Name: name,
-	}})
-	if err != nil {
-		// The mount may exist even though the server failed to start.
-		_ = unix.Unmount(mp, unix.MNT_DETACH)
-		t.Fatalf("mount a FUSE filesystem at %s: %v", mp, err)
-	}
-	t.Cleanup(func() {
-		beforeUnmount()
-		if err := srv.Unmount(); err != nil {
-			t.Errorf("unmount FUSE %s: %v; detaching it lazily", mp, err)
-			if err := unix.Unmount(mp, unix.MNT_DETACH); err != nil {
-				t.Errorf("umount -l %s: %v", mp, err)
-				return
-			}
-		}
-		done := make(chan struct{})
-		go func() {
-			srv.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("the FUSE server of %s did not stop within 10s of the unmount", mp)
-		}
-	})
 }
 
 // TestHungMountNeverStallsScrape runs the built collector on a FUSE mount served by the test, beside

@@ -3,8 +3,6 @@
 package biolat
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/noisy"
 )
@@ -129,15 +128,16 @@ func of(d noisy.Device, path string) (noisy.Sample, float64) {
 }
 
 // Issue 22, done-when 2, on this host's v1 blkio hierarchy with the real per-cgroup probe and the
-// verdict at its defaults (k 3, share 0.5, min_victim_ios 20), one scrape a second: cgroup V reads 4 KiB
-// blocks at random, direct, 100 a second, from a loop device whose backing file is on the real disk
-// and read with direct I/O (so V's reads queue behind whatever else the disk does). V alone first, so
-// its baseline is its own; then B writes 1 MiB blocks at random, direct, 16 in flight (at 4 KiB this
-// host's disk absorbs B's writes and V's p90 rises only 2×: 0.28 → 0.63 ms; at 1 MiB 11–15×, measured
-// with fio alone): the event names B, holding
-// at least 70 % of the device's occupancy, within 2 scrapes; then B is throttled (v1's io.max,
-// blkio.throttle.write_iops_device and write_bps_device) and the episode clears; then B stops and V
-// alone for 5 minutes makes no event.
+// verdict at its defaults (k 3, share 0.5, min_victim_ios 20), one scrape a second. The device is a loop
+// device (direct I/O) over a serial delay disk served by the test (testkit.DelayDisk: one request at a
+// time, 1 ms plus 200 ms per MiB, writes dropped), so V's latency is what the neighbour does to it and
+// nothing else: a loop over a file on the machine's own disk took every other test's I/O into V's
+// baseline (V alone p90 0.16–15.6 ms under a dd and a CPU hog). Cgroup V reads 4 KiB blocks at random,
+// direct, 100 a second: alone first, so its baseline is its own; then B writes 1 MiB blocks at random,
+// direct, 16 in flight, and V's reads wait behind them: the event names B, holding at least 70 % of the
+// device's occupancy, within 2 scrapes of B's first write (fio took over a second to start on a loaded
+// machine); then B is throttled (v1's io.max, blkio.throttle.write_iops_device and write_bps_device) and
+// the episode clears; then B stops and V alone for 5 minutes makes no event.
 func TestNoisyNeighborOnLoop(t *testing.T) {
 	requireRoot(t)
 	if testing.Short() {
@@ -145,14 +145,7 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 	}
 	fio := requireTool(t, "fio", "fio")
 	hier := blkioHierarchy(t)
-	// Written, not sparse: reads of a hole or an unwritten extent never reach the disk. And synced: a
-	// direct write to a range with dirty pages waits for their writeback first (two runs here saw B
-	// complete nothing for its first 2 s while the disk was busy with other work).
-	img := filepath.Join(t.TempDir(), "disk.img")
-	f, err := os.OpenFile(img, os.O_CREATE|os.O_WRONLY, 0o600)
-	require.NoError(t, err)
-	_, err = f.Write(bytes.Repeat([]byte{0x5a}, 256<<20))
-	require.NoError(t, errors.Join(err, f.Sync(), f.Close()))
+	img := testkit.DelayDisk{Size: 256 << 20, Fixed: time.Millisecond, PerMiB: 200 * time.Millisecond, Serial: true, Writable: true}.Serve(t, t.TempDir())
 	name, dev := loopOver(t, img, "--direct-io=on")
 
 	p, err := OpenCgroups(CgroupOptions{})
@@ -202,15 +195,21 @@ func TestNoisyNeighborOnLoop(t *testing.T) {
 
 	stopB := start(b, "--name=aggressor", "--rw=randwrite", "--bs=1m", "--ioengine=libaio", "--iodepth=16", "--offset=128M", "--size=128M")
 	var opened *noisy.Event
-	for i := 1; i <= 2 && opened == nil; i++ {
-		_, ev := step("B")
+	for i, waited := 0, 0; i < 2 && opened == nil; {
+		d, ev := step("B")
+		if s, _ := of(d, bPath); s.IOs > 0 || i > 0 {
+			i++ // from B's first write on
+		} else {
+			waited++
+			require.Less(t, waited, 30, "B's fio wrote nothing in 30 s")
+		}
 		for _, e := range ev {
 			if e.Kind == noisy.Opened && e.Victim == vPath {
 				opened = &e
 			}
 		}
 	}
-	require.NotNil(t, opened, "an episode within 2 scrapes of B's start")
+	require.NotNil(t, opened, "an episode within 2 scrapes of B's first write")
 	require.Equal(t, bPath, opened.Aggressors[0].Cgroup)
 	require.GreaterOrEqual(t, opened.Aggressors[0].Share, 0.7)
 	require.Equal(t, base, opened.LatencyBaseline)
