@@ -51,6 +51,11 @@ type Disk struct {
 	// HwmonDir is the sysfs directory of the disk's hwmon temperature
 	// sensor (the nvme driver registers one per controller), "" if none.
 	HwmonDir string
+	// State is an NVMe controller's state in sysfs (live, connecting,
+	// resetting, deleting, dead, ...); "" where the kernel shows none. Only a
+	// live controller's hwmon sensor is believed: an NVMe-oF controller that
+	// is reconnecting keeps its sensor, which then reads 0 °C.
+	State string
 }
 
 // Key tells one disk from every other one the host had since boot: its name, hw.id and diskseq (a
@@ -160,6 +165,7 @@ func Discover(root string) ([]Disk, error) {
 			d.ID = blockdev.DiskID(&d.Identity)
 		}
 		d.HwmonDir = hwmonDir(filepath.Join(sysRoot, "class", "nvme", name))
+		d.State = readTrim(sysRoot, "class", "nvme", name, "state")
 		disks = append(disks, *d)
 	}
 	slices.SortFunc(disks, func(a, b Disk) int { return strings.Compare(a.Name, b.Name) })

@@ -102,6 +102,7 @@ func buildTree(t *testing.T) *sysTree {
 	s.write(tNVMe+"/serial", "smarttest   \n")
 	s.write(tNVMe+"/firmware_rev", "7.2.22  \n")
 	s.write(tNVMe+"/hwmon3/temp1_input", "49850\n")
+	s.write(tNVMe+"/state", "live\n")
 	s.link("class/nvme/nvme0", tNVMe)
 	s.disk(tNVMe+"/nvme0n2", tNVMe, "259:1", map[string]string{"size": "2048\n", "nsid": "2\n", "wwid": "nvme.1b36-2\n", "queue/rotational": "0\n"})
 	s.disk(tNVMe+"/nvme0n1", tNVMe, "259:0", map[string]string{"size": "131072\n", "nsid": "1\n", "wwid": "nvme.1b36-1\n", "queue/rotational": "0\n"})
@@ -109,6 +110,7 @@ func buildTree(t *testing.T) *sysTree {
 	// Multipath: the head's device is the subsystem, the path is hidden.
 	s.write(tNVMe2+"/model", "Multipath Ctrl\n")
 	s.write(tNVMe2+"/serial", "MP1\n")
+	s.write(tNVMe2+"/state", "connecting\n")
 	s.link("class/nvme/nvme2", tNVMe2)
 	s.link("class/nvme-subsystem/nvme-subsys2", tSubsys)
 	s.link(tSubsys+"/nvme2", tNVMe2)
@@ -156,6 +158,11 @@ func TestDiscover(t *testing.T) {
 	assert.Equal(t, "QEMU NVMe Ctrl", nvme0.Identity.Model)
 	assert.Equal(t, "nvme0n1", nvme0.Identity.Name, "the controller takes its first namespace's identity")
 	assert.Equal(t, s.path("class/nvme/nvme0/hwmon3"), nvme0.HwmonDir)
+	assert.Equal(t, "live", nvme0.State)
+	assert.True(t, nvme0.Live())
+	assert.Equal(t, "connecting", disks[1].State, "an NVMe-oF controller that lost its connection")
+	assert.False(t, disks[1].Live())
+	assert.True(t, disks[2].Live(), "a controller whose kernel shows no state")
 }
 
 // The SMART hw.id is the I/O metrics' hw.id: both are blockdev.DiskID of

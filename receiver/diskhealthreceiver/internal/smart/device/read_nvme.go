@@ -50,7 +50,7 @@ func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		if errors.Is(err, ErrPermission) {
-			snap.Hwmon = hwmonFallback(d).Hwmon
+			snap.Hwmon = hwmonReading(d)
 		}
 		return
 	}

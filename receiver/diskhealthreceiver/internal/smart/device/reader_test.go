@@ -238,6 +238,61 @@ func TestPermissionDenied(t *testing.T) {
 	assert.Equal(t, device.StatusOK, got["sdc"].Status, "SCSI log pages need no privilege")
 }
 
+// An NVMe-oF controller that is reconnecting keeps its hwmon sensor, which reads 0 °C: no drive had
+// that temperature, so nothing is reported; nor is a 0 from a live controller whose SMART log cannot
+// confirm it. A live controller's real reading still is (TestPermissionDenied).
+func TestHwmonBelievedOnlyFromALiveController(t *testing.T) {
+	for _, tc := range []struct {
+		name, state, milli string
+		want               bool
+	}{
+		{"connecting, sensor 0", "connecting", "0", false},
+		{"connecting, sensor stale", "connecting", "41850", false},
+		{"resetting", "resetting", "41850", false},
+		{"live, sensor 0", "live", "0", false},
+		{"live", "live", "41850", true},
+		{"no state in sysfs", "", "41850", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := devicetest.QEMU(t, "k6.12")
+			hw := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(hw, "temp1_input"), []byte(tc.milli+"\n"), 0o644))
+			nvme0 := m.Disk("nvme0")
+			nvme0.Info.HwmonDir, nvme0.Info.State = hw, tc.state
+			// As seen in the QEMU guest: the admin commands of a controller that is not live fail.
+			nvme0.Deny = true
+
+			results, err := newReader(t, m, nil).Collect(t.Context())
+			require.NoError(t, err)
+			nv := byName(t, results)["nvme0"]
+			assert.NotEqual(t, device.StatusOK, nv.Status)
+			if !tc.want {
+				assert.True(t, nv.Snapshot == nil || nv.Snapshot.Hwmon == nil, "no temperature: %+v", nv.Snapshot)
+				return
+			}
+			require.NotNil(t, nv.Snapshot)
+			require.NotNil(t, nv.Snapshot.Hwmon)
+			assert.InDelta(t, 41.85, nv.Snapshot.Hwmon.Current, 1e-9)
+		})
+	}
+}
+
+// Linux 6.2+ answers Identify without CAP_SYS_ADMIN but refuses Get Log Page: a controller with no
+// hwmon sensor is then permission_denied with its identity, not a panic in the fallback.
+func TestSMARTLogDeniedWithoutSensor(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	nvme0 := m.Disk("nvme0")
+	nvme0.Info.HwmonDir = ""
+	nvme0.DenyCommands = []string{devicetest.NVMeLog(0x02)}
+	results, err := newReader(t, m, nil).Collect(t.Context())
+	require.NoError(t, err)
+	nv := byName(t, results)["nvme0"]
+	assert.Equal(t, device.StatusPermissionDenied, nv.Status, "%v", nv.Err)
+	require.NotNil(t, nv.Snapshot)
+	require.NotNil(t, nv.Snapshot.NVMe, "the identity read before the refusal")
+	assert.Nil(t, nv.Snapshot.Hwmon)
+}
+
 func TestPanicCostsOneDisk(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	m.Disk("sdb").Panic = true
