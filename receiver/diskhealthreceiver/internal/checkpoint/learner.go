@@ -580,9 +580,10 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	first, lastLevel := levels[0], levels[len(levels)-1]
 	minSave, least := 3*threshold, leastSave(threshold, limit)
 	if float64(max(rise, fall)) > least {
-		// A burst of a save's scale, whatever it turns out to be: the calm before the next starts now,
-		// so that bursts closer together than a lull are never one.
-		l.calm = 0
+		// A burst of a save's scale, whatever it turns out to be: the calm before the next starts at
+		// its last strong step (the quiet samples it waited for are calm), so that bursts closer
+		// together than a lull are never one.
+		l.calm = max(0, l.trail-1)
 	}
 	// The background kept writing during the burst: its share is not the save's.
 	background := int64(max(0, l.growth) * l.spanEnd.Sub(l.spanStart).Seconds())
