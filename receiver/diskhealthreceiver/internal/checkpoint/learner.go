@@ -247,9 +247,10 @@ type Learner struct {
 	spanStart, spanEnd time.Time
 	levels             []uint64
 	quiet              int
-	// calm counts the samples since the last burst of a save's scale ended (or since the first sample):
-	// the quiet between saves, a background burst included; burstCalm is the calm the burst in progress began after, and
-	// lulls how many quiet samples in a row it may pause for and still go on (lullAllowance).
+	// calm counts the samples since the last step of the last burst of a save's scale (or since the
+	// first sample): the quiet between saves, a background burst included. burstCalm is the calm the
+	// burst in progress began after, lulls how many quiet samples in a row it may pause for and still
+	// go on (lullAllowance).
 	calm, burstCalm, lulls int
 	// trail counts the samples since the burst's last strong step (weak and quiet ones).
 	trail int
@@ -838,9 +839,9 @@ const sustained = trendWindow / 2
 // fillsFirst reports whether, with no save pattern known, the filesystem fills before a save could come:
 // a writer sustained over the last steps (its slowest step well above the noise floor; a save's or an
 // unpack's burst pauses or ends within them) fills what is free by the scrape after next (twice that to
-// leave the state once in it). A longer horizon would take a large copy that stops short of full for a
-// filling disk. It sets p's FailsIn (when the free space runs out at that
-// rate) and Headroom (what is free at that horizon, negative).
+// leave the state once in it); a longer horizon would take a large copy that stops short of full for a
+// filling disk. It sets p's FailsIn (when the free space runs out at that rate) and Headroom (what is
+// free at that horizon, negative).
 func (l *Learner) fillsFirst(s Sample, p *Prediction) bool {
 	dt := s.Time.Sub(l.before.Time)
 	if l.ntrend < sustained || dt <= 0 {
