@@ -127,9 +127,9 @@ type Config struct {
 	NoiseFactor float64
 	// MinStepFraction: and larger than this fraction of the filesystem. Default 0.0002.
 	MinStepFraction float64
-	// QuietSamples: a burst ends after this many quiet samples. Default 1, so that saves every second
-	// scrape (a burst, one quiet sample, the next burst) are bursts of their own; a save that pauses for
-	// a whole scrape is then seen as two.
+	// QuietSamples: a burst ends after this many quiet samples at least. Default 1, so that saves every
+	// second scrape (a burst, one quiet sample, the next burst) are bursts of their own. A burst after a
+	// long quiet spell may pause longer (see lullAllowance): a save written as fsync'd shards is one save.
 	QuietSamples int
 }
 
@@ -193,6 +193,10 @@ type Prediction struct {
 	// trendWindow steps, the part of a burst past what the save can be included), so another writer
 	// filling the disk counts from a few samples on.
 	Background float64
+	// Filling: the state is will_fail with no save pattern learned (Saves, SizeP50 and Interval are
+	// what was seen so far, if anything): the filesystem fills before a save could come (FailsIn: when
+	// it is full at the recent growth; Headroom: what is free at the horizon, negative).
+	Filling bool
 	// Relearning is why a pattern learned before is lost (ReasonNone while one is known, or none was
 	// ever learned); Lost is set at the sample it was lost: the relearning event is due.
 	Relearning Reason
@@ -243,12 +247,20 @@ type Learner struct {
 	spanStart, spanEnd time.Time
 	levels             []uint64
 	quiet              int
+	// calm counts the samples since the last step of the last burst of a save's scale (or since the
+	// first sample): the quiet between saves, a background burst included. burstCalm is the calm the
+	// burst in progress began after, lulls how many quiet samples in a row it may pause for and still
+	// go on (lullAllowance).
+	calm, burstCalm, lulls int
 	// trail counts the samples since the burst's last strong step (weak and quiet ones).
 	trail int
 
-	copies    []uint64 // sizes of the copies on disk, oldest first
-	sizes     []uint64 // the last History saves
-	starts    []time.Time
+	copies []uint64 // sizes of the copies on disk, oldest first
+	sizes  []uint64 // the last History saves
+	starts []time.Time
+	// gaps are the calm each of starts' bursts began after, so that pieces of one save taken for saves
+	// of their own can be joined once a longer calm shows what a pause is.
+	gaps      []int
 	saves     int
 	keep      int
 	rotation  Rotation
@@ -284,6 +296,8 @@ type Learner struct {
 	// foreignBytes is what other writers' bursts wrote (at most), so that its deletion is not taken
 	// for the job removing its copies.
 	foreignBytes uint64
+	// filling: the state is will_fail, from the filesystem filling with no pattern known (fillsFirst).
+	filling bool
 	// everRegular: a pattern was learned once; lost is why it was last dropped; relearn is the reason
 	// reported while learning again.
 	everRegular bool
@@ -303,8 +317,10 @@ func (l *Learner) Observe(s Sample) Prediction {
 	l.saved = Save{}
 	if !l.started {
 		if l.gap {
-			// Restored: the job's saves could not be seen until now.
+			// Restored: the job's saves could not be seen until now. Its pattern is known, so a save
+			// in shards right after the restart may pause as any other does.
 			l.hidden = later(l.hidden, s.Time)
+			l.calm = maxLulls * calmPerLull
 		}
 		l.before, l.last, l.started = s, s, true
 		return l.predict(s, prev)
@@ -324,9 +340,16 @@ func (l *Learner) Observe(s Sample) Prediction {
 	// are the background's, as the quiet ones are.
 	strong := math.Abs(delta) > threshold
 	active := strong || l.inBurst && math.Abs(delta) > threshold/2
+	if active && l.inBurst && l.quiet > 0 && !(strong && l.resumes(delta)) {
+		// In a lull, only a step of the save's own scale is its next shard; a growing log's allocation
+		// chunk (XFS) is the background's, as a quiet sample is.
+		strong, active = false, false
+	}
 	switch {
 	case active && !l.inBurst:
 		l.inBurst, l.burstStart, l.spanStart, l.quiet, l.trail, l.excess = true, l.last.Time, l.before.Time, 0, 0, 0
+		l.burstCalm = l.calm
+		l.lulls = l.lullAllowance(dt)
 		l.levels = append(l.levels[:0], l.before.Used, l.last.Used, s.Used)
 		l.burstEnd = s.Time
 	case active && len(l.levels) >= MaxBurstSamples:
@@ -347,12 +370,15 @@ func (l *Learner) Observe(s Sample) Prediction {
 		if active {
 			break
 		}
-		if l.quiet++; l.quiet >= l.cfg.QuietSamples {
+		// Only a burst of a save's scale may pause: the background's small bursts (a growing log's
+		// allocation chunks every few samples) end at the first quiet one, or they would chain.
+		if l.quiet++; l.quiet >= l.lulls || l.quiet >= l.cfg.QuietSamples && !l.saveScale(threshold, limit) {
 			// The samples after the first past the last strong step belong to the background, not the burst.
 			l.endBurst(l.levels[:len(l.levels)-l.trail+1], threshold, limit)
 			l.inBurst, l.settling = false, true
 		}
 	}
+	l.calm++
 	switch {
 	case active || l.inBurst:
 	case l.settling:
@@ -367,18 +393,95 @@ func (l *Learner) Observe(s Sample) Prediction {
 	return l.predict(s, prev)
 }
 
+// maxLulls bounds the quiet samples a burst may pause for, and maxLull the time: a save's shards are
+// fsync'd a second or two apart, so a longer pause is no longer the same save (and at a scrape of a
+// minute a save is seen to end at the first quiet scrape, as without shards).
+const (
+	maxLulls = 3
+	maxLull  = 3 * time.Second
+)
+
+// calmPerLull is how many samples of calm before a burst allow it one quiet sample of pause: a pause
+// half as long as the calm around it is still a lull inside the save.
+const calmPerLull = 2
+
+// lullAllowance is how many quiet samples in a row a burst starting now, dt seconds after the sample
+// before, may pause for: half the calm before it, at most maxLulls and maxLull, at least QuietSamples.
+// A save written as shards, each fsync'd before the next (on a busy device a whole scrape), pauses
+// briefly compared with the quiet between saves; saves every few scrapes have as little calm before
+// them as their pauses and stay bursts of their own. The save is learned that many samples after its
+// last step.
+func (l *Learner) lullAllowance(dt float64) int {
+	return max(l.cfg.QuietSamples, min(maxLulls, l.burstCalm/calmPerLull, int(maxLull.Seconds()/dt)))
+}
+
+// saveScale reports whether the burst in progress has risen or fallen by as much as a save must.
+func (l *Learner) saveScale(threshold, limit float64) bool {
+	rise, fall, _, _ := excursions(l.levels)
+	return float64(max(rise, fall)) > leastSave(threshold, limit)
+}
+
+// leastSave is how far a burst must rise to be a save (or fall to be a deletion): three thresholds and
+// a fixed share of the filesystem. On a small one (a project quota of some MiB) the threshold's floor is
+// below an allocation chunk (XFS: 64 KiB and more), and a slowly growing log's chunks, one every few
+// samples, would be learned as frequent saves; a save smaller than that share cannot decide whether the
+// next one fits.
+func leastSave(threshold, limit float64) float64 {
+	return max(3*threshold, minSaveFraction*limit)
+}
+
+// resumes reports whether a strong step of delta after a lull goes on with the burst in progress: a
+// step of the save's own scale, a third of its largest step the same way so far (a shard's write may
+// fall across two samples), is its next shard; a growing log's allocation chunk (XFS) is the
+// background's. After a deletion alone, any strong rise is the save it made room for.
+func (l *Learner) resumes(delta float64) bool {
+	var largest float64
+	for i := 1; i < len(l.levels); i++ {
+		if step := float64(l.levels[i]) - float64(l.levels[i-1]); step*delta > 0 {
+			largest = max(largest, math.Abs(step))
+		}
+	}
+	return math.Abs(delta) >= largest/3
+}
+
+// joinPieces joins the last saves learned into one when the calm before the save ending now shows that
+// the pauses between them were a save's lulls: the first save after a start, with little calm before
+// it, is allowed no lull and is split at its first fsync. Only while the first pattern is learned and
+// nothing was removed yet: the pieces' copies are then the last ones on disk, in order.
+func (l *Learner) joinPieces() {
+	if l.everRegular || l.rotation != RotationUnknown || l.transient {
+		return
+	}
+	for n := len(l.starts); n >= 2 && len(l.gaps) == n && len(l.sizes) >= 2 && len(l.copies) >= 2; n = len(l.starts) {
+		if gap := l.gaps[n-1]; gap > maxLulls || calmPerLull*gap > l.burstCalm {
+			return
+		}
+		piece := l.sizes[len(l.sizes)-1]
+		l.sizes = l.sizes[:len(l.sizes)-1]
+		l.sizes[len(l.sizes)-1] += piece
+		l.copies = l.copies[:len(l.copies)-1]
+		l.copies[len(l.copies)-1] += piece
+		l.starts, l.gaps = l.starts[:n-1], l.gaps[:n-1]
+		l.saves, l.pureSaves = l.saves-1, l.pureSaves-1
+		l.lastSize = l.sizes[len(l.sizes)-1]
+		l.estimate()
+	}
+}
+
 // trendWindow is how many recent steps the trend is the median of: a writer filling the disk moves it
 // after half of them, a save of a few steps (its part past the learned size only) does not.
 const trendWindow = 8
 
 // pushTrend adds this step's usage rate outside the learned saves: a quiet step's rate, or, within a
-// burst, the background's plus what the burst rose past the learned save this step (nothing past it
-// while no pattern is known).
+// burst, the background's plus what the burst rose past the learned save this step (all it rose while
+// no pattern is known).
 func (l *Learner) pushTrend(active bool, s Sample, rate, dt float64) {
 	if active && l.inBurst {
-		ex := 0.0
+		// While no pattern is known, no save excuses any of it: another writer filling the disk is
+		// in the trend from its first steps.
+		ex := max(0, float64(s.Used)-float64(l.levels[0]))
 		if l.isRegular {
-			ex = max(0, float64(s.Used)-float64(l.levels[0])-l.allowance(s.Time))
+			ex = max(0, ex-l.allowance(s.Time))
 		}
 		rate = max(0, l.growth) + max(0, ex-l.excess)/dt
 		l.excess = max(l.excess, ex)
@@ -476,18 +579,22 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	}
 	rise, fall, riseAt, fallAt := excursions(levels)
 	first, lastLevel := levels[0], levels[len(levels)-1]
+	minSave, least := 3*threshold, leastSave(threshold, limit)
+	if float64(max(rise, fall)) > least {
+		// A burst of a save's scale, whatever it turns out to be: the calm before the next starts at
+		// its last strong step (the quiet samples it waited for are calm), so that bursts closer
+		// together than a lull are never one.
+		l.calm = max(0, l.trail-1)
+	}
 	// The background kept writing during the burst: its share is not the save's.
 	background := int64(max(0, l.growth) * l.spanEnd.Sub(l.spanStart).Seconds())
 	net := int64(lastLevel) - int64(first) - background
 	rise = uint64(max(0, int64(rise)-background))
-	// A save is at least three thresholds and a fixed share of the filesystem: on a small one (a project
-	// quota of some MiB) the threshold's floor is below an allocation chunk (XFS: 64 KiB and more), and a
-	// slowly growing log's chunks, one every few samples, would be learned as frequent saves; a save
-	// smaller than that share cannot decide whether the next one fits.
-	minSave := 3 * threshold
-	least := max(minSave, minSaveFraction*limit)
 
 	wrote := float64(rise) > least
+	if wrote {
+		l.joinPieces()
+	}
 	// A fall counts as rotation when it is a real share of what was written, not the shrinking of a
 	// temporary file next to the save.
 	removed := float64(fall) > least && (float64(fall) > 0.3*float64(rise) || !wrote)
@@ -534,10 +641,17 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 		old, known := l.popOldest()
 		size = rise
 		if known && net+int64(old) > 0 {
-			// Exact when the copy's own size is, and the rise alone misses at most the part of the
-			// write that shares a step with the removal: kept within those bounds, an error in one
-			// copy's size does not carry into every later one.
-			size = min(max(uint64(net+int64(old)), rise), rise+largestStep(levels))
+			// Exact when the copy's own size is. The rise alone misses the part of the write that shares
+			// a step with the removal: at most its largest step or, when the removal came first and the
+			// fall is short of the copy removed, what it is short by (a save's first shard written in
+			// the removal's step; after the save, a filesystem freeing the copy in the background, as
+			// XFS does, falls short too). Kept within those bounds, an error in one copy's size does
+			// not carry into every later one.
+			hidden := largestStep(levels)
+			if fallAt < riseAt && old > fall {
+				hidden = max(hidden, old-fall)
+			}
+			size = min(max(uint64(net+int64(old)), rise), rise+hidden)
 		}
 		if l.rotation == RotationUnknown && l.keep == 0 && l.pureSaves > 0 && known {
 			// Copies on disk when rotation first ran: the ones kept.
@@ -575,7 +689,7 @@ func (l *Learner) forgetSaves(reason Reason) {
 	if l.isRegular {
 		l.lost = reason
 	}
-	l.copies, l.sizes, l.starts = l.copies[:0], l.sizes[:0], l.starts[:0]
+	l.copies, l.sizes, l.starts, l.gaps = l.copies[:0], l.sizes[:0], l.starts[:0], l.gaps[:0]
 	l.saves, l.keep, l.rotation, l.pureSaves, l.transient = 0, 0, RotationUnknown, 0, false
 	l.p50, l.p90, l.interval, l.isRegular = 0, 0, 0, false
 }
@@ -603,6 +717,7 @@ func (l *Learner) save(size uint64) {
 	}
 	l.gap = false
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
+	l.gaps = appendBounded(l.gaps, l.burstCalm, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
 	l.lastSize = size
 	l.saved = Save{From: l.spanStart, To: l.spanEnd, Bytes: size}
@@ -621,7 +736,13 @@ func (l *Learner) estimate() {
 	if len(l.starts) >= 2 {
 		l.interval = quantile(intervals(l.starts), 0.5)
 	}
+	wasRegular := l.isRegular
 	l.isRegular = l.regular(l.interval)
+	if l.isRegular && !wasRegular {
+		// The trend held the saves themselves while none was known (fillsFirst): from now on it holds
+		// what goes past them.
+		l.ntrend = 0
+	}
 	l.everRegular = l.everRegular || l.isRegular
 }
 
@@ -711,6 +832,38 @@ func quantile[T uint64 | time.Duration](v []T, q float64) T {
 	return s[max(0, min(i, len(s)-1))]
 }
 
+// sustained is how many steps in a row a writer must keep its rate to be taken for one filling the disk:
+// half the trend window, as long as the trend takes to follow it.
+const sustained = trendWindow / 2
+
+// fillsFirst reports whether, with no save pattern known, the filesystem fills before a save could come:
+// a writer sustained over the last steps (its slowest step well above the noise floor; a save's or an
+// unpack's burst pauses or ends within them) fills what is free by the scrape after next (twice that to
+// leave the state once in it); a longer horizon would take a large copy that stops short of full for a
+// filling disk. It sets p's FailsIn (when the free space runs out at that rate) and Headroom (what is
+// free at that horizon, negative).
+func (l *Learner) fillsFirst(s Sample, p *Prediction) bool {
+	dt := s.Time.Sub(l.before.Time)
+	if l.ntrend < sustained || dt <= 0 {
+		return false
+	}
+	rate := math.Inf(1)
+	for k := 1; k <= sustained; k++ {
+		rate = min(rate, l.trend[(l.ntrend-k)%trendWindow])
+	}
+	if rate <= l.cfg.NoiseFactor*l.noise() {
+		return false
+	}
+	horizon := 2 * dt
+	if l.filling {
+		horizon *= 2
+	}
+	full := float64(s.Free) / rate
+	p.FailsIn = time.Duration(full * float64(time.Second))
+	p.Headroom = int64(math.Round(float64(s.Free) - rate*horizon.Seconds()))
+	return full <= horizon.Seconds()
+}
+
 // predict replays the learned cycle forward from s.
 func (l *Learner) predict(s Sample, prev State) Prediction {
 	p := Prediction{Previous: prev, Saves: l.saves, Keep: l.keep, Rotation: l.rotation, Background: max(0, l.growth, l.trendRate())}
@@ -728,17 +881,28 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 		ref = l.burstStart
 	}
 	stopped := l.isRegular && ref.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
+	wasFilling := l.filling
 	if !l.isRegular || stopped {
-		if prev != Learning && l.everRegular {
+		if prev != Learning && !wasFilling && l.everRegular {
 			l.relearn, p.Lost = l.lost, true
 			if stopped || l.relearn == ReasonNone {
 				l.relearn = ReasonStopped
 			}
 		}
-		l.state, l.fitsSince, l.lost = Learning, time.Time{}, ReasonNone
+		l.fitsSince, l.lost = time.Time{}, ReasonNone
 		p.State, p.Relearning = Learning, l.relearn
+		// No pattern hides a filling disk: will_fail, once per episode, when it fills before a save
+		// could come.
+		if l.filling = l.fillsFirst(s, &p); l.filling {
+			p.State, p.Filling = WillFail, true
+			p.Alert, l.alerted = !l.alerted, true
+		} else if wasFilling {
+			l.alerted = false
+		}
+		l.state = p.State
 		return p
 	}
+	l.filling = false
 	l.relearn = ReasonNone
 	// The replay starts from now and the next save due after it; while a burst that can still be the
 	// save runs, from its start and the save it is, so the state does not swing with the levels inside

@@ -160,6 +160,12 @@ func stateSeries(p *checkpoint.Prediction) bool {
 	return p.State != checkpoint.Learning || p.Relearning != checkpoint.ReasonNone
 }
 
+// statesOnly says whether p emits its state set alone: learning again, or will_fail from a filesystem
+// filling before a save could come while no pattern is learned (there is no size or cadence to say).
+func statesOnly(p *checkpoint.Prediction) bool {
+	return p.State == checkpoint.Learning || p.Filling
+}
+
 var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckpointRotation{
 	checkpoint.RotationUnknown: metadata.AttributeSystemFilesystemCheckpointRotationUnknown,
 	checkpoint.RotationBefore:  metadata.AttributeSystemFilesystemCheckpointRotationBeforeSave,
@@ -183,10 +189,13 @@ func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, 
 	}
 	e, m := s.e, r.Mount
 	dev, uuid, typ := m.Source, r.Domain.UUID, m.FSType
-	if p.State == checkpoint.Learning {
+	if statesOnly(&p) {
 		appendStates(p.State, func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
 			e.AppendSystemFilesystemCheckpointStateDataPoint(ts, v, dev, dom, uuid, typ, st)
 		})
+		if p.Alert {
+			s.willFailEvent(res, now, &p, mp, dom, r, bind.name.String(), nil, nil)
+		}
 		return
 	}
 	if p.Keep > 0 {
@@ -272,6 +281,10 @@ func eventPlace(a pcommon.Map, dom, mp string, r *fsusage.Result, proj *projectR
 // turning will_fail: what, where, how big, when, the limit that binds and, when one was named, the
 // cgroup (pod, container) writing the saves.
 func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef, by *writer) {
+	if p.Filling {
+		s.fillingEvent(res, at, p, mp, dom, r, bind, proj)
+		return
+	}
 	retention := "no rotation seen yet"
 	if p.Keep > 0 {
 		retention = fmt.Sprintf("keep %d, rotation %s", p.Keep, p.Rotation)
@@ -288,6 +301,7 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
 	a := lr.Attributes()
 	eventPlace(a, dom, mp, r, proj)
+	a.PutStr("disk_health.checkpoint.will_fail_reason", "save_does_not_fit")
 	a.PutInt("disk_health.checkpoint.size", emit.Int(p.SizeP90))
 	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
 	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)
@@ -297,6 +311,21 @@ func (s *fsScraper) willFailEvent(res pcommon.Resource, at time.Time, p *checkpo
 		emit.SetIfNotEmpty(func(v string) { a.PutStr("k8s.pod.uid", v) }, by.podUID)
 		emit.SetIfNotEmpty(func(v string) { a.PutStr("container.id", v) }, by.containerID)
 	}
+}
+
+// fillingEvent buffers the will_fail log record of a domain (or project directory) filling before a save
+// could come while no save pattern is learned: its reason says so, and what it tells is the filling
+// (rate, when full), not a save.
+func (s *fsScraper) fillingEvent(res pcommon.Resource, at time.Time, p *checkpoint.Prediction, mp, dom string, r *fsusage.Result, bind string, proj *projectRef) {
+	body := fmt.Sprintf("%s: filling at %s/s, full in %s, before a checkpoint save could come; no save pattern learned yet (%d saves seen), so no save is predicted; binding limit: %s",
+		where(dom, mp, r, proj), bytesText(uint64(p.Background)), p.FailsIn.Round(time.Second), p.Saves, bind)
+	lr := s.events.Record(res, at, s.now(), EventCheckpointWillFail, plog.SeverityNumberWarn, body)
+	a := lr.Attributes()
+	eventPlace(a, dom, mp, r, proj)
+	a.PutStr("disk_health.checkpoint.will_fail_reason", "filling_without_pattern")
+	a.PutDouble("disk_health.checkpoint.fails_in", p.FailsIn.Seconds())
+	a.PutInt("disk_health.checkpoint.headroom", p.Headroom)
+	a.PutStr("disk_health.checkpoint.binding_limit", bind)
 }
 
 // bytesText is n in binary units with one decimal, for event bodies.

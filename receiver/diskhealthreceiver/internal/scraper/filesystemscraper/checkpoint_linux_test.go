@@ -39,8 +39,11 @@ func keepAfterLevel(at time.Duration) uint64 {
 
 // keepAfterAt makes /data's filesystem (the bindsRoot mounts of 1 000 000 blocks) a 2 TiB one holding
 // the keep-after job's usage at at.
-func (f *fakeStatfs) keepAfterAt(at time.Duration) {
-	free := (keepAfterLimit - keepAfterLevel(at)) / 4096
+func (f *fakeStatfs) keepAfterAt(at time.Duration) { f.usedOf2TiB(keepAfterLevel(at)) }
+
+// usedOf2TiB makes /data's filesystem a 2 TiB one with used bytes in use.
+func (f *fakeStatfs) usedOf2TiB(used uint64) {
+	free := (keepAfterLimit - min(used, keepAfterLimit)) / 4096
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for path, st := range f.answers {
@@ -86,6 +89,7 @@ func TestFSScraperCheckpointWillFail(t *testing.T) {
 	assert.Equal(t, "3c9d1f2e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", attr["system.filesystem.uuid"])
 	assert.Equal(t, "/data", attr["system.filesystem.mountpoint"])
 	assert.Equal(t, int64(300*gib), attr["disk_health.checkpoint.size"])
+	assert.Equal(t, "save_does_not_fit", attr["disk_health.checkpoint.will_fail_reason"])
 	assert.Equal(t, "free_blocks", attr["disk_health.checkpoint.binding_limit"])
 	assert.InDelta(t, (2 * time.Hour).Seconds(), attr["disk_health.checkpoint.fails_in"], 10*60)
 	assert.Contains(t, lr.Body().Str(), "checkpoint save 1 from now")
@@ -131,4 +135,46 @@ func TestFSScraperCheckpointRelearning(t *testing.T) {
 	assert.Equal(t, "stopped_saving", relearning[0]["disk_health.checkpoint.relearn_reason"])
 	assert.Equal(t, "259:5", relearning[0]["system.filesystem.domain"])
 	assert.Equal(t, "/data", relearning[0]["system.filesystem.mountpoint"])
+}
+
+// TestFSScraperCheckpointFillingWhileLearning (issue 43 item 3): another writer fills /data's 2 TiB at
+// 50 GiB a scrape before any save pattern is learned. The state set appears on will_fail and one
+// will_fail event is sent before the filesystem is full, its reason saying that no pattern is learned
+// yet; nothing of a save is emitted (no headroom, size or interval). On d38df80 a domain without a pattern
+// had no checkpoint series and sent nothing until ENOSPC.
+func TestFSScraperCheckpointFillingWhileLearning(t *testing.T) {
+	clock := t0
+	sink := new(consumertest.LogsSink)
+	s, f := bindsRootWith(t, "keep", &clock, sink, nil)
+	used, full := uint64(900*gib), false
+	var willFail int
+	for at := time.Duration(0); !full; at += time.Minute {
+		require.Less(t, at, time.Hour, "the filesystem fills")
+		clock = t0.Add(at)
+		if at >= 10*time.Minute {
+			used = min(used+50*gib, keepAfterLimit)
+		}
+		f.usedOf2TiB(used)
+		md, err := s.scrape(t.Context())
+		require.NoError(t, err)
+		if full = used == keepAfterLimit; full {
+			break
+		}
+		if stateIs(md, "259:5", "will_fail") {
+			willFail++
+			_, hasHeadroom := domainValue(md, "system.filesystem.checkpoint.headroom", "259:5")
+			assert.False(t, hasHeadroom, "at %v: no save is predicted", at)
+		}
+	}
+	assert.Positive(t, willFail, "will_fail before the filesystem is full")
+	require.Equal(t, 1, sink.LogRecordCount(), "one event, before the filesystem is full")
+	lr := sink.AllLogs()[0].ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0)
+	attr := lr.Attributes().AsRaw()
+	assert.Equal(t, EventCheckpointWillFail, attr["event.name"])
+	assert.Equal(t, "filling_without_pattern", attr["disk_health.checkpoint.will_fail_reason"])
+	assert.Equal(t, "259:5", attr["system.filesystem.domain"])
+	assert.Equal(t, "free_blocks", attr["disk_health.checkpoint.binding_limit"])
+	assert.Positive(t, attr["disk_health.checkpoint.fails_in"])
+	assert.Contains(t, lr.Body().Str(), "no save pattern learned yet")
+	assert.Contains(t, lr.Body().Str(), "filling at ")
 }

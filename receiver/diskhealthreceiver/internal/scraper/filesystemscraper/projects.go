@@ -310,8 +310,11 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 		states := func(v int64, st metadata.AttributeSystemFilesystemCheckpointState) {
 			e.AppendSystemFilesystemProjectCheckpointStateDataPoint(ts, v, dom, uuid, id, name, dir, st)
 		}
-		if pr.State == checkpoint.Learning {
+		if statesOnly(&pr) {
 			appendStates(pr.State, states)
+			if pr.Alert {
+				s.willFailEvent(c.res, now, &pr, c.mp, dom, r, binds, ref, nil)
+			}
 			continue
 		}
 		if pr.Keep > 0 {

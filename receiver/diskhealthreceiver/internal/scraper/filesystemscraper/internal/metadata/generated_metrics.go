@@ -1088,7 +1088,7 @@ type metricSystemFilesystemCheckpointState struct {
 // init fills system.filesystem.checkpoint.state metric with initial data.
 func (m *metricSystemFilesystemCheckpointState) init() {
 	m.data.SetName("system.filesystem.checkpoint.state")
-	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series. Not in semantic conventions.")
+	m.data.SetDescription("Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -734,7 +734,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -763,7 +763,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["system.filesystem.checkpoint.state"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series. Not in semantic conventions.", mi.Description())
+						assert.Equal(t, "Whether the next checkpoint saves fit, as a state set: 1 for the current state, 0 for the others. The filesystem source sends a log event when it turns will_fail, once per episode (a new one begins after every save has fit for a whole interval). A domain whose learned pattern is lost stays on state learning (the other checkpoint metrics stop) and a disk_health.checkpoint.relearning event says why, once; a domain that never had a pattern has no checkpoint series, unless another writer fills it before a save could come: then the state set is on will_fail alone, with its event. Not in semantic conventions.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
