@@ -3,6 +3,9 @@
 #   make test   everything: generated-code drift, vet/gofmt/golangci-lint, unit + golden + fuzz seeds with -race,
 #               the end-to-end tests against the built collector and real peers, and a smoke run of the
 #               side-by-side benchmarks (bench/, its own module) on a small tree
+#   make image  the container image for linux/amd64 and linux/arm64 (buildah, FROM scratch; deploy/image.sh):
+#               manifest lists localhost/otelcol-diskhealth:<version> and :<version>-smart, sizes in
+#               _build/image/sizes.tsv
 #   make bench  the side-by-side suite against hostmetrics, the receiver's own benchmarks and the
 #               collector's footprint (takes minutes); results in bench.out, see BENCHMARKS.md
 #   make bench-latency  only the block latency source's benchmarks (root: BPF run time per I/O beside
@@ -34,7 +37,7 @@ LAT_FLAGS    ?= -benchtime=1s -count=3
 LATENCY_BENCH = $(GO) test -run '^$$' -bench . -skip FioIOPS -benchmem $(LAT_FLAGS) $(BIOLAT) && \
 	$(GO) test -run '^$$' -bench FioIOPS -benchtime=1x -count=1 -timeout 30m $(BIOLAT)
 
-.PHONY: all run build build-hostmetrics test unit generate bpf lint bench bench-latency clean
+.PHONY: all run build build-hostmetrics image test unit generate bpf lint bench bench-latency clean
 
 all: build
 
@@ -59,6 +62,13 @@ build-hostmetrics: $(OCB)
 
 run: build
 	$(DIST) --config config/default.yaml
+
+# The image's tag is the distribution's version (builder-config.yaml).
+IMAGE        := localhost/otelcol-diskhealth:$(shell sed -n 's/^  version: *//p' builder-config.yaml)
+ARM64_DIST   := $(CURDIR)/_build/image/linux/arm64/otelcol-diskhealth
+
+image: build
+	IMAGE=$(firstword $(subst :, ,$(IMAGE))) GO=$(GO) bash deploy/image.sh
 
 # Every component: the receiver and each source's scraper. What mdatagen cannot express (log events)
 # lives in a source's documentation-extra.md and is appended to its documentation.md.
@@ -113,12 +123,12 @@ unit:
 # (SOAK), which only waits on scrapes; the host's other end-to-end tests mostly wait on scrapes and peers
 # too. Every step runs; the target fails if any did.
 SOAK         := TestPersistentProblemsLogOnce
-test: lint build
+test: lint image
 	@rc=0; logs=$(CURDIR)/_build; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./e2e/qemu/ > $$logs/test-qemu.log 2>&1 & guests=$$!; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -run '^$(SOAK)$$' ./e2e/ > $$logs/test-soak.log 2>&1 & soak=$$!; \
-	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
-	(cd deploy && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
+	DISKHEALTH_OTELCOL=$(DIST) DISKHEALTH_OTELCOL_ARM64=$(ARM64_DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
+	(cd deploy && DISKHEALTH_IMAGE=$(IMAGE) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd e2e/datadog && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) ./cmd/...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) -bench . -benchtime=1x . -args -devices=10 -mounts=50) || rc=1; \

@@ -1,106 +1,240 @@
 package deploy
 
 import (
+	"archive/tar"
+	"bytes"
+	"debug/elf"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/yaml"
 )
 
-// TestImageLayoutRuns stands in for `docker run` of the default image, which needs an engine this
-// machine lacks: the built collector runs in a root holding only what the Dockerfile's final stage
-// copies from the build context, as the image's USER, with the image's ENV and ENTRYPOINT/CMD, the host's
-// / bind-mounted read-only at /hostfs (docker run -v /:/hostfs:ro,rslave), and /proc, /sys (read-only),
-// /dev and /etc/hosts as the engine provides them. The Prometheus endpoint must then serve this host's disk and
-// root filesystem. Needs root (mount namespace, chroot) and the built collector.
-func TestImageLayoutRuns(t *testing.T) {
-	bin := builtCollector(t)
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: emulating the image needs root (unshare -m, mount, chroot)")
-	}
-	img := loadImage(t, "")
-	uid, gid := uidOf(t, img.user)
+// The images `make image` (deploy/image.sh) builds with buildah: a manifest list per target, each
+// holding one image per architecture, tagged <list>-<arch> as well.
+var (
+	imageArches  = []string{"amd64", "arm64"}
+	imageTargets = map[string]string{"": "10001:10001", "-smart": "0:0"} // tag suffix -> USER
+	elfMachine   = map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}
+)
 
-	root := t.TempDir()
-	require.NoError(t, os.Chmod(root, 0o755))
-	for dst, src := range img.copies {
-		if src == buildOutput(t) {
-			src = bin
-		} else {
-			src = filepath.Join("..", src)
-		}
-		copyFile(t, src, filepath.Join(root, dst))
-	}
-	for _, dir := range []string{"hostfs", "proc", "sys", "dev", "etc"} {
-		require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(root, "etc", "hosts"), []byte("127.0.0.1\tlocalhost\n::1\tlocalhost\n"), 0o644))
+// imageFiles is every regular file an image holds: the binary, the CA bundle, the drive database and
+// the config it runs. Nothing else (no shell, no package database).
+var imageFiles = []string{
+	"etc/otelcol/config.yaml",
+	"etc/ssl/certs/ca-certificates.crt",
+	"otelcol-diskhealth",
+	"usr/share/smartmontools/drivedb.h",
+}
 
-	// `docker run -e` overrides for the listen addresses: this test shares the host's network.
-	promAddr, healthAddr := freeAddr(t), freeAddr(t)
-	env := []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
-	for k, v := range img.env {
-		switch k {
-		case "DISKHEALTH_PROMETHEUS_ENDPOINT":
-			v = promAddr
-		case "DISKHEALTH_HEALTH_ENDPOINT":
-			v = healthAddr
+// imageName is the manifest list `make image` built (DISKHEALTH_IMAGE from `make test`, else the
+// name image.sh gives it). Without it the test skips, unless make named it.
+func imageName(t *testing.T) string {
+	t.Helper()
+	name, fromEnv := os.LookupEnv("DISKHEALTH_IMAGE")
+	if !fromEnv || name == "" {
+		data, err := os.ReadFile("../builder-config.yaml")
+		require.NoError(t, err)
+		var manifest struct {
+			Dist struct {
+				Version string `json:"version"`
+			} `json:"dist"`
 		}
-		env = append(env, k+"="+v)
+		require.NoError(t, yaml.Unmarshal(data, &manifest))
+		name = "localhost/otelcol-diskhealth:" + manifest.Dist.Version
 	}
-	// Arguments appended to `docker run IMAGE` replace CMD; the collector's own telemetry listener is
-	// switched off so that it does not collide with other collectors the tests run at the same time.
-	argv := append(append([]string{}, img.entrypoint...), img.cmd...)
-	argv = append(argv, "--set=service.telemetry.metrics.level=none")
-	script := fmt.Sprintf(`set -e
-mount --rbind / %[1]s/hostfs
-mount -o remount,bind,ro %[1]s/hostfs
-mount --make-rslave %[1]s/hostfs
-mount -t proc proc %[1]s/proc
-mount -t sysfs -o ro sysfs %[1]s/sys
-mount --rbind /dev %[1]s/dev
-exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
-	logPath := filepath.Join(t.TempDir(), "collector.log")
-	logFile, err := os.Create(logPath)
+	if _, err := exec.LookPath("podman"); err != nil {
+		if fromEnv {
+			t.Fatalf("DISKHEALTH_IMAGE=%s but podman is missing: %v", name, err)
+		}
+		t.Skipf("SKIPPED: podman is missing; `make test` builds the image and installs it")
+	}
+	if err := exec.Command("podman", "image", "exists", name).Run(); err != nil {
+		if fromEnv {
+			t.Fatalf("DISKHEALTH_IMAGE=%s is not in podman's storage: %v", name, err)
+		}
+		t.Skipf("SKIPPED: %s is not built; `make image` builds it", name)
+	}
+	return name
+}
+
+func run(t *testing.T, name string, args ...string) []byte {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s %s: %s", name, strings.Join(args, " "), stderr.String())
+	return out
+}
+
+// imageConfig is what `podman image inspect` says of one image.
+type imageConfig struct {
+	Architecture string
+	Os           string
+	Size         int64
+	Config       struct {
+		User         string
+		Env          []string
+		Entrypoint   []string
+		Cmd          []string
+		ExposedPorts map[string]struct{}
+	}
+}
+
+func inspectImage(t *testing.T, ref string) imageConfig {
+	t.Helper()
+	var out []imageConfig
+	require.NoError(t, json.Unmarshal(run(t, "podman", "image", "inspect", ref), &out))
+	require.Len(t, out, 1)
+	return out[0]
+}
+
+// exportImage returns the regular files of ref's root filesystem (path without the leading /).
+func exportImage(t *testing.T, ref string) map[string][]byte {
+	t.Helper()
+	// A scratch image has no command to run: create never starts it.
+	id := strings.TrimSpace(string(run(t, "podman", "create", ref)))
+	defer func() { _ = exec.Command("podman", "rm", "-f", id).Run() }()
+	files := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(run(t, "podman", "export", id)))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		b, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		files[strings.TrimPrefix(h.Name, "/")] = b
+	}
+	return files
+}
+
+// TestImageManifest checks the images `make image` built: both architectures in each manifest list,
+// each image's user, entrypoint, environment and ports, exactly the files it must hold, a static binary
+// of its own architecture, and the sizes docs/deployment.md states.
+func TestImageManifest(t *testing.T) {
+	list := imageName(t)
+	cfg, err := os.ReadFile("../config/prometheus.yaml")
 	require.NoError(t, err)
-	defer logFile.Close()
-	cmd := exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c", script, "sh"}, argv...)...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, logFile, logFile
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
+	sizes := documentedSizes(t)
+	for suffix, user := range imageTargets {
+		var ml struct {
+			Manifests []struct {
+				Platform struct{ Architecture, OS string }
+			}
 		}
-		stopped = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+		require.NoError(t, json.Unmarshal(run(t, "buildah", "manifest", "inspect", list+suffix), &ml))
+		var platforms []string
+		for _, m := range ml.Manifests {
+			platforms = append(platforms, m.Platform.OS+"/"+m.Platform.Architecture)
 		}
+		slices.Sort(platforms)
+		assert.Equal(t, []string{"linux/amd64", "linux/arm64"}, platforms, list+suffix)
+
+		for _, arch := range imageArches {
+			ref := list + suffix + "-" + arch
+			t.Run(strings.TrimPrefix(suffix+"-"+arch, "-"), func(t *testing.T) {
+				img := inspectImage(t, ref)
+				assert.Equal(t, arch, img.Architecture)
+				assert.Equal(t, "linux", img.Os)
+				assert.Equal(t, user, img.Config.User)
+				assert.Equal(t, []string{"/otelcol-diskhealth"}, img.Config.Entrypoint)
+				assert.Equal(t, []string{"--config=/etc/otelcol/config.yaml"}, img.Config.Cmd)
+				assert.Contains(t, img.Config.Env, "DISKHEALTH_ROOT_PATH=/hostfs")
+				assert.Contains(t, img.Config.ExposedPorts, "9464/tcp")
+				assert.Contains(t, img.Config.ExposedPorts, "13133/tcp")
+				// Every ${env:X} without a default that the config needs is set by the image.
+				for _, name := range requiredEnv(t, string(cfg)) {
+					assert.True(t, slices.ContainsFunc(img.Config.Env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") }),
+						"the image sets no %s", name)
+				}
+
+				files := exportImage(t, ref)
+				assert.Equal(t, imageFiles, slices.Sorted(maps.Keys(files)))
+				assert.Equal(t, string(cfg), string(files["etc/otelcol/config.yaml"]))
+				assert.Contains(t, string(files["usr/share/smartmontools/drivedb.h"]), "{ \"", "a drive database")
+				bin, err := elf.NewFile(bytes.NewReader(files["otelcol-diskhealth"]))
+				require.NoError(t, err)
+				assert.Equal(t, elfMachine[arch], bin.Machine)
+				for _, p := range bin.Progs {
+					assert.NotEqual(t, elf.PT_INTERP, p.Type, "the binary must be static: a scratch image has no loader")
+				}
+
+				want, ok := sizes[arch]
+				require.True(t, ok, "docs/deployment.md states no size for %s", arch)
+				assert.InEpsilon(t, want, float64(img.Size)/(1<<20), 0.05,
+					"docs/deployment.md says %.1f MiB for %s; the image is %.1f MiB", want, arch, float64(img.Size)/(1<<20))
+			})
+		}
+	}
+}
+
+// documentedSizes reads the image sizes (MiB, by architecture) from docs/deployment.md's table, whose
+// rows are "| linux/<arch> | <n> MiB |".
+func documentedSizes(t *testing.T) map[string]float64 {
+	t.Helper()
+	doc, err := os.ReadFile("../docs/deployment.md")
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, m := range regexp.MustCompile(`(?m)^\| linux/(\w+) \| ([0-9.]+) MiB \|`).FindAllStringSubmatch(string(doc), -1) {
+		v, err := strconv.ParseFloat(m[2], 64)
+		require.NoError(t, err)
+		out[m[1]] = v
+	}
+	return out
+}
+
+// TestImageRunsUnderPodman runs the default image for real, under podman with runc, as its README
+// command does: non-root (the image's USER), every capability dropped, a read-only root, the host's /
+// at /hostfs read-only. The Prometheus endpoint must serve this host's disks and root filesystem, and
+// the latency source, which a non-root uid cannot run, says so in one line.
+func TestImageRunsUnderPodman(t *testing.T) {
+	ref := imageName(t) + "-amd64"
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: podman here runs as root")
+	}
+	promAddr, healthAddr := freeAddr(t), freeAddr(t)
+	name := fmt.Sprintf("diskhealth-test-%d", os.Getpid())
+	// podman needs runc here (crun refuses the hybrid cgroup hierarchy) and limits within this sandbox's.
+	args := []string{"run", "-d", "--name", name, "--runtime", "runc",
+		"--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+		"--network", "host", "--cap-drop", "ALL", "--read-only",
+		"-v", "/:/hostfs:ro,rslave",
+		"-e", "DISKHEALTH_PROMETHEUS_ENDPOINT=" + promAddr, "-e", "DISKHEALTH_HEALTH_ENDPOINT=" + healthAddr,
+		// Arguments after the image replace CMD: the config, and no telemetry listener of the
+		// collector's own to collide with other collectors the tests run at the same time.
+		ref, "--config=/etc/otelcol/config.yaml", "--set=service.telemetry.metrics.level=none"}
+	run(t, "podman", args...)
+	logs := func() string {
+		out, _ := exec.Command("podman", "logs", name).CombinedOutput()
+		return string(out)
 	}
 	defer func() {
-		stop()
 		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("collector output:\n%s", out)
+			t.Logf("collector output:\n%s", logs())
 		}
+		_ = exec.Command("podman", "rm", "-f", "-t", "5", name).Run()
 	}()
 
 	var statfs syscall.Statfs_t
@@ -108,17 +242,9 @@ exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
 	wantLimit := float64(statfs.Blocks) * float64(statfs.Frsize)
 	limitRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"[^}]*\} (\S+)$`)
 	ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
-
-	deadline := time.Now().Add(30 * time.Second)
-	var body string
+	deadline := time.Now().Add(60 * time.Second)
 	for {
-		select {
-		case err := <-exited:
-			stopped = true
-			t.Fatalf("the collector exited in the image layout: %v", err)
-		case <-time.After(500 * time.Millisecond):
-		}
-		body = scrape(promAddr)
+		body := scrape(promAddr)
 		if m := limitRe.FindStringSubmatch(body); m != nil && ioRe.MatchString(body) {
 			got, err := strconv.ParseFloat(m[1], 64)
 			require.NoError(t, err)
@@ -126,16 +252,17 @@ exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
 			require.Equal(t, wantLimit, got)
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no disk I/O and / filesystem series within 30 s; last scrape:\n%s", body)
+		state, _ := exec.Command("podman", "inspect", "--format", "{{.State.Status}}", name).Output()
+		if s := strings.TrimSpace(string(state)); s != "running" {
+			t.Fatalf("the container is %s", s)
 		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
-	// The non-root image has no CAP_BPF/CAP_PERFMON: the latency source says so in one line and the
-	// rest works (above).
-	out, err := os.ReadFile(logPath)
-	require.NoError(t, err)
 	var latency []string
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(logs(), "\n") {
 		if strings.Contains(line, "latency") {
 			latency = append(latency, line)
 		}
@@ -146,37 +273,6 @@ exec chroot --userspec=%[2]d:%[3]d %[1]s "$@"`, root, uid, gid)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
-}
-
-// builtCollector finds the collector `make build` wrote (DISKHEALTH_OTELCOL from `make test`, else
-// ../_build); without it the test skips, unless make named it.
-func builtCollector(t *testing.T) string {
-	t.Helper()
-	p, fromEnv := os.LookupEnv("DISKHEALTH_OTELCOL")
-	if !fromEnv || p == "" {
-		p = filepath.Join("..", buildOutput(t))
-	}
-	if _, err := os.Stat(p); err != nil {
-		if fromEnv {
-			t.Fatalf("DISKHEALTH_OTELCOL=%s: %v", p, err)
-		}
-		t.Skipf("SKIPPED: the built collector is missing (%v); `make test` builds it", err)
-	}
-	return p
-}
-
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	in, err := os.Open(src)
-	require.NoError(t, err)
-	defer in.Close()
-	fi, err := in.Stat()
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(dst), 0o755))
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm()|0o444)
-	require.NoError(t, err)
-	_, err = io.Copy(out, in)
-	require.NoError(t, errors.Join(err, out.Close()))
 }
 
 func freeAddr(t *testing.T) string {

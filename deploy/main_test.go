@@ -6,7 +6,7 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestImageLayoutRuns waits for its child in a goroutine; none may outlive the tests.
+// No goroutine of a test may outlive the tests.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }

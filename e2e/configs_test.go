@@ -44,11 +44,63 @@ func TestRequiredEnvRefs(t *testing.T) {
 	assert.Empty(t, requiredEnvRefs("plain: value\n"))
 }
 
-// TestShippedConfigsValidate runs `otelcol-diskhealth validate` on every config in config/. The
-// Kubernetes config points root_path at /hostfs, which exists only in the pod: it is validated in a
-// chroot laid out like the pod (the binary, the config, /proc and an empty /hostfs).
+// collectorArch is a built collector and how to run it: natively, or the arm64 build under
+// qemu-user-static (its emulator is static, so it also runs inside a chroot).
+type collectorArch struct {
+	name, bin, emulator string
+}
+
+func (c collectorArch) command(args ...string) *exec.Cmd {
+	if c.emulator == "" {
+		return exec.Command(c.bin, args...)
+	}
+	return exec.Command(c.emulator, append([]string{c.bin}, args...)...)
+}
+
+// arm64Collector is the arm64 binary `make image` built (DISKHEALTH_OTELCOL_ARM64 from `make test`).
+// Without it the test skips, unless make named it.
+func arm64Collector(t *testing.T) collectorArch {
+	t.Helper()
+	bin, fromEnv := os.LookupEnv("DISKHEALTH_OTELCOL_ARM64")
+	if !fromEnv || bin == "" {
+		bin = filepath.Join("..", "_build", "image", "linux", "arm64", "otelcol-diskhealth")
+	}
+	emu, err := exec.LookPath("qemu-aarch64-static")
+	if err == nil {
+		_, err = os.Stat(bin)
+	}
+	if err != nil {
+		if fromEnv {
+			t.Fatalf("DISKHEALTH_OTELCOL_ARM64=%s: %v", bin, err)
+		}
+		t.Skipf("SKIPPED: the arm64 collector or qemu-user-static is missing (%v); `make test` builds and installs them", err)
+	}
+	return collectorArch{name: "arm64", bin: bin, emulator: emu}
+}
+
+// TestArm64Collector is the arm64 image binary's smoke run under qemu-user-static: it starts, says its
+// version, and lists this distribution's components.
+func TestArm64Collector(t *testing.T) {
+	c := arm64Collector(t)
+	out, err := c.command("--version").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "otelcol-diskhealth version 0.1.0")
+	out, err = c.command("components").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	for _, want := range []string{"name: disk_health", "name: prometheus", "name: elasticsearch", "name: k8s_attributes"} {
+		assert.Contains(t, string(out), want)
+	}
+}
+
+// TestShippedConfigsValidate runs `otelcol-diskhealth validate` on every config in config/, with the
+// native build and with the arm64 build under qemu-user-static. The Kubernetes config points
+// root_path at /hostfs, which exists only in the pod: it is validated in a chroot laid out like the
+// pod (the binary, the config, /proc and an empty /hostfs).
 func TestShippedConfigsValidate(t *testing.T) {
-	bin := collectorBinary(t)
+	collectors := []collectorArch{{name: "native", bin: collectorBinary(t)}}
+	if c, ok := optional(t, arm64Collector); ok {
+		collectors = append(collectors, c)
+	}
 	files, err := filepath.Glob(filepath.Join("..", "config", "*.yaml"))
 	require.NoError(t, err)
 	var names []string
@@ -61,40 +113,62 @@ func TestShippedConfigsValidate(t *testing.T) {
 	for k, v := range configEnv {
 		t.Setenv(k, v)
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			for _, ref := range requiredEnvRefs(string(data)) {
-				assert.Contains(t, configEnv, ref, "the config needs ${env:%s}: document it in its header and add it here", ref)
-			}
-			if !strings.Contains(string(data), "root_path: /hostfs") {
-				out, err := exec.Command(bin, "validate", "--config", f).CombinedOutput()
+	for _, c := range collectors {
+		for _, f := range files {
+			t.Run(c.name+"/"+filepath.Base(f), func(t *testing.T) {
+				data, err := os.ReadFile(f)
+				require.NoError(t, err)
+				for _, ref := range requiredEnvRefs(string(data)) {
+					assert.Contains(t, configEnv, ref, "the config needs ${env:%s}: document it in its header and add it here", ref)
+				}
+				if !strings.Contains(string(data), "root_path: /hostfs") {
+					out, err := c.command("validate", "--config", f).CombinedOutput()
+					assert.NoError(t, err, "%s", out)
+					return
+				}
+				testkit.RequireRoot(t, "validating a /hostfs config (in a chroot)")
+				root := t.TempDir()
+				require.NoError(t, os.Chmod(root, 0o755))
+				for _, dir := range []string{"hostfs", "proc", "etc/otelcol"} {
+					require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
+				}
+				in := collectorArch{name: c.name, bin: "/otelcol-diskhealth"}
+				copyExecutable(t, c.bin, filepath.Join(root, "otelcol-diskhealth"))
+				if c.emulator != "" {
+					in.emulator = "/qemu-static"
+					copyExecutable(t, c.emulator, filepath.Join(root, "qemu-static"))
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(root, "etc/otelcol/config.yaml"), data, 0o644))
+				// The container runtime mounts /proc (memory_limiter reads the cgroup limit through it).
+				validate := func() ([]byte, error) {
+					argv := in.command("validate", "--config", "/etc/otelcol/config.yaml").Args
+					return exec.Command("unshare", append([]string{"-m", "--propagation", "private", "sh", "-c",
+						`root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" "$@"`, "sh", root}, argv...)...).CombinedOutput()
+				}
+				out, err := validate()
 				assert.NoError(t, err, "%s", out)
-				return
-			}
-			testkit.RequireRoot(t, "validating a /hostfs config (in a chroot)")
-			root := t.TempDir()
-			require.NoError(t, os.Chmod(root, 0o755))
-			for _, dir := range []string{"hostfs", "proc", "etc/otelcol"} {
-				require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
-			}
-			require.NoError(t, os.Link(bin, filepath.Join(root, "otelcol-diskhealth")))
-			require.NoError(t, os.WriteFile(filepath.Join(root, "etc/otelcol/config.yaml"), data, 0o644))
-			// The container runtime mounts /proc (memory_limiter reads the cgroup limit through it).
-			validate := func() ([]byte, error) {
-				return exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
-					`mount -t proc proc "$1/proc" && exec chroot "$1" /otelcol-diskhealth validate --config /etc/otelcol/config.yaml`,
-					"sh", root).CombinedOutput()
-			}
-			out, err := validate()
-			assert.NoError(t, err, "%s", out)
 
-			// And without /hostfs, validate says what is missing.
-			require.NoError(t, os.Remove(filepath.Join(root, "hostfs")))
-			out, err = validate()
-			require.Error(t, err)
-			assert.Contains(t, string(out), `root_path: "/hostfs"`)
-		})
+				// And without /hostfs, validate says what is missing.
+				require.NoError(t, os.Remove(filepath.Join(root, "hostfs")))
+				out, err = validate()
+				require.Error(t, err)
+				assert.Contains(t, string(out), `root_path: "/hostfs"`)
+			})
+		}
 	}
+}
+
+// optional runs get in a subtest of its own so that its skip does not skip the caller; ok is false
+// when it skipped.
+func optional[T any](t *testing.T, get func(*testing.T) T) (v T, ok bool) {
+	t.Helper()
+	t.Run("build present", func(t *testing.T) { v, ok = get(t), true })
+	return v, ok
+}
+
+func copyExecutable(t *testing.T, src, dst string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(dst, data, 0o755))
 }
