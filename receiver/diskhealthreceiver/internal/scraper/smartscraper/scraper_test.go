@@ -49,7 +49,7 @@ func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config))
 	set := scrapertest.NewNopSettings(metadata.Type)
 	core, obs := observer.New(zapcore.DebugLevel)
 	set.Logger = zap.New(core)
-	dc := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Discover: m.Discover}
+	dc := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Library: m.Library(), Discover: m.Discover}
 	if mod != nil {
 		mod(&dc)
 	}

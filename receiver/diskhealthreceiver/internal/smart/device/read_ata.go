@@ -4,19 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 )
 
-// selfTestSupported is the SMART data page's offline capability bit for
-// self-tests.
-const selfTestSupported = 1 << 4
-
 // readATA reads a SATA/PATA drive: CHECK POWER MODE first (unless the
-// policy is never), so a sleeping drive gets no other command; IDENTIFY
-// once; then SMART data, thresholds, RETURN STATUS, the logs the drive
-// says it keeps, and the device statistics when it has them.
-func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
+// policy is never), so a sleeping drive gets no other command, not even
+// smart.go's open; then, through smart.go, IDENTIFY (decoded once), SMART data
+// and thresholds; then on Conn RETURN STATUS, the logs the drive says it keeps,
+// and the device statistics when it has them.
+func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res *Result) {
 	var unknownPower error
 	if r.cfg.Standby != StandbyNever {
 		mode, err := c.CheckPowerMode()
@@ -37,14 +35,20 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
 			return
 		}
 	}
+	dev, err := libCall(d.Name, "smart.go OpenSata", deadline, func() (ATADevice, error) { return r.cfg.Library.OpenATA(d.Node) })
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", d.Name, err)
+		return
+	}
+	defer func() { _ = dev.Close() }()
 	cache := &st.cache
 	if cache.ata == nil {
-		b, err := c.ATAIdentify()
+		raw, err := libCall(d.Name, "IDENTIFY DEVICE", deadline, dev.Identify)
 		if err != nil {
 			res.Err = fmt.Errorf("%s: %w", d.Name, err)
 			return
 		}
-		id, err := ata.ParseIdentify(b)
+		id, err := identityOf(raw)
 		if err != nil {
 			res.Status, res.Err = StatusError, fmt.Errorf("%s: IDENTIFY DEVICE: %w", d.Name, err)
 			return
@@ -66,43 +70,59 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, res *Result) {
 		return
 	}
 
-	b, err := c.SMARTReadData()
+	sgPage, err := libCall(d.Name, "SMART READ DATA", deadline, dev.ReadSMARTData)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		return
 	}
-	page, err := ata.ParseSMARTData(b)
-	if err != nil {
-		res.Status, res.Err = StatusError, fmt.Errorf("%s: SMART READ DATA: %w", d.Name, err)
-		return
-	}
+	page := smartDataOf(sgPage)
 	problem := func(err error) { snap.Problems = append(snap.Problems, fmt.Errorf("%s: %w", d.Name, err)) }
 
 	var th *ata.Thresholds
-	if b, err := c.SMARTReadThresholds(); err != nil {
+	if p, err := libCall(d.Name, "SMART READ THRESHOLDS", deadline, dev.ReadSMARTThresholds); err != nil {
 		problem(err)
-	} else if th, err = ata.ParseThresholds(b); err != nil {
-		problem(fmt.Errorf("SMART READ THRESHOLDS: %w", err))
+	} else {
+		th = thresholdsOf(p)
 	}
-	data.Attributes = r.cfg.DriveDB.LookupDrive(cache.ata.Model, cache.ata.Firmware, cache.ata.RotationRate).Decode(page, th)
+	preset := builtInPreset(sgPage)
+	if r.cfg.DriveDB != nil {
+		preset = r.cfg.DriveDB.LookupDrive(cache.ata.Model, cache.ata.Firmware, cache.ata.RotationRate)
+	}
+	data.Attributes = preset.Decode(page, th)
 
 	if s, err := c.SMARTReturnStatus(); err != nil {
 		problem(err)
 	} else {
 		data.Status = s
 	}
-	if page.ErrorLoggingSupported {
-		if b, err := c.SMARTReadLog(ata.LogSummaryError, 1); err != nil {
+	// Whether the drive keeps these logs is in the SMART data page's
+	// capability bytes, which smart.go does not return: each log is asked for
+	// until the drive refuses it once (one aborted command per disk), then
+	// never again, as the device statistics are.
+	if !cache.noErrorLog {
+		b, err := c.SMARTReadLog(ata.LogSummaryError, 1)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			cache.noErrorLog = true
+		case err != nil:
 			problem(err)
-		} else if data.ErrorLog, err = ata.ParseErrorLogSummary(b); err != nil {
-			problem(fmt.Errorf("summary error log: %w", err))
+		default:
+			if data.ErrorLog, err = ata.ParseErrorLogSummary(b); err != nil {
+				problem(fmt.Errorf("summary error log: %w", err))
+			}
 		}
 	}
-	if page.OfflineCapabilities&selfTestSupported != 0 {
-		if b, err := c.SMARTReadLog(ata.LogSelfTest, 1); err != nil {
+	if !cache.noSelfTestLog {
+		b, err := c.SMARTReadLog(ata.LogSelfTest, 1)
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			cache.noSelfTestLog = true
+		case err != nil:
 			problem(err)
-		} else if data.SelfTests, err = ata.ParseSelfTestLog(b); err != nil {
-			problem(fmt.Errorf("self-test log: %w", err))
+		default:
+			if data.SelfTests, err = ata.ParseSelfTestLog(b); err != nil {
+				problem(fmt.Errorf("self-test log: %w", err))
+			}
 		}
 	}
 	if !cache.noDevStats {

@@ -3,16 +3,20 @@ package device
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	smartgo "github.com/anatol/smart.go"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
 // readNVMe reads an NVMe controller: Identify Controller and each
-// namespace's Identify Namespace once, then the controller-wide SMART /
-// health log. Only those mandatory commands are sent: a command the
-// controller does not implement would count as an error log entry, which
-// the health rules watch.
-func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
+// namespace's Identify Namespace once (on Conn: smart.go's Identify would ask
+// for every one of the controller's Nn namespaces on every call), then the
+// controller-wide SMART / health log through smart.go. Only those mandatory
+// commands are sent: a command the controller does not implement would count
+// as an error log entry, which the health rules watch.
+func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, res *Result) {
 	cache := &st.cache
 	if cache.nvme == nil {
 		b, err := c.NVMeIdentify(nvme.CNSController, 0)
@@ -46,7 +50,14 @@ func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
 	data := &NVMeData{Controller: cache.nvme.Controller, Namespaces: cache.nvme.Namespaces}
 	snap := &Snapshot{NVMe: data}
 	res.Snapshot = snap
-	b, err := c.NVMeGetLog(nvme.LogSMART, nvme.NSIDAll, nvme.SMARTLogSize)
+	log, err := libCall(d.Name, "NVMe Get Log Page 02h", deadline, func() (*smartgo.NvmeSMARTLog, error) {
+		dev, err := r.cfg.Library.OpenNVMe(d.Node)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = dev.Close() }()
+		return dev.ReadSMART()
+	})
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		if errors.Is(err, ErrPermission) {
@@ -54,7 +65,7 @@ func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
 		}
 		return
 	}
-	if data.Log, err = nvme.ParseSMARTLog(b); err != nil {
+	if data.Log, err = nvmeSMARTLogOf(log); err != nil {
 		res.Status, res.Err = StatusError, fmt.Errorf("%s: SMART log: %w", d.Name, err)
 		return
 	}

@@ -69,6 +69,9 @@ type Config struct {
 	Match func(name string) bool
 	// Open opens device nodes; nil means OpenNode, the ioctl layer.
 	Open Opener
+	// Library does the reads smart.go covers; nil means SmartGo. Tests set
+	// the fakes of devicetest, which answer from the same disks as Open.
+	Library Library
 	// Discover lists the disks; nil means Discover(Root). Tests replace it
 	// to read disks that exist only as doubles.
 	Discover func(root string) ([]Disk, error)
@@ -110,7 +113,11 @@ type diskState struct {
 type identityCache struct {
 	ata        *ata.Identity
 	noDevStats bool
-	nvme       *NVMeData
+	// noErrorLog and noSelfTestLog: the drive refused SMART READ LOG 01h /
+	// 06h once; they are not asked for again.
+	noErrorLog    bool
+	noSelfTestLog bool
+	nvme          *NVMeData
 	// nvmePlan is which optional logs the controller is asked for, decided
 	// once from Identify Controller and the Supported Log Pages log.
 	nvmePlan *nvme.Plan
@@ -136,6 +143,9 @@ var errInFlight = fmt.Errorf("%w: the previous read of this disk is still in fli
 func NewReader(cfg Config) *Reader {
 	if cfg.Open == nil {
 		cfg.Open = OpenNode
+	}
+	if cfg.Library == nil {
+		cfg.Library = SmartGo{}
 	}
 	if cfg.Discover == nil {
 		cfg.Discover = Discover
@@ -283,9 +293,9 @@ func (r *Reader) readDisk(d Disk, st *diskState, deadline time.Time) (res Result
 	c := NewConn(t, deadline)
 	switch d.Protocol {
 	case ProtocolATA:
-		r.readATA(c, d, st, &res)
+		r.readATA(c, d, st, deadline, &res)
 	case ProtocolNVMe:
-		readNVMe(c, d, st, &res)
+		r.readNVMe(c, d, st, deadline, &res)
 	case ProtocolSCSI:
 		readSCSI(c, st, &res)
 	}

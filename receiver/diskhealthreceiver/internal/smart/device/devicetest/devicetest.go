@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	smartgo "github.com/anatol/smart.go"
+
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
@@ -81,6 +83,11 @@ type Disk struct {
 	Hang chan struct{}
 	// Panic makes the next command panic.
 	Panic bool
+	// Latency is how long every command takes (a real disk's, for benchmarks).
+	Latency time.Duration
+	// SmartGoAttrs is what smart.go's ReadSMARTData named and typed each
+	// attribute of this disk (recorded from smart.go, see Library).
+	SmartGoAttrs map[uint8]smartgo.AtaSmartAttr
 
 	sent []string
 }
@@ -180,8 +187,10 @@ func (t *transport) begin(name string) (deny bool) {
 	t.d.mu.Lock()
 	t.d.sent = append(t.d.sent, name)
 	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny || slices.Contains(t.d.DenyCommands, name)
+	latency := t.d.Latency
 	t.d.Panic = false
 	t.d.mu.Unlock()
+	time.Sleep(latency)
 	if p {
 		panic("devicetest: simulated panic in " + name)
 	}
@@ -371,7 +380,8 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 				ATALog(ata.LogSummaryError): read("smart_read_log01"),
 				ATALog(ata.LogSelfTest):     read("smart_read_log06"),
 			},
-			Power: ata.PowerActiveOrIdle,
+			Power:        ata.PowerActiveOrIdle,
+			SmartGoAttrs: recordedAttrs(t, "qemu", "k6.12", name+".smartgo_read_smart_data.json"),
 		})
 	}
 	nread := func(kind string) []byte { return fixture.Read(t, "qemu", nvmeDir, "nvme0."+kind+".bin") }

@@ -1,0 +1,88 @@
+package device_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/scsi"
+)
+
+// spy is a transport that notes every command the device layer's own Conn
+// sends, as "ata <command>/<feature>" or "nvme <opcode>/<log or CNS>".
+type spy struct {
+	device.Transport
+	mu   *sync.Mutex
+	sent *[]string
+}
+
+func (s spy) note(c string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.sent = append(*s.sent, c)
+}
+
+func (s spy) SCSI(cdb []byte, dir smart.Direction, data, sense []byte, timeout time.Duration) (device.SCSIStatus, error) {
+	if cdb[0] == scsi.OpATAPassThrough16 {
+		s.note(fmt.Sprintf("ata %02x/%02x", cdb[14], cdb[4]))
+	}
+	return s.Transport.SCSI(cdb, dir, data, sense, timeout)
+}
+
+func (s spy) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, timeout time.Duration) error {
+	s.note(fmt.Sprintf("nvme %02x/%02x", cmd.Opcode, uint8(cmd.CDW10)))
+	return s.Transport.NVMeAdmin(cmd, data, timeout)
+}
+
+// The reads smart.go covers reach the disks through the Library only: a
+// whole read of the QEMU disks (twice, so cached and uncached reads both
+// count) sends no IDENTIFY DEVICE, SMART READ DATA, SMART READ THRESHOLDS or
+// NVMe SMART log through the device layer's own transport, while the disks
+// did answer them.
+func TestLibraryReadsNeverOnOwnTransport(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	var mu sync.Mutex
+	var sent []string
+	r := newReader(t, m, func(c *device.Config) {
+		c.Open = func(node string) (device.Transport, error) {
+			tr, err := m.Open(node)
+			if err != nil {
+				return nil, err
+			}
+			return spy{Transport: tr, mu: &mu, sent: &sent}, nil
+		}
+	})
+	for range 2 {
+		res, err := r.Collect(t.Context())
+		require.NoError(t, err)
+		for _, d := range res {
+			assert.Equal(t, device.StatusOK, d.Status, "%s: %v", d.Disk.Name, d.Err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, sent, "the spy sees the device layer's own commands")
+	for _, forbidden := range []string{
+		fmt.Sprintf("ata %02x/00", ata.CmdIdentifyDevice),
+		fmt.Sprintf("ata %02x/%02x", ata.CmdSMART, ata.SMARTReadData),
+		fmt.Sprintf("ata %02x/%02x", ata.CmdSMART, ata.SMARTReadThresholds),
+		fmt.Sprintf("nvme %02x/%02x", nvme.AdminGetLogPage, nvme.LogSMART),
+	} {
+		assert.NotContains(t, sent, forbidden)
+	}
+	for _, want := range []struct{ disk, key string }{
+		{"sda", devicetest.ATAIdentify}, {"sda", devicetest.ATASMARTData}, {"sda", devicetest.ATAThresholds},
+		{"nvme0", devicetest.NVMeLog(nvme.LogSMART)},
+	} {
+		assert.Contains(t, m.Disk(want.disk).Sent(), want.key, "answered through the library")
+	}
+}
