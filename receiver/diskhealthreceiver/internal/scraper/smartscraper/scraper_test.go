@@ -326,3 +326,23 @@ func TestEventsDocumented(t *testing.T) {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }
+
+// smart.go panicking on one disk's answer costs that disk's read: one WARN naming it over repeated
+// scrapes, read status error, and every other disk read as usual.
+func TestSmartGoPanicOneWarn(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	m.Disk("sda").PanicOn = []string{devicetest.ATASMARTData}
+	h := newHarnessOn(t, m, nil)
+	var md pmetric.Metrics
+	for range 3 {
+		md = h.scrape(t)
+	}
+	warns := h.obs.FilterMessage("SMART read failed").All()
+	require.Len(t, warns, 1, "logged once, not every scrape")
+	assert.Equal(t, "sda", warns[0].ContextMap()["disk"])
+	assert.Contains(t, warns[0].ContextMap()["error"], "smart.go panicked on sda's answer")
+	assert.Equal(t, int64(1), statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")["error"])
+	for _, n := range []string{"sdb", "nvme0", "sdc"} {
+		assert.Equal(t, int64(1), statusSet(md, n, "hw.physical_disk.smart.read.status", "smart.read.status")["ok"], n)
+	}
+}

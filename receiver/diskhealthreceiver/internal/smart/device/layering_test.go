@@ -86,3 +86,52 @@ func TestLibraryReadsNeverOnOwnTransport(t *testing.T) {
 		assert.Contains(t, m.Disk(want.disk).Sent(), want.key, "answered through the library")
 	}
 }
+
+// A panic inside smart.go costs that one disk's read (status error, the
+// device named, the same message every time so the source logs it once),
+// never the other disks or the collector.
+func TestSmartGoPanicCostsOneDisk(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	m.Disk("sda").PanicOn = []string{devicetest.ATASMARTData}
+	m.Disk("nvme0").PanicOn = []string{devicetest.NVMeLog(nvme.LogSMART)}
+	r := newReader(t, m, nil)
+	var msgs []string
+	for range 2 {
+		res, err := r.Collect(t.Context())
+		require.NoError(t, err)
+		got := byName(t, res)
+		for _, n := range []string{"sda", "nvme0"} {
+			assert.Equal(t, device.StatusError, got[n].Status, n)
+			require.ErrorContains(t, got[n].Err, "smart.go panicked on "+n+"'s answer")
+			msgs = append(msgs, got[n].Err.Error())
+		}
+		assert.Equal(t, device.StatusOK, got["sdb"].Status)
+		assert.Equal(t, device.StatusOK, got["sdc"].Status)
+	}
+	assert.Equal(t, msgs[:2], msgs[2:], "the same failure reads the same: logged once")
+}
+
+// A smart.go call that hangs (here the IDENTIFY of its open: with standby
+// never, nothing of the receiver's own comes first) ends the disk's read at
+// the deadline, and the disk gets no further command while it is in flight.
+func TestSmartGoHungCallBounded(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	hang := make(chan struct{})
+	m.Disk("sda").Hang = hang
+	const timeout = 300 * time.Millisecond
+	r := newReader(t, m, func(c *device.Config) { c.Timeout, c.Standby = timeout, device.StandbyNever })
+	start := time.Now()
+	res, err := r.Collect(t.Context())
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), timeout+time.Second, "the read ends at its deadline")
+	got := byName(t, res)
+	assert.Equal(t, device.StatusTimeout, got["sda"].Status)
+	assert.Equal(t, device.StatusOK, got["sdb"].Status)
+	assert.Equal(t, []string{devicetest.ATAIdentify}, m.Disk("sda").Sent(), "smart.go's open, blocked")
+
+	res, err = r.Collect(t.Context())
+	require.NoError(t, err)
+	require.ErrorContains(t, byName(t, res)["sda"].Err, "still in flight")
+	assert.Len(t, m.Disk("sda").Sent(), 1, "not read again while the call is stuck")
+	close(hang)
+}

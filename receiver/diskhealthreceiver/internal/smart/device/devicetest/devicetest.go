@@ -83,6 +83,9 @@ type Disk struct {
 	Hang chan struct{}
 	// Panic makes the next command panic.
 	Panic bool
+	// PanicOn makes every command with these keys panic (smart.go choking on
+	// a drive's answer, say).
+	PanicOn []string
 	// Latency is how long every command takes (a real disk's, for benchmarks).
 	Latency time.Duration
 	// SmartGoAttrs is what smart.go's ReadSMARTData named and typed each
@@ -186,7 +189,7 @@ func (t *transport) Close() error { return nil }
 func (t *transport) begin(name string) (deny bool) {
 	t.d.mu.Lock()
 	t.d.sent = append(t.d.sent, name)
-	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny || slices.Contains(t.d.DenyCommands, name)
+	hang, p, deny := t.d.Hang, t.d.Panic || slices.Contains(t.d.PanicOn, name), t.d.Deny || slices.Contains(t.d.DenyCommands, name)
 	latency := t.d.Latency
 	t.d.Panic = false
 	t.d.mu.Unlock()
