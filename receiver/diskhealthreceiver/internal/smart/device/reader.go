@@ -75,7 +75,8 @@ type Config struct {
 	// Discover lists the disks; nil means Discover(Root). Tests replace it
 	// to read disks that exist only as doubles.
 	Discover func(root string) ([]Disk, error)
-	// DriveDB names and decodes ATA attributes; nil is none (every attribute Unknown_Attribute).
+	// DriveDB names and decodes ATA attributes; nil is smart.go's built-in names (what its
+	// ReadSMARTData returns), as smartctl falls back to its own table.
 	DriveDB *ata.DriveDB
 	// Clock stamps each Result's Time; nil means time.Now. Tests set it to replay reads a scrape
 	// interval apart, which the rates computed from two reads need (deadlines keep the real clock).
