@@ -99,32 +99,8 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res
 	// capability bytes, which smart.go does not return: each log is asked for
 	// until the drive refuses it once (one aborted command per disk), then
 	// never again, as the device statistics are.
-	if !cache.noErrorLog {
-		b, err := c.SMARTReadLog(ata.LogSummaryError, 1)
-		switch {
-		case errors.Is(err, ErrUnsupported):
-			cache.noErrorLog = true
-		case err != nil:
-			problem(err)
-		default:
-			if data.ErrorLog, err = ata.ParseErrorLogSummary(b); err != nil {
-				problem(fmt.Errorf("summary error log: %w", err))
-			}
-		}
-	}
-	if !cache.noSelfTestLog {
-		b, err := c.SMARTReadLog(ata.LogSelfTest, 1)
-		switch {
-		case errors.Is(err, ErrUnsupported):
-			cache.noSelfTestLog = true
-		case err != nil:
-			problem(err)
-		default:
-			if data.SelfTests, err = ata.ParseSelfTestLog(b); err != nil {
-				problem(fmt.Errorf("self-test log: %w", err))
-			}
-		}
-	}
+	data.ErrorLog = readLogUntilRefused(c, &cache.noErrorLog, ata.LogSummaryError, "summary error log", ata.ParseErrorLogSummary, problem)
+	data.SelfTests = readLogUntilRefused(c, &cache.noSelfTestLog, ata.LogSelfTest, "self-test log", ata.ParseSelfTestLog, problem)
 	if !cache.noDevStats {
 		stats, err := readDeviceStatistics(c, cache.ata.GPLSupported)
 		switch {
@@ -138,6 +114,31 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res
 			data.Stats = stats
 		}
 	}
+}
+
+// readLogUntilRefused reads one page of a SMART log unless the drive refused
+// it before (*refused), and remembers a refusal; any other failure is a
+// problem of this read only. The zero T is what was not read.
+func readLogUntilRefused[T any](c *Conn, refused *bool, log uint8, what string, parse func([]byte) (T, error), problem func(error)) T {
+	var zero T
+	if *refused {
+		return zero
+	}
+	b, err := c.SMARTReadLog(log, 1)
+	switch {
+	case errors.Is(err, ErrUnsupported):
+		*refused = true
+		return zero
+	case err != nil:
+		problem(err)
+		return zero
+	}
+	v, err := parse(b)
+	if err != nil {
+		problem(fmt.Errorf("%s: %w", what, err))
+		return zero
+	}
+	return v
 }
 
 // devStatPages are the device statistics pages the receiver decodes.

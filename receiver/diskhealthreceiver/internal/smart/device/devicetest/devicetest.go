@@ -164,6 +164,16 @@ func (m *Machine) Discover(string) ([]device.Disk, error) {
 
 // Open opens a disk by its node.
 func (m *Machine) Open(node string) (device.Transport, error) {
+	d, err := m.open(node)
+	if err != nil {
+		return nil, err
+	}
+	return &transport{d: d}, nil
+}
+
+// open finds the disk at node as opening the node would: refused with
+// DenyOpen, missing when no disk has that node.
+func (m *Machine) open(node string) (*Disk, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, d := range m.disks {
@@ -174,7 +184,7 @@ func (m *Machine) Open(node string) (device.Transport, error) {
 			if deny {
 				return nil, fmt.Errorf("open %s: %w", node, syscall.EACCES)
 			}
-			return &transport{d: d}, nil
+			return d, nil
 		}
 	}
 	return nil, fmt.Errorf("open %s: %w", node, syscall.ENOENT)

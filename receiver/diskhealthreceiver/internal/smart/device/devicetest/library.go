@@ -25,27 +25,10 @@ func (m *Machine) Library() device.Library { return library{m} }
 
 type library struct{ m *Machine }
 
-func (l library) disk(node string) (*Disk, error) {
-	l.m.mu.Lock()
-	defer l.m.mu.Unlock()
-	for _, d := range l.m.disks {
-		if d.Info.Node == node {
-			d.mu.Lock()
-			deny := d.DenyOpen
-			d.mu.Unlock()
-			if deny {
-				return nil, fmt.Errorf("open %s: %w", node, syscall.EACCES)
-			}
-			return d, nil
-		}
-	}
-	return nil, fmt.Errorf("open %s: %w", node, syscall.ENOENT)
-}
-
 // OpenATA does what smart.OpenSata does to the disk: IDENTIFY DEVICE (its
 // INQUIRY is not recorded: every disk answers it).
 func (l library) OpenATA(node string) (device.ATADevice, error) {
-	d, err := l.disk(node)
+	d, err := l.m.open(node)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +41,7 @@ func (l library) OpenATA(node string) (device.ATADevice, error) {
 
 // OpenNVMe only opens, as smart.OpenNVMe does.
 func (l library) OpenNVMe(node string) (device.NVMeDevice, error) {
-	d, err := l.disk(node)
+	d, err := l.m.open(node)
 	if err != nil {
 		return nil, err
 	}
@@ -81,20 +64,26 @@ func (t *transport) read(key string, deny error) ([]byte, error) {
 	return b, nil
 }
 
+// readStruct decodes the page of key into smart.go's struct T, as smart.go
+// decodes its ioctl's buffer; deny is the errno of a refused command.
+func readStruct[T any](t *transport, key string, deny error) (*T, error) {
+	b, err := t.read(key, deny)
+	if err != nil {
+		return nil, err
+	}
+	var v T
+	if err := binary.Read(bytes.NewReader(b), binary.LittleEndian, &v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
 type ataDevice struct{ t *transport }
 
 func (a *ataDevice) Close() error { return nil }
 
 func (a *ataDevice) Identify() (*smartgo.AtaIdentifyDevice, error) {
-	b, err := a.t.read(ATAIdentify, syscall.EPERM)
-	if err != nil {
-		return nil, err
-	}
-	var id smartgo.AtaIdentifyDevice
-	if err := binary.Read(bytes.NewReader(b), binary.LittleEndian, &id); err != nil {
-		return nil, err
-	}
-	return &id, nil
+	return readStruct[smartgo.AtaIdentifyDevice](a.t, ATAIdentify, syscall.EPERM)
 }
 
 // ReadSMARTData decodes the page's 30 slots with smart.go's AtaSmartPageRaw
@@ -158,15 +147,7 @@ type nvmeDevice struct{ t *transport }
 func (n *nvmeDevice) Close() error { return nil }
 
 func (n *nvmeDevice) ReadSMART() (*smartgo.NvmeSMARTLog, error) {
-	b, err := n.t.read(NVMeLog(nvme.LogSMART), syscall.EACCES)
-	if err != nil {
-		return nil, err
-	}
-	var l smartgo.NvmeSMARTLog
-	if err := binary.Read(bytes.NewReader(b), binary.LittleEndian, &l); err != nil {
-		return nil, err
-	}
-	return &l, nil
+	return readStruct[smartgo.NvmeSMARTLog](n.t, NVMeLog(nvme.LogSMART), syscall.EACCES)
 }
 
 // recordedAttrs loads what smart.go's ReadSMARTData returned for a fixture
