@@ -35,7 +35,7 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res
 			return
 		}
 	}
-	dev, err := libCall(d.Name, "smart.go OpenSata", deadline, func() (ATADevice, error) { return r.cfg.Library.OpenATA(d.Node) })
+	dev, err := openATA(r.cfg.Library, d.Name, d.Node, deadline)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		return
@@ -43,14 +43,9 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res
 	defer func() { _ = dev.Close() }()
 	cache := &st.cache
 	if cache.ata == nil {
-		raw, err := libCall(d.Name, "IDENTIFY DEVICE", deadline, dev.Identify)
+		id, err := dev.Identify()
 		if err != nil {
 			res.Err = fmt.Errorf("%s: %w", d.Name, err)
-			return
-		}
-		id, err := identityOf(raw)
-		if err != nil {
-			res.Status, res.Err = StatusError, fmt.Errorf("%s: IDENTIFY DEVICE: %w", d.Name, err)
 			return
 		}
 		cache.ata = id
@@ -70,21 +65,17 @@ func (r *Reader) readATA(c *Conn, d Disk, st *diskState, deadline time.Time, res
 		return
 	}
 
-	sgPage, err := libCall(d.Name, "SMART READ DATA", deadline, dev.ReadSMARTData)
+	page, preset, err := dev.SMARTData()
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		return
 	}
-	page := smartDataOf(sgPage)
 	problem := func(err error) { snap.Problems = append(snap.Problems, fmt.Errorf("%s: %w", d.Name, err)) }
 
-	var th *ata.Thresholds
-	if p, err := libCall(d.Name, "SMART READ THRESHOLDS", deadline, dev.ReadSMARTThresholds); err != nil {
+	th, err := dev.Thresholds()
+	if err != nil {
 		problem(err)
-	} else {
-		th = thresholdsOf(p)
 	}
-	preset := builtInPreset(sgPage)
 	if r.cfg.DriveDB != nil {
 		preset = r.cfg.DriveDB.LookupDrive(cache.ata.Model, cache.ata.Firmware, cache.ata.RotationRate)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	smartgo "github.com/anatol/smart.go"
-
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
@@ -50,14 +48,7 @@ func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, re
 	data := &NVMeData{Controller: cache.nvme.Controller, Namespaces: cache.nvme.Namespaces}
 	snap := &Snapshot{NVMe: data}
 	res.Snapshot = snap
-	log, err := libCall(d.Name, "NVMe Get Log Page 02h", deadline, func() (*smartgo.NvmeSMARTLog, error) {
-		dev, err := r.cfg.Library.OpenNVMe(d.Node)
-		if err != nil {
-			return nil, err
-		}
-		defer func() { _ = dev.Close() }()
-		return dev.ReadSMART()
-	})
+	log, err := readNVMeSMART(r.cfg.Library, d.Name, d.Node, deadline)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		if errors.Is(err, ErrPermission) {
@@ -65,10 +56,7 @@ func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, re
 		}
 		return
 	}
-	if data.Log, err = nvmeSMARTLogOf(log); err != nil {
-		res.Status, res.Err = StatusError, fmt.Errorf("%s: SMART log: %w", d.Name, err)
-		return
-	}
+	data.Log = log
 	readOptional(c, d, cache, snap)
 }
 

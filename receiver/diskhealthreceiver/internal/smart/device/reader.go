@@ -69,8 +69,9 @@ type Config struct {
 	Match func(name string) bool
 	// Open opens device nodes; nil means OpenNode, the ioctl layer.
 	Open Opener
-	// Library does the reads smart.go covers; nil means SmartGo. Tests set
-	// the fakes of devicetest, which answer from the same disks as Open.
+	// Library does the reads smart.go covers; nil means SmartGo (Linux).
+	// Tests set the fakes of devicetest, which answer from the same disks as
+	// Open.
 	Library Library
 	// Discover lists the disks; nil means Discover(Root). Tests replace it
 	// to read disks that exist only as doubles.
@@ -146,7 +147,7 @@ func NewReader(cfg Config) *Reader {
 		cfg.Open = OpenNode
 	}
 	if cfg.Library == nil {
-		cfg.Library = SmartGo{}
+		cfg.Library = defaultLibrary()
 	}
 	if cfg.Discover == nil {
 		cfg.Discover = Discover

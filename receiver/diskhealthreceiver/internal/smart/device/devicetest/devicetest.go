@@ -6,6 +6,7 @@ package devicetest
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	smartgo "github.com/anatol/smart.go"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
@@ -90,7 +89,7 @@ type Disk struct {
 	Latency time.Duration
 	// SmartGoAttrs is what smart.go's ReadSMARTData named and typed each
 	// attribute of this disk (recorded from smart.go, see Library).
-	SmartGoAttrs map[uint8]smartgo.AtaSmartAttr
+	SmartGoAttrs map[uint8]RecordedAttr
 
 	sent []string
 }
@@ -562,4 +561,33 @@ func AmazonEBSPage(s nvme.AmazonStats) []byte {
 		}
 	}
 	return b
+}
+
+// RecordedAttr is what smart.go's ReadSMARTData returned for one attribute
+// beyond the page's bytes: its name, its AtaDeviceAttributeType and ValueRaw.
+type RecordedAttr struct {
+	Name     string `json:"name"`
+	Type     int    `json:"type"`
+	ValueRaw uint64 `json:"value_raw"`
+}
+
+// recordedAttrs loads what smart.go's ReadSMARTData returned for a fixture
+// disk's SMART data page (testdata/smart/qemu/README.md says how it was
+// recorded).
+func recordedAttrs(t testing.TB, elems ...string) map[uint8]RecordedAttr {
+	t.Helper()
+	var rec struct {
+		Attributes []struct {
+			ID uint8 `json:"id"`
+			RecordedAttr
+		} `json:"attributes"`
+	}
+	if err := json.Unmarshal(fixture.Read(t, elems...), &rec); err != nil {
+		t.Fatalf("fixture %v: %v", elems, err)
+	}
+	out := make(map[uint8]RecordedAttr, len(rec.Attributes))
+	for _, a := range rec.Attributes {
+		out[a.ID] = a.RecordedAttr
+	}
+	return out
 }

@@ -1,18 +1,17 @@
+//go:build linux
+
 package devicetest
 
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
-	"testing"
 
 	smartgo "github.com/anatol/smart.go"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/internal/fixture"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
@@ -107,9 +106,9 @@ func (a *ataDevice) ReadSMARTData() (*smartgo.AtaSmartPage, error) {
 		if r.Id == 0 {
 			break
 		}
-		attr := rec[r.Id]
-		attr.Id, attr.Flags, attr.Current, attr.Worst, attr.VendorBytes = r.Id, r.Flags, r.Current, r.Worst, r.VendorBytes
-		p.Attrs[r.Id] = attr
+		named := rec[r.Id]
+		p.Attrs[r.Id] = smartgo.AtaSmartAttr{Id: r.Id, Flags: r.Flags, Current: r.Current, Worst: r.Worst, VendorBytes: r.VendorBytes,
+			Name: named.Name, Type: named.Type, ValueRaw: named.ValueRaw}
 	}
 	return p, nil
 }
@@ -148,26 +147,4 @@ func (n *nvmeDevice) Close() error { return nil }
 
 func (n *nvmeDevice) ReadSMART() (*smartgo.NvmeSMARTLog, error) {
 	return readStruct[smartgo.NvmeSMARTLog](n.t, NVMeLog(nvme.LogSMART), syscall.EACCES)
-}
-
-// recordedAttrs loads what smart.go's ReadSMARTData returned for a fixture
-// disk's SMART data page (testdata/smart/README.md says how it was recorded).
-func recordedAttrs(t testing.TB, elems ...string) map[uint8]smartgo.AtaSmartAttr {
-	t.Helper()
-	var rec struct {
-		Attributes []struct {
-			ID       uint8  `json:"id"`
-			Name     string `json:"name"`
-			Type     int    `json:"type"`
-			ValueRaw uint64 `json:"value_raw"`
-		} `json:"attributes"`
-	}
-	if err := json.Unmarshal(fixture.Read(t, elems...), &rec); err != nil {
-		t.Fatalf("fixture %v: %v", elems, err)
-	}
-	out := make(map[uint8]smartgo.AtaSmartAttr, len(rec.Attributes))
-	for _, a := range rec.Attributes {
-		out[a.ID] = smartgo.AtaSmartAttr{Id: a.ID, Name: a.Name, Type: a.Type, ValueRaw: a.ValueRaw}
-	}
-	return out
 }

@@ -1,3 +1,5 @@
+//go:build linux
+
 package device
 
 import (
@@ -19,7 +21,9 @@ import (
 // longer admits those commands, so the device layer cannot send them itself.
 // Everything else stays on Conn (docs/smart-own-reads.md says why, read by
 // read). Library is the seam: smart.go in production, devicetest's fakes
-// (smart.go's own types decoded from the fixtures) in tests.
+// (smart.go's own types decoded from the fixtures) in tests. This file is
+// Linux's: smart.go does not build for macOS without cgo, and the ioctls are
+// Linux's anyway (library_other.go).
 
 // ATADevice is an ATA drive opened through the library.
 type ATADevice interface {
@@ -62,6 +66,73 @@ func (SmartGo) OpenNVMe(node string) (NVMeDevice, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+func defaultLibrary() Library { return SmartGo{} }
+
+// sgATA is an ATA drive opened through the library, its answers in the
+// decoders' types; every call is a libCall.
+type sgATA struct {
+	dev      ATADevice
+	disk     string
+	deadline time.Time
+}
+
+func openATA(lib Library, disk, node string, deadline time.Time) (ataReads, error) {
+	dev, err := libCall(disk, "smart.go OpenSata", deadline, func() (ATADevice, error) { return lib.OpenATA(node) })
+	if err != nil {
+		return nil, err
+	}
+	return &sgATA{dev: dev, disk: disk, deadline: deadline}, nil
+}
+
+func (a *sgATA) Close() error { return a.dev.Close() }
+
+func (a *sgATA) Identify() (*ata.Identity, error) {
+	raw, err := libCall(a.disk, "IDENTIFY DEVICE", a.deadline, a.dev.Identify)
+	if err != nil {
+		return nil, err
+	}
+	id, err := identityOf(raw)
+	if err != nil {
+		return nil, fmt.Errorf("IDENTIFY DEVICE: %w", err)
+	}
+	return id, nil
+}
+
+func (a *sgATA) SMARTData() (*ata.SMARTData, ata.Preset, error) {
+	p, err := libCall(a.disk, "SMART READ DATA", a.deadline, a.dev.ReadSMARTData)
+	if err != nil {
+		return nil, ata.Preset{}, err
+	}
+	return smartDataOf(p), builtInPreset(p), nil
+}
+
+func (a *sgATA) Thresholds() (*ata.Thresholds, error) {
+	p, err := libCall(a.disk, "SMART READ THRESHOLDS", a.deadline, a.dev.ReadSMARTThresholds)
+	if err != nil {
+		return nil, err
+	}
+	return thresholdsOf(p), nil
+}
+
+func readNVMeSMART(lib Library, disk, node string, deadline time.Time) (*nvme.SMARTLog, error) {
+	log, err := libCall(disk, "NVMe Get Log Page 02h", deadline, func() (*smartgo.NvmeSMARTLog, error) {
+		dev, err := lib.OpenNVMe(node)
+		if err != nil {
+			return nil, err
+		}
+		defer func() { _ = dev.Close() }()
+		return dev.ReadSMART()
+	})
+	if err != nil {
+		return nil, err
+	}
+	l, err := nvmeSMARTLogOf(log)
+	if err != nil {
+		return nil, fmt.Errorf("SMART log: %w", err)
+	}
+	return l, nil
 }
 
 // libCall runs one library call for disk: never once the read's deadline has
