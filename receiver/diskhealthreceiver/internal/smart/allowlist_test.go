@@ -84,7 +84,7 @@ func TestLibraryCommandsRefused(t *testing.T) {
 		"NVMe SMART log":             NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x02, DataLen: 512},
 		"NVMe SMART log, RAE set":    NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<15 | 0x02, DataLen: 512},
 	} {
-		assert.ErrorIs(t, Allowed(c), ErrNotAllowed, name)
+		require.ErrorIs(t, Allowed(c), ErrNotAllowed, name)
 	}
 	for _, lc := range LibraryCommands() {
 		for _, ac := range AllowedCommands() {

@@ -79,7 +79,8 @@ func FuzzLibraryAnswers(f *testing.F) {
 
 		// smart.go's own decoders on every attribute the page holds, typed as the input says.
 		var page smartgo.AtaSmartPageRaw
-		raw := append(data[:len(data):len(data)], make([]byte, max(0, 362-len(data)))...)
+		raw := make([]byte, max(362, len(data)))
+		copy(raw, data)
 		for i := range page.Attrs {
 			e := raw[2+12*i:]
 			a := smartgo.AtaSmartAttr{Id: e[0], Type: int(typ), VendorBytes: [6]byte(e[5:11]),

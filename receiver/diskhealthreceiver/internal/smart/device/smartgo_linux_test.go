@@ -35,8 +35,8 @@ func TestLibCallPanic(t *testing.T) {
 	}
 	first := call()
 	require.Error(t, first)
-	assert.ErrorContains(t, first, "smart.go panicked on sda's answer")
-	assert.ErrorContains(t, first, "SMART READ DATA")
+	require.ErrorContains(t, first, "smart.go panicked on sda's answer")
+	require.ErrorContains(t, first, "SMART READ DATA")
 	assert.NotContains(t, first.Error(), "goroutine")
 	assert.Equal(t, first.Error(), call().Error())
 	assert.Equal(t, StatusError, classify(first))
