@@ -135,3 +135,48 @@ func TestSmartGoHungCallBounded(t *testing.T) {
 	assert.Len(t, m.Disk("sda").Sent(), 1, "not read again while the call is stuck")
 	close(hang)
 }
+
+// smart.go's ATA device is opened once per disk (its open compiles its whole drive table) and kept
+// between reads; a failed library call closes it and the next read opens it again; a disk that is
+// gone, and the reader's Close, close it.
+func TestSmartGoDeviceKeptOpen(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	r := newReader(t, m, nil)
+	sda, sdb := m.Disk("sda"), m.Disk("sdb")
+	for range 3 {
+		_, err := r.Collect(t.Context())
+		require.NoError(t, err)
+		assert.Equal(t, 1, sda.LibraryOpen(), "one open device, not one per read")
+	}
+	// OpenSata's own and the one decoded (its result is not exposed), on the first read only.
+	assert.Equal(t, 2, countOf(sda.Sent(), devicetest.ATAIdentify), "IDENTIFY on the first read only")
+
+	sda.PanicOn = []string{devicetest.ATASMARTData}
+	res, err := r.Collect(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, device.StatusError, byName(t, res)["sda"].Status)
+	assert.Equal(t, 0, sda.LibraryOpen(), "a failed call closes it")
+	sda.PanicOn = nil
+	res, err = r.Collect(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, device.StatusOK, byName(t, res)["sda"].Status)
+	assert.Equal(t, 1, sda.LibraryOpen(), "opened again")
+
+	m.Remove("sda")
+	_, err = r.Collect(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 0, sda.LibraryOpen(), "a disk that is gone is closed")
+	assert.Equal(t, 1, sdb.LibraryOpen())
+	require.NoError(t, r.Close(t.Context()))
+	assert.Equal(t, 0, sdb.LibraryOpen(), "Close closes the rest")
+}
+
+func countOf(s []string, v string) int {
+	n := 0
+	for _, x := range s {
+		if x == v {
+			n++
+		}
+	}
+	return n
+}

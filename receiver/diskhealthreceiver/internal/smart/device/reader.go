@@ -113,7 +113,10 @@ type diskState struct {
 // identityCache holds what is read once per disk: identities and the
 // answers to "does this drive have X".
 type identityCache struct {
-	ata        *ata.Identity
+	ata *ata.Identity
+	// ataDev is the drive opened through the library, kept open between
+	// reads; nil until the first read and after a failed library call.
+	ataDev     ataReads
 	noDevStats bool
 	// noErrorLog and noSelfTestLog: the drive refused SMART READ LOG 01h /
 	// 06h once; they are not asked for again.
@@ -137,6 +140,14 @@ type identityCache struct {
 	scsi       *SCSIData
 	scsiPages  []uint8
 	scsiProbed bool
+}
+
+// closeATA closes the library's device of the disk, if open.
+func (c *identityCache) closeATA() {
+	if c.ataDev != nil {
+		_ = c.ataDev.Close()
+		c.ataDev = nil
+	}
 }
 
 var errInFlight = fmt.Errorf("%w: the previous read of this disk is still in flight", ErrTimeout)
@@ -243,15 +254,18 @@ func (r *Reader) states(disks []Disk) []*diskState {
 		// A busy state stays until its read ends, so a disk that comes back
 		// meanwhile is still never read twice at once.
 		if !seen[k] && !st.busy.Load() {
+			st.cache.closeATA()
 			delete(r.disks, k)
 		}
 	}
 	return out
 }
 
-// Close waits for reads still in flight, until ctx ends. A read hung in
-// the kernel cannot be stopped; Close says so instead of waiting forever.
+// Close waits for reads still in flight, until ctx ends, and closes the
+// devices kept open between reads of disks no read holds. A read hung in the
+// kernel cannot be stopped; Close says so instead of waiting forever.
 func (r *Reader) Close(ctx context.Context) error {
+	defer r.closeIdle()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for r.inflight.Load() > 0 {
@@ -265,6 +279,20 @@ func (r *Reader) Close(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// closeIdle closes the library devices of the disks no read holds (a hung
+// read keeps its own: closing it under the call would pull the descriptor
+// from under the ioctl).
+func (r *Reader) closeIdle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.disks {
+		if st.busy.CompareAndSwap(false, true) {
+			st.cache.closeATA()
+			st.busy.Store(false)
+		}
+	}
 }
 
 // readDisk reads one disk. A panic in any decoder or transport becomes

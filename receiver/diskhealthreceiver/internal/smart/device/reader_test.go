@@ -85,9 +85,8 @@ func TestReadQEMUDisks(t *testing.T) {
 	require.NotNil(t, sdc.IE)
 }
 
-// The identity is decoded once: later reads send only the SMART commands, and
-// the one IDENTIFY smart.go's open sends (OpenSata picks the attribute names
-// from the model and firmware it reads).
+// The identity is read once: later reads send only the SMART commands (smart.go's
+// device, whose open sends IDENTIFY, stays open between reads).
 func TestIdentityCached(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	r := newReader(t, m, nil)
@@ -100,9 +99,9 @@ func TestIdentityCached(t *testing.T) {
 	}
 	_, err = r.Collect(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, []string{devicetest.ATACheckPowerMode, devicetest.ATAIdentify, devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
+	assert.Equal(t, []string{devicetest.ATACheckPowerMode, devicetest.ATASMARTData, devicetest.ATAThresholds, "ata/return_status",
 		devicetest.ATALog(ata.LogSummaryError), devicetest.ATALog(ata.LogSelfTest)}, m.Disk("sda").Sent(),
-		"smart.go's open's IDENTIFY only, and no second try at the device statistics the drive does not have")
+		"no IDENTIFY, and no second try at the device statistics the drive does not have")
 	assert.Equal(t, []string{devicetest.NVMeLog(nvme.LogSMART), devicetest.NVMeLog(nvme.LogError)}, m.Disk("nvme0").Sent(),
 		"NVMe 1.4, no telemetry bit, not Amazon: the mandatory logs only, no list and no vendor log")
 	assert.Equal(t, []string{devicetest.SCSILog(0x0D), devicetest.SCSILog(0x2F)}, m.Disk("sdc").Sent())

@@ -73,9 +73,8 @@ func defaultLibrary() Library { return SmartGo{} }
 // sgATA is an ATA drive opened through the library, its answers in the
 // decoders' types; every call is a libCall.
 type sgATA struct {
-	dev      ATADevice
-	disk     string
-	deadline time.Time
+	dev  ATADevice
+	disk string
 }
 
 func openATA(lib Library, disk, node string, deadline time.Time) (ataReads, error) {
@@ -83,13 +82,13 @@ func openATA(lib Library, disk, node string, deadline time.Time) (ataReads, erro
 	if err != nil {
 		return nil, err
 	}
-	return &sgATA{dev: dev, disk: disk, deadline: deadline}, nil
+	return &sgATA{dev: dev, disk: disk}, nil
 }
 
 func (a *sgATA) Close() error { return a.dev.Close() }
 
-func (a *sgATA) Identify() (*ata.Identity, error) {
-	raw, err := libCall(a.disk, "IDENTIFY DEVICE", a.deadline, a.dev.Identify)
+func (a *sgATA) Identify(deadline time.Time) (*ata.Identity, error) {
+	raw, err := libCall(a.disk, "IDENTIFY DEVICE", deadline, a.dev.Identify)
 	if err != nil {
 		return nil, err
 	}
@@ -100,16 +99,16 @@ func (a *sgATA) Identify() (*ata.Identity, error) {
 	return id, nil
 }
 
-func (a *sgATA) SMARTData() (*ata.SMARTData, ata.Preset, error) {
-	p, err := libCall(a.disk, "SMART READ DATA", a.deadline, a.dev.ReadSMARTData)
+func (a *sgATA) SMARTData(deadline time.Time) (*ata.SMARTData, ata.Preset, error) {
+	p, err := libCall(a.disk, "SMART READ DATA", deadline, a.dev.ReadSMARTData)
 	if err != nil {
 		return nil, ata.Preset{}, err
 	}
 	return smartDataOf(p), builtInPreset(p), nil
 }
 
-func (a *sgATA) Thresholds() (*ata.Thresholds, error) {
-	p, err := libCall(a.disk, "SMART READ THRESHOLDS", a.deadline, a.dev.ReadSMARTThresholds)
+func (a *sgATA) Thresholds(deadline time.Time) (*ata.Thresholds, error) {
+	p, err := libCall(a.disk, "SMART READ THRESHOLDS", deadline, a.dev.ReadSMARTThresholds)
 	if err != nil {
 		return nil, err
 	}

@@ -92,6 +92,15 @@ type Disk struct {
 	SmartGoAttrs map[uint8]RecordedAttr
 
 	sent []string
+	// libOpen counts the library devices open on this disk.
+	libOpen int
+}
+
+// LibraryOpen is how many devices the library has open on the disk.
+func (d *Disk) LibraryOpen() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.libOpen
 }
 
 // Lock and Unlock guard changes to a disk a read may be using.
@@ -127,6 +136,13 @@ func (m *Machine) Add(d *Disk) *Disk {
 	defer m.mu.Unlock()
 	m.disks = append(m.disks, d)
 	return d
+}
+
+// Remove takes the disk with the given name out of the machine (unplugged).
+func (m *Machine) Remove(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.disks = slices.DeleteFunc(m.disks, func(d *Disk) bool { return d.Info.Name == name })
 }
 
 // Disk returns the disk with the given name.

@@ -35,6 +35,9 @@ func (l library) OpenATA(node string) (device.ATADevice, error) {
 	if _, err := a.Identify(); err != nil {
 		return nil, err
 	}
+	d.mu.Lock()
+	d.libOpen++
+	d.mu.Unlock()
 	return a, nil
 }
 
@@ -79,7 +82,12 @@ func readStruct[T any](t *transport, key string, deny error) (*T, error) {
 
 type ataDevice struct{ t *transport }
 
-func (a *ataDevice) Close() error { return nil }
+func (a *ataDevice) Close() error {
+	a.t.d.mu.Lock()
+	defer a.t.d.mu.Unlock()
+	a.t.d.libOpen--
+	return nil
+}
 
 func (a *ataDevice) Identify() (*smartgo.AtaIdentifyDevice, error) {
 	return readStruct[smartgo.AtaIdentifyDevice](a.t, ATAIdentify, syscall.EPERM)
