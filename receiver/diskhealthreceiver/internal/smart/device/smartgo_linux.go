@@ -92,11 +92,9 @@ func (a *sgATA) Identify(deadline time.Time) (*ata.Identity, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, err := identityOf(raw)
-	if err != nil {
-		return nil, fmt.Errorf("IDENTIFY DEVICE: %w", err)
-	}
-	return id, nil
+	// The words smart.go's struct leaves out come back as zeros: the
+	// extended sector count (230-233), TRIM (169), the checksum (255).
+	return reencoded(raw, "IDENTIFY DEVICE", ata.ParseIdentify)
 }
 
 func (a *sgATA) SMARTData(deadline time.Time) (*ata.SMARTData, ata.Preset, error) {
@@ -127,11 +125,8 @@ func readNVMeSMART(lib Library, disk, node string, deadline time.Time) (*nvme.SM
 	if err != nil {
 		return nil, err
 	}
-	l, err := nvmeSMARTLogOf(log)
-	if err != nil {
-		return nil, fmt.Errorf("SMART log: %w", err)
-	}
-	return l, nil
+	// Its reserved bytes come back as zeros; the decoder reads none of them.
+	return reencoded(log, "SMART log", nvme.ParseSMARTLog)
 }
 
 // libCall runs one library call for disk: never once the read's deadline has
@@ -156,16 +151,20 @@ func libCall[T any](disk, call string, deadline time.Time, f func() (T, error)) 
 	return v, nil
 }
 
-// identityOf decodes smart.go's IDENTIFY DEVICE with the same decoder as
-// before: the struct is written back as the 512-byte page. Words smart.go's
-// struct leaves out come back as zeros, so the extended sector count (words
-// 230-233), TRIM (word 169) and the checksum (word 255) are not seen.
-func identityOf(id *smartgo.AtaIdentifyDevice) (*ata.Identity, error) {
+// reencoded decodes one of smart.go's structs with the decoder used before
+// smart.go: the struct is written back as the page it was read from (fields
+// it leaves out as zeros) and parsed.
+func reencoded[T, R any](v *T, what string, parse func([]byte) (R, error)) (R, error) {
 	var b bytes.Buffer
-	if err := binary.Write(&b, binary.LittleEndian, id); err != nil {
-		return nil, err
+	if err := binary.Write(&b, binary.LittleEndian, v); err != nil {
+		var zero R
+		return zero, fmt.Errorf("%s: %w", what, err)
 	}
-	return ata.ParseIdentify(b.Bytes())
+	r, err := parse(b.Bytes())
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", what, err)
+	}
+	return r, nil
 }
 
 // smartDataOf turns smart.go's SMART data page into the decoder's, sorted by
@@ -233,15 +232,4 @@ func builtInPreset(p *smartgo.AtaSmartPage) ata.Preset {
 // thresholdsOf is smart.go's thresholds page as the decoder's.
 func thresholdsOf(p *smartgo.AtaSmartThresholdsPage) *ata.Thresholds {
 	return ata.NewThresholds(p.Revnumber, p.Thresholds)
-}
-
-// nvmeSMARTLogOf decodes smart.go's SMART / health log with the same decoder
-// as before: the struct is written back as the 512-byte page (its reserved
-// bytes as zeros; the decoder reads none of them).
-func nvmeSMARTLogOf(l *smartgo.NvmeSMARTLog) (*nvme.SMARTLog, error) {
-	var b bytes.Buffer
-	if err := binary.Write(&b, binary.LittleEndian, l); err != nil {
-		return nil, err
-	}
-	return nvme.ParseSMARTLog(b.Bytes())
 }
