@@ -32,7 +32,10 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require go.etcd.io/bbolt v1.5.0 // indirect
+require (
+	github.com/anatol/smart.go v0.0.0-20260723175002-53b369c3973c // indirect
+	go.etcd.io/bbolt v1.5.0 // indirect
+)
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

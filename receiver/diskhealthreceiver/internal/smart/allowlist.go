@@ -94,11 +94,11 @@ const (
 	protoPIOIn   = 4
 )
 
+// IDENTIFY DEVICE, SMART READ DATA and SMART READ THRESHOLDS are not here:
+// github.com/anatol/smart.go sends them (LibraryCommands), and the device
+// layer must not send them a second way.
 var ataCommands = []CommandInfo{
-	{Protocol: "ATA", Name: "IDENTIFY DEVICE", Opcode: ata.CmdIdentifyDevice, Dir: DirFromDevice},
 	{Protocol: "ATA", Name: "CHECK POWER MODE", Opcode: ata.CmdCheckPowerMode, Dir: DirNone},
-	{Protocol: "ATA", Name: "SMART READ DATA", Opcode: ata.CmdSMART, Feature: ata.SMARTReadData, HasFeature: true, Dir: DirFromDevice},
-	{Protocol: "ATA", Name: "SMART READ THRESHOLDS", Opcode: ata.CmdSMART, Feature: ata.SMARTReadThresholds, HasFeature: true, Dir: DirFromDevice},
 	{Protocol: "ATA", Name: "SMART RETURN STATUS", Opcode: ata.CmdSMART, Feature: ata.SMARTReturnStatus, HasFeature: true, Dir: DirNone},
 	// Log lists are closed on purpose: reading some other logs has side
 	// effects (the NCQ error log 10h clears the error, the SATA PHY counters
@@ -115,9 +115,10 @@ var nvmeCommands = []CommandInfo{
 	// both are out. Controller-initiated telemetry (08h) is read with RAE
 	// set, so the controller's "telemetry available" notice stays for the
 	// operator's own tools. The vendor logs (OCP C0h/C3h, Amazon D0h) are
-	// sent only to controllers that advertise them (nvme.PlanLogs).
+	// sent only to controllers that advertise them (nvme.PlanLogs). The
+	// SMART / health log (02h) is smart.go's read (LibraryCommands).
 	{Protocol: "NVMe admin", Name: "Get Log Page", Opcode: nvme.AdminGetLogPage, Dir: DirFromDevice,
-		Targets: []uint8{nvme.LogSupportedLogs, nvme.LogError, nvme.LogSMART, nvme.LogFirmwareSlot, nvme.LogCommandsEffects,
+		Targets: []uint8{nvme.LogSupportedLogs, nvme.LogError, nvme.LogFirmwareSlot, nvme.LogCommandsEffects,
 			nvme.LogDeviceSelfTest, nvme.LogTelemetryController, nvme.LogOCPSMART, nvme.LogOCPLatency, nvme.LogAmazon}},
 	{Protocol: "NVMe admin", Name: "Identify", Opcode: nvme.AdminIdentify, Dir: DirFromDevice,
 		Targets: []uint8{nvme.CNSNamespace, nvme.CNSController, nvme.CNSActiveNamespaceList, nvme.CNSNamespaceDescriptors}},
@@ -131,6 +132,20 @@ var scsiCommands = []CommandInfo{
 	{Protocol: "SCSI", Name: "READ CAPACITY(16)", Opcode: scsi.OpServiceActionIn16, Feature: scsi.SAReadCapacity16, HasFeature: true, Dir: DirFromDevice},
 	{Protocol: "SCSI", Name: "ATA PASS-THROUGH(16), allowed ATA commands only", Opcode: scsi.OpATAPassThrough16},
 	{Protocol: "SCSI", Name: "ATA PASS-THROUGH(12), allowed ATA commands only", Opcode: scsi.OpATAPassThrough12},
+}
+
+// LibraryCommands are the commands github.com/anatol/smart.go sends for the
+// device layer (device.Library), besides its open's standard INQUIRY. They
+// never pass through Allowed: Allowed refuses each of them, so the device
+// layer's own Conn cannot send them too. Listed for the documentation of what
+// the receiver sends a disk.
+func LibraryCommands() []CommandInfo {
+	return []CommandInfo{
+		{Protocol: "ATA", Name: "IDENTIFY DEVICE", Opcode: ata.CmdIdentifyDevice, Dir: DirFromDevice},
+		{Protocol: "ATA", Name: "SMART READ DATA", Opcode: ata.CmdSMART, Feature: ata.SMARTReadData, HasFeature: true, Dir: DirFromDevice},
+		{Protocol: "ATA", Name: "SMART READ THRESHOLDS", Opcode: ata.CmdSMART, Feature: ata.SMARTReadThresholds, HasFeature: true, Dir: DirFromDevice},
+		{Protocol: "NVMe admin", Name: "Get Log Page", Opcode: nvme.AdminGetLogPage, Dir: DirFromDevice, Targets: []uint8{nvme.LogSMART}},
+	}
 }
 
 // AllowedCommands lists every command Allowed lets through. ATA PASS-THROUGH

@@ -43,14 +43,8 @@ func nonData(feature, command uint8) SCSI {
 // Every command the device layer is going to send, built as it will build
 // it, passes.
 func TestAllowedCommandsPass(t *testing.T) {
-	identify := SCSI{CDB: ata16(4, 1, 2, 0, 1, 0, 0, 0, 0xEC), Dir: DirFromDevice}
 	for name, c := range map[string]Command{
-		"IDENTIFY DEVICE":              identify,
-		"IDENTIFY DEVICE via ATA_12":   SCSI{CDB: ata12(4, 1, 2, 0, 1, 0, 0, 0, 0xEC), Dir: DirFromDevice},
 		"CHECK POWER MODE":             SCSI{CDB: ata16(3, 0, 0, 0, 0, 0, 0, 0, 0xE5), Dir: DirNone},
-		"SMART READ DATA":              pioIn(0xD0, 0, 0xB0),
-		"SMART READ DATA via ATA_12":   SCSI{CDB: ata12(4, 1, 2, 0xD0, 1, 0, 0x4F, 0xC2, 0xB0), Dir: DirFromDevice},
-		"SMART READ THRESHOLDS":        pioIn(0xD1, 0, 0xB0),
 		"SMART RETURN STATUS":          nonData(0xDA, 0xB0),
 		"SMART READ LOG summary error": pioIn(0xD5, 0x01, 0xB0),
 		"SMART READ LOG self-test":     pioIn(0xD5, 0x06, 0xB0),
@@ -64,8 +58,6 @@ func TestAllowedCommandsPass(t *testing.T) {
 		"LOG SENSE temperature":        SCSI{CDB: []byte{0x4D, 0, 0x4D, 0, 0, 0, 0, 0x10, 0, 0}, Dir: DirFromDevice},
 		"LOG SENSE IE":                 SCSI{CDB: []byte{0x4D, 0, 0x6F, 0, 0, 0, 0, 0x10, 0, 0}, Dir: DirFromDevice},
 		"READ CAPACITY(16)":            SCSI{CDB: []byte{0x9E, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0}, Dir: DirFromDevice},
-		"NVMe SMART log":               NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x02, DataLen: 512},
-		"NVMe SMART log, RAE set":      NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<15 | 0x02, DataLen: 512},
 		"NVMe error log":               NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 15<<16 | 0x01, DataLen: 64},
 		"NVMe Identify Controller":     NVMeAdmin{Opcode: 0x06, CDW10: 0x01, DataLen: 4096},
 		"NVMe Identify Namespace":      NVMeAdmin{Opcode: 0x06, NSID: 1, CDW10: 0x00, DataLen: 4096},
@@ -77,6 +69,34 @@ func TestAllowedCommandsPass(t *testing.T) {
 		"NVMe Amazon D0h":              NVMeAdmin{Opcode: 0x02, NSID: 1, CDW10: 1023<<16 | 0xD0, DataLen: 4096},
 	} {
 		assert.NoError(t, Allowed(c), name)
+	}
+}
+
+// The reads smart.go does for the device layer (LibraryCommands) are refused
+// in every form: the device layer's own Conn cannot send them a second way.
+func TestLibraryCommandsRefused(t *testing.T) {
+	for name, c := range map[string]Command{
+		"IDENTIFY DEVICE":            SCSI{CDB: ata16(4, 1, 2, 0, 1, 0, 0, 0, 0xEC), Dir: DirFromDevice},
+		"IDENTIFY DEVICE via ATA_12": SCSI{CDB: ata12(4, 1, 2, 0, 1, 0, 0, 0, 0xEC), Dir: DirFromDevice},
+		"SMART READ DATA":            pioIn(0xD0, 0, 0xB0),
+		"SMART READ DATA via ATA_12": SCSI{CDB: ata12(4, 1, 2, 0xD0, 1, 0, 0x4F, 0xC2, 0xB0), Dir: DirFromDevice},
+		"SMART READ THRESHOLDS":      pioIn(0xD1, 0, 0xB0),
+		"NVMe SMART log":             NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x02, DataLen: 512},
+		"NVMe SMART log, RAE set":    NVMeAdmin{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 1<<15 | 0x02, DataLen: 512},
+	} {
+		require.ErrorIs(t, Allowed(c), ErrNotAllowed, name)
+	}
+	for _, lc := range LibraryCommands() {
+		for _, ac := range AllowedCommands() {
+			same := ac.Protocol == lc.Protocol && ac.Opcode == lc.Opcode && ac.HasFeature == lc.HasFeature && ac.Feature == lc.Feature
+			if same && lc.Targets != nil {
+				for _, target := range lc.Targets {
+					assert.NotContains(t, ac.Targets, target, "%s %s", lc.Name, ac.Name)
+				}
+				continue
+			}
+			assert.False(t, same, "%s is smart.go's read and on the allowlist", lc.Name)
+		}
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
-	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
 )
@@ -33,10 +32,10 @@ func BenchmarkSMARTScrape(b *testing.B) {
 				info.Name = fmt.Sprintf("%s-%d", info.Name, i)
 				info.Node = "/dev/" + info.Name
 				info.ID = fmt.Sprintf("%s-%d", info.ID, i)
-				m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power})
+				m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power, SmartGoAttrs: src.SmartGoAttrs})
 			}
 			s := newTestScraper(b, scrapertest.NewNopSettings(metadata.Type), nil,
-				device.Config{Timeout: time.Minute, Open: m.Open, Discover: m.Discover})
+				device.Config{Timeout: time.Minute, Open: m.Open, Library: m.Library(), Discover: m.Discover})
 			b.Cleanup(func() { require.NoError(b, s.shutdown(b.Context())) })
 			b.ReportAllocs()
 			for b.Loop() {
@@ -55,22 +54,9 @@ const (
 	nvmeLatency = 300 * time.Microsecond
 )
 
-// slowTransport adds a real disk's latency to every command of a simulated one.
-type slowTransport struct{ device.Transport }
-
-func (t slowTransport) SCSI(cdb []byte, dir smart.Direction, data, sense []byte, timeout time.Duration) (device.SCSIStatus, error) {
-	time.Sleep(scsiLatency)
-	return t.Transport.SCSI(cdb, dir, data, sense, timeout)
-}
-
-func (t slowTransport) NVMeAdmin(cmd smart.NVMeAdmin, data []byte, timeout time.Duration) error {
-	time.Sleep(nvmeLatency)
-	return t.Transport.NVMeAdmin(cmd, data, timeout)
-}
-
 // rack24 is a 24-bay server: 24 simulated disks (SATA, IDE, NVMe and SAS in turn) with real command
 // latencies; the disk named hung blocks every command until release is called.
-func rack24(tb testing.TB, hung string) (m *devicetest.Machine, open device.Opener, release func()) {
+func rack24(tb testing.TB, hung string) (m *devicetest.Machine, release func()) {
 	tb.Helper()
 	models := devicetest.QEMU(tb, "k6.12")
 	proto := []string{"sda", "sdb", "nvme0", "sdc"}
@@ -82,19 +68,15 @@ func rack24(tb testing.TB, hung string) (m *devicetest.Machine, open device.Open
 		info.Name = fmt.Sprintf("%s-%d", info.Name, i)
 		info.Node = "/dev/" + info.Name
 		info.ID = fmt.Sprintf("%s-%d", info.ID, i)
-		d := m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power})
+		d := m.Add(&devicetest.Disk{Info: info, Pages: maps.Clone(src.Pages), Power: src.Power, SmartGoAttrs: src.SmartGoAttrs, Latency: scsiLatency})
+		if info.Protocol == device.ProtocolNVMe {
+			d.Latency = nvmeLatency
+		}
 		if info.Name == hung {
 			d.Hang = hang
 		}
 	}
-	open = func(node string) (device.Transport, error) {
-		t, err := m.Open(node)
-		if err != nil {
-			return nil, err
-		}
-		return slowTransport{t}, nil
-	}
-	return m, open, func() { close(hang) }
+	return m, func() { close(hang) }
 }
 
 func shutdownSMART(tb testing.TB, s *smartScraper) {
@@ -112,10 +94,10 @@ func shutdownSMART(tb testing.TB, s *smartScraper) {
 func TestSMARTCycle24DisksOneHung(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	hung := "nvme0-10"
-	m, open, release := rack24(t, hung)
+	m, release := rack24(t, hung)
 	require.NotNil(t, m.Disk(hung))
 	s := newTestScraper(t, scrapertest.NewNopSettings(metadata.Type), nil,
-		device.Config{Timeout: timeout, Open: open, Discover: m.Discover})
+		device.Config{Timeout: timeout, Open: m.Open, Library: m.Library(), Discover: m.Discover})
 	// Cleanups run last first: the hung command returns, then the scraper shuts down.
 	t.Cleanup(func() { shutdownSMART(t, s) })
 	t.Cleanup(release)
@@ -152,10 +134,10 @@ func TestSMARTCycle24DisksOneHung(t *testing.T) {
 // BenchmarkSMARTCycle24 is one SMART cycle of a 24-bay server with real command latencies: the wall
 // time is the slowest disk's, the CPU (cpu-ns/op) is what the collector pays every smart.interval.
 func BenchmarkSMARTCycle24(b *testing.B) {
-	m, open, release := rack24(b, "")
+	m, release := rack24(b, "")
 	release()
 	s := newTestScraper(b, scrapertest.NewNopSettings(metadata.Type), nil,
-		device.Config{Timeout: 10 * time.Second, Open: open, Discover: m.Discover})
+		device.Config{Timeout: 10 * time.Second, Open: m.Open, Library: m.Library(), Discover: m.Discover})
 	b.Cleanup(func() { shutdownSMART(b, s) })
 	b.ReportAllocs()
 	cpu := dhtest.ProcessCPU(b, func() {

@@ -19,8 +19,10 @@ import (
 // smart.drivedb names (smartctl -B FILE); the copy update-smart-drivedb keeps on the host (Debian's
 // smartmontools package also puts its own there), then the package's own copy (where Fedora, Arch
 // and Alpine's smartctl read it), both under root_path; then the copy the container image ships
-// (deploy/Dockerfile puts Debian's there), read as is. The host's /etc/smart_drivedb.h entries go
-// before any of them but a configured file, as smartctl reads them.
+// (deploy/Dockerfile puts Debian's there), read as is; then, as smartctl falls back to its built-in
+// table, the names github.com/anatol/smart.go's table gives (the device layer's ReadSMARTData). The
+// host's /etc/smart_drivedb.h entries go before any of them but a configured file, as smartctl reads
+// them.
 const (
 	hostDriveDB          = "var/lib/smartmontools/drivedb/drivedb.h"
 	hostPackageDriveDB   = "usr/share/smartmontools/drivedb.h"
@@ -29,7 +31,7 @@ const (
 )
 
 // driveDBInUse is the drive database the ATA attributes are named from and where it came from, as
-// disk_health.smart.drive_database.entries reports it. A nil db is none.
+// disk_health.smart.drive_database.entries reports it. A nil db is smart.go's built-in names.
 type driveDBInUse struct {
 	db        *ata.DriveDB
 	source    metadata.AttributeDiskHealthDriveDatabaseSource
@@ -44,8 +46,9 @@ func (d driveDBInUse) record(mb *metadata.MetricsBuilder, ts pcommon.Timestamp) 
 // loadDriveDB is the drive database the ATA attributes are named from: the first of the files above
 // that can be read and parsed (image is the image's copy). A configured file that is missing, and
 // any file that cannot be read or parsed, is one WARN each and the next file is tried; a file that is
-// not on this host is no WARN. With no database at all, one WARN says what is lost. The database in
-// use is logged once at INFO.
+// not on this host is no WARN. With none of them, smart.go's built-in names are used: nothing is lost
+// that a WARN should report (the INFO says which names are used). The database in use is logged once
+// at INFO.
 func loadDriveDB(logger *zap.Logger, root, configured, image string) driveDBInUse {
 	type candidate struct {
 		path   string
@@ -61,8 +64,8 @@ func loadDriveDB(logger *zap.Logger, root, configured, image string) driveDBInUs
 	if image != filepath.Join(root, hostPackageDriveDB) { // root_path "/" or unset: the image is the host
 		candidates = append(candidates, candidate{image, metadata.AttributeDiskHealthDriveDatabaseSourceImage})
 	}
-	in := driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}
-	source := "none"
+	in := driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}
+	source := "built_in (github.com/anatol/smart.go)"
 	tried := make([]string, 0, len(candidates))
 	for _, c := range candidates {
 		tried = append(tried, c.path)
@@ -78,12 +81,6 @@ func loadDriveDB(logger *zap.Logger, root, configured, image string) driveDBInUs
 		in.db, in.source, source = db, c.source, c.path
 		break
 	}
-	if in.db == nil {
-		logger.Warn("No SMART drive database: every ATA attribute is named Unknown_Attribute, and the health rules that read "+
-			"attributes by name (reallocated, pending and uncorrectable sectors, command timeouts, SSD life left) see none. "+
-			"Install smartmontools on the host (its drivedb.h is read under root_path), use the image, which ships one, or set smart.drivedb",
-			zap.Strings("tried", tried))
-	}
 	if configured == "" {
 		path := filepath.Join(root, hostDriveDBAdditions)
 		switch add, err := readDriveDB(path, false); {
@@ -95,7 +92,11 @@ func loadDriveDB(logger *zap.Logger, root, configured, image string) driveDBInUs
 			in.additions = true
 		}
 	}
-	logger.Info("SMART drive database", zap.String("source", source), zap.String("version", in.db.Version()), zap.Int("entries", in.db.Len()))
+	fields := []zap.Field{zap.String("source", source), zap.String("version", in.db.Version()), zap.Int("entries", in.db.Len())}
+	if in.db == nil {
+		fields = append(fields, zap.Strings("tried", tried)) // where a drivedb.h would have been found
+	}
+	logger.Info("SMART drive database", fields...)
 	return in
 }
 

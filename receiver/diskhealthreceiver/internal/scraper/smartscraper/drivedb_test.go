@@ -24,6 +24,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/ata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device/devicetest"
 )
 
 // newerDriveDB is a drivedb.h as update-smart-drivedb would bring it: the Seagate QEMU's sda poses as
@@ -181,21 +182,26 @@ func TestDriveDBFallback(t *testing.T) {
 	})
 }
 
-// With no database anywhere the attributes are Unknown_Attribute, as smartctl names what no entry
-// defines; one WARN says what is lost, and the database's point says none with 0 entries.
-func TestNoDriveDB(t *testing.T) {
+// With no database anywhere the attributes are named from smart.go's built-in table, as smartctl
+// falls back to its own: no WARN (nothing is lost), the INFO and the database's point say built_in,
+// and the QEMU Seagate's attributes carry smart.go's names, not Unknown_Attribute.
+func TestNoDriveDBBuiltIn(t *testing.T) {
 	logger, obs := observed()
 	in := loadDriveDB(logger, t.TempDir(), "", noImage(t))
-	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}, in)
-	warns := obs.FilterLevelExact(zapcore.WarnLevel).All()
-	require.Len(t, warns, 1)
-	assert.Contains(t, warns[0].Message, "every ATA attribute is named Unknown_Attribute")
-	assert.Len(t, warns[0].ContextMap()["tried"], 3)
-	assert.Equal(t, map[string]any{"source": "none", "version": "", "entries": int64(0)}, obs.FilterMessage("SMART drive database").All()[0].ContextMap())
+	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}, in)
+	assert.Zero(t, obs.FilterLevelExact(zapcore.WarnLevel).Len())
+	info := obs.FilterMessage("SMART drive database").All()
+	require.Len(t, info, 1)
+	assert.Equal(t, "built_in (github.com/anatol/smart.go)", info[0].ContextMap()["source"])
+	assert.Len(t, info[0].ContextMap()["tried"], 3)
 
-	// A zero DriveDB is none, as nil is (nil would get the harness's default, smartctl's database).
-	names := attrNames(t, newSMARTHarness(t, "k6.12", func(c *device.Config) { c.DriveDB = new(ata.DriveDB) }), "sda")
-	assert.Equal(t, map[string]bool{"Unknown_Attribute": true}, names)
+	m := devicetest.QEMU(t, "k6.12")
+	set := scrapertest.NewNopSettings(metadata.Type)
+	s := newScraper(set, createDefaultConfig(), device.Config{Timeout: 2 * time.Second, Open: m.Open, Library: m.Library(), Discover: m.Discover}, nil, time.Now)
+	t.Cleanup(func() { require.NoError(t, s.shutdown(context.Background())) })
+	names := attrNames(t, &smartHarness{s: s, m: m}, "sda")
+	assert.Equal(t, map[string]bool{"Raw_Read_Error_Rate": true, "Spin_Up_Time": true, "Start_Stop_Count": true, "Reallocated_Sector_Ct": true,
+		"Power_On_Hours": true, "Power_Cycle_Count": true, "Airflow_Temperature_Cel": true}, names)
 }
 
 // smart.drivedb goes from the configuration to the scraper the factory makes: a file that is not there
@@ -254,7 +260,7 @@ func TestDriveDBReported(t *testing.T) {
 		"disk_health.drive_database.version": "7.5 $Id: drivedb.h 5800 2026-11-30 chrfranke $",
 	}}}, got)
 
-	// A scraper given no database reports none, with 0 entries.
+	// A scraper given no database reports smart.go's built-in names, with 0 entries.
 	s2 := newScraper(scrapertest.NewNopSettings(metadata.Type), createDefaultConfig(), device.Config{}, nil, time.Now)
-	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceNone}, s2.drivedb)
+	assert.Equal(t, driveDBInUse{source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn}, s2.drivedb)
 }

@@ -77,8 +77,9 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 
 		cloudLimits: cfg.CloudLimits,
 		cloudNear:   cfg.CloudNear,
-		// The factory says where the database came from (loadDriveDB); a reader given none has none.
-		drivedb: driveDBInUse{db: dc.DriveDB, source: metadata.AttributeDiskHealthDriveDatabaseSourceNone},
+		// The factory says where the database came from (loadDriveDB); a reader given none names
+		// attributes from smart.go's table.
+		drivedb: driveDBInUse{db: dc.DriveDB, source: metadata.AttributeDiskHealthDriveDatabaseSourceBuiltIn},
 	}
 }
 

@@ -49,7 +49,7 @@ func newHarnessOn(t *testing.T, m *devicetest.Machine, mod func(*device.Config))
 	set := scrapertest.NewNopSettings(metadata.Type)
 	core, obs := observer.New(zapcore.DebugLevel)
 	set.Logger = zap.New(core)
-	dc := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Discover: m.Discover}
+	dc := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Library: m.Library(), Discover: m.Discover}
 	if mod != nil {
 		mod(&dc)
 	}
@@ -324,5 +324,25 @@ func TestEventsDocumented(t *testing.T) {
 		EventCloudThrottled, "hw.physical_disk.cloud.limit", "disk_health.throttled_share",
 		EventCloudThrottleNear, "disk_health.limit_utilization"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
+	}
+}
+
+// smart.go panicking on one disk's answer costs that disk's read: one WARN naming it over repeated
+// scrapes, read status error, and every other disk read as usual.
+func TestSmartGoPanicOneWarn(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	m.Disk("sda").PanicOn = []string{devicetest.ATASMARTData}
+	h := newHarnessOn(t, m, nil)
+	var md pmetric.Metrics
+	for range 3 {
+		md = h.scrape(t)
+	}
+	warns := h.obs.FilterMessage("SMART read failed").All()
+	require.Len(t, warns, 1, "logged once, not every scrape")
+	assert.Equal(t, "sda", warns[0].ContextMap()["disk"])
+	assert.Contains(t, warns[0].ContextMap()["error"], "smart.go panicked on sda's answer")
+	assert.Equal(t, int64(1), statusSet(md, "sda", "hw.physical_disk.smart.read.status", "smart.read.status")["error"])
+	for _, n := range []string{"sdb", "nvme0", "sdc"} {
+		assert.Equal(t, int64(1), statusSet(md, n, "hw.physical_disk.smart.read.status", "smart.read.status")["ok"], n)
 	}
 }

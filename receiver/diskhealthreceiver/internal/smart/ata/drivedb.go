@@ -158,6 +158,14 @@ func (db *DriveDB) LookupDrive(model, firmware string, rotationRate uint16) Pres
 	return p
 }
 
+// BuiltIn is the preset of a drive no drive database was read for: defs are
+// the names and formats smart.go's own table gave its attributes (by ID; an
+// attribute it does not name is Unknown_Attribute, as in smartctl). No
+// medium restriction applies: smart.go picked the names for this drive.
+func BuiltIn(defs map[uint8]AttrDef) Preset {
+	return Preset{defaults: defs}
+}
+
 // Def returns the name and format of attribute id on this drive: the
 // family's definition, else the default one. A default restricted to hard
 // disks is "Unknown_SSD_Attribute" on a solid-state drive and one restricted

@@ -115,6 +115,19 @@ func ParseThresholds(b []byte) (*Thresholds, error) {
 	return t, nil
 }
 
+// NewThresholds is a thresholds page already decoded elsewhere (smart.go's
+// ReadSMARTThresholds, which checks the page's checksum itself): attribute
+// ID to threshold.
+func NewThresholds(revision uint16, byID map[uint8]uint8) *Thresholds {
+	t := &Thresholds{Revision: revision}
+	for id, v := range byID {
+		if id != 0 {
+			t.value[id], t.present[id] = v, true
+		}
+	}
+	return t
+}
+
 // Lookup returns the threshold of attribute id.
 func (t *Thresholds) Lookup(id uint8) (uint8, bool) {
 	if t == nil {

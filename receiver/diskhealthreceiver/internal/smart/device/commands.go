@@ -86,24 +86,6 @@ func (c *Conn) CheckPowerMode() (ata.PowerMode, error) {
 	return ata.PowerMode(regs.Count), err
 }
 
-// ATAIdentify reads IDENTIFY DEVICE.
-func (c *Conn) ATAIdentify() ([]byte, error) {
-	b := make([]byte, ata.PageSize)
-	return b, c.ataPIOIn("IDENTIFY DEVICE", ataTask{command: ata.CmdIdentifyDevice, count: 1}, b)
-}
-
-// SMARTReadData reads the SMART attribute page.
-func (c *Conn) SMARTReadData() ([]byte, error) {
-	b := make([]byte, ata.PageSize)
-	return b, c.ataPIOIn("SMART READ DATA", smartTask(ata.SMARTReadData, 0, 1), b)
-}
-
-// SMARTReadThresholds reads the SMART threshold page.
-func (c *Conn) SMARTReadThresholds() ([]byte, error) {
-	b := make([]byte, ata.PageSize)
-	return b, c.ataPIOIn("SMART READ THRESHOLDS", smartTask(ata.SMARTReadThresholds, 0, 1), b)
-}
-
 // SMARTReadLog reads sectors of a SMART log from its first page.
 func (c *Conn) SMARTReadLog(log uint8, sectors uint16) ([]byte, error) {
 	b := make([]byte, int(sectors)*ata.PageSize)

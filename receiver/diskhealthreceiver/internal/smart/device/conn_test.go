@@ -55,12 +55,6 @@ func TestCommandBytes(t *testing.T) {
 		cdb  []byte
 		dir  smart.Direction
 	}{
-		{"IDENTIFY", func(c *Conn) error { _, err := c.ATAIdentify(); return err },
-			[]byte{0x85, 0x08, 0x0e, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0xec, 0}, smart.DirFromDevice},
-		{"SMART READ DATA", func(c *Conn) error { _, err := c.SMARTReadData(); return err },
-			[]byte{0x85, 0x08, 0x0e, 0, 0xd0, 0, 1, 0, 0, 0, 0x4f, 0, 0xc2, 0, 0xb0, 0}, smart.DirFromDevice},
-		{"SMART READ THRESHOLDS", func(c *Conn) error { _, err := c.SMARTReadThresholds(); return err },
-			[]byte{0x85, 0x08, 0x0e, 0, 0xd1, 0, 1, 0, 0, 0, 0x4f, 0, 0xc2, 0, 0xb0, 0}, smart.DirFromDevice},
 		{"SMART READ LOG 06h", func(c *Conn) error { _, err := c.SMARTReadLog(ata.LogSelfTest, 1); return err },
 			[]byte{0x85, 0x08, 0x0e, 0, 0xd5, 0, 1, 0, 0x06, 0, 0x4f, 0, 0xc2, 0, 0xb0, 0}, smart.DirFromDevice},
 		{"READ LOG EXT 04h page 3", func(c *Conn) error { _, err := c.ReadLogExt(ata.LogDeviceStatistics, 3, 1); return err },
@@ -112,12 +106,12 @@ func TestNonDataCommands(t *testing.T) {
 func TestNVMeCommands(t *testing.T) {
 	r := &recorder{}
 	c := conn(r)
-	_, err := c.NVMeGetLog(0x02, 0xFFFFFFFF, 512)
+	_, err := c.NVMeGetLog(0x01, 0xFFFFFFFF, 512)
 	require.NoError(t, err)
 	_, err = c.NVMeIdentify(0x01, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []smart.NVMeAdmin{
-		{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x02, DataLen: 512},
+		{Opcode: 0x02, NSID: 0xFFFFFFFF, CDW10: 127<<16 | 0x01, DataLen: 512},
 		{Opcode: 0x06, NSID: 0, CDW10: 0x01, DataLen: 4096},
 	}, r.nvme)
 }
@@ -140,6 +134,26 @@ func TestAllowlistInFront(t *testing.T) {
 	assert.Empty(t, r.nvme)
 }
 
+// The reads smart.go does are never sent a second way: Conn refuses the very
+// commands smart.go sends (its CDBs, which are smartctl's, and its NVMe SMART
+// log command), and none of them reaches the transport.
+func TestConnRefusesLibraryReads(t *testing.T) {
+	r := &recorder{}
+	c := conn(r)
+	for name, cdb := range map[string][]byte{
+		"IDENTIFY DEVICE":       {0x85, 0x08, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xec, 0},
+		"SMART READ DATA":       {0x85, 0x08, 0x0e, 0, 0xd0, 0, 0, 0, 0, 0, 0x4f, 0, 0xc2, 0, 0xb0, 0},
+		"SMART READ THRESHOLDS": {0x85, 0x08, 0x0e, 0, 0xd1, 0, 0, 0, 1, 0, 0x4f, 0, 0xc2, 0, 0xb0, 0},
+	} {
+		err := c.scsiIn(name, cdb, make([]byte, ata.PageSize))
+		require.ErrorIs(t, err, smart.ErrNotAllowed, name)
+	}
+	_, err := c.NVMeGetLog(0x02, 0xFFFFFFFF, 512)
+	require.ErrorIs(t, err, smart.ErrNotAllowed)
+	assert.Empty(t, r.cdbs)
+	assert.Empty(t, r.nvme)
+}
+
 func TestErrorClasses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -155,35 +169,35 @@ func TestErrorClasses(t *testing.T) {
 			sense: []byte{0x72, 0x0B, 0, 0, 0, 0, 0, 14, 0x09, 0x0C, 0, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x51}}, ErrUnsupported},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := conn(&tc.r).SMARTReadData()
+			_, err := conn(&tc.r).SMARTReadLog(ata.LogSelfTest, 1)
 			require.Error(t, err)
 			require.ErrorIs(t, err, tc.want)
-			assert.ErrorContains(t, err, "SMART READ DATA")
+			assert.ErrorContains(t, err, "SMART READ LOG 06h")
 		})
 	}
 	t.Run("medium error is an error", func(t *testing.T) {
 		r := recorder{status: SCSIStatus{Status: statusCheckCondition, SenseLen: 18},
 			sense: []byte{0x70, 0, 0x03, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x11, 0}}
-		_, err := conn(&r).SMARTReadData()
+		_, err := conn(&r).SMARTReadLog(ata.LogSelfTest, 1)
 		require.Error(t, err)
 		assert.Equal(t, StatusError, classify(err))
 	})
 	t.Run("NVMe invalid field", func(t *testing.T) {
-		_, err := conn(&recorder{err: &NVMeStatusError{Status: 0x4002}}).NVMeGetLog(0x02, 0xFFFFFFFF, 512)
+		_, err := conn(&recorder{err: &NVMeStatusError{Status: 0x4002}}).NVMeGetLog(0x01, 0xFFFFFFFF, 512)
 		assert.ErrorIs(t, err, ErrUnsupported)
 	})
 	t.Run("NVMe internal error", func(t *testing.T) {
-		_, err := conn(&recorder{err: &NVMeStatusError{Status: 0x0006}}).NVMeGetLog(0x02, 0xFFFFFFFF, 512)
+		_, err := conn(&recorder{err: &NVMeStatusError{Status: 0x0006}}).NVMeGetLog(0x01, 0xFFFFFFFF, 512)
 		assert.Equal(t, StatusError, classify(err))
 	})
 	t.Run("deadline passed: nothing sent", func(t *testing.T) {
 		r := &recorder{}
-		_, err := NewConn(r, time.Now().Add(-time.Second)).SMARTReadData()
+		_, err := NewConn(r, time.Now().Add(-time.Second)).SMARTReadLog(ata.LogSelfTest, 1)
 		require.ErrorIs(t, err, ErrTimeout)
 		assert.Empty(t, r.cdbs)
 	})
 	t.Run("unreadable sense", func(t *testing.T) {
-		_, err := conn(&recorder{status: SCSIStatus{Status: statusCheckCondition, SenseLen: 1}, sense: []byte{0x70}}).SMARTReadData()
+		_, err := conn(&recorder{status: SCSIStatus{Status: statusCheckCondition, SenseLen: 1}, sense: []byte{0x70}}).SMARTReadLog(ata.LogSelfTest, 1)
 		assert.ErrorContains(t, err, "unreadable sense")
 	})
 	assert.ErrorIs(t, classifyErrno(syscall.ENOTTY), ErrUnsupported)

@@ -3,16 +3,18 @@ package device
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/nvme"
 )
 
 // readNVMe reads an NVMe controller: Identify Controller and each
-// namespace's Identify Namespace once, then the controller-wide SMART /
-// health log. Only those mandatory commands are sent: a command the
-// controller does not implement would count as an error log entry, which
-// the health rules watch.
-func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
+// namespace's Identify Namespace once (on Conn: smart.go's Identify would ask
+// for every one of the controller's Nn namespaces on every call), then the
+// controller-wide SMART / health log through smart.go. Only those mandatory
+// commands are sent: a command the controller does not implement would count
+// as an error log entry, which the health rules watch.
+func (r *Reader) readNVMe(c *Conn, d Disk, st *diskState, deadline time.Time, res *Result) {
 	cache := &st.cache
 	if cache.nvme == nil {
 		b, err := c.NVMeIdentify(nvme.CNSController, 0)
@@ -46,7 +48,7 @@ func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
 	data := &NVMeData{Controller: cache.nvme.Controller, Namespaces: cache.nvme.Namespaces}
 	snap := &Snapshot{NVMe: data}
 	res.Snapshot = snap
-	b, err := c.NVMeGetLog(nvme.LogSMART, nvme.NSIDAll, nvme.SMARTLogSize)
+	log, err := readNVMeSMART(r.cfg.Library, d.Name, d.Node, deadline)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", d.Name, err)
 		if errors.Is(err, ErrPermission) {
@@ -54,10 +56,7 @@ func readNVMe(c *Conn, d Disk, st *diskState, res *Result) {
 		}
 		return
 	}
-	if data.Log, err = nvme.ParseSMARTLog(b); err != nil {
-		res.Status, res.Err = StatusError, fmt.Errorf("%s: SMART log: %w", d.Name, err)
-		return
-	}
+	data.Log = log
 	readOptional(c, d, cache, snap)
 }
 

@@ -69,10 +69,15 @@ type Config struct {
 	Match func(name string) bool
 	// Open opens device nodes; nil means OpenNode, the ioctl layer.
 	Open Opener
+	// Library does the reads smart.go covers; nil means SmartGo (Linux).
+	// Tests set the fakes of devicetest, which answer from the same disks as
+	// Open.
+	Library Library
 	// Discover lists the disks; nil means Discover(Root). Tests replace it
 	// to read disks that exist only as doubles.
 	Discover func(root string) ([]Disk, error)
-	// DriveDB names and decodes ATA attributes; nil is none (every attribute Unknown_Attribute).
+	// DriveDB names and decodes ATA attributes; nil is smart.go's built-in names (what its
+	// ReadSMARTData returns), as smartctl falls back to its own table.
 	DriveDB *ata.DriveDB
 	// Clock stamps each Result's Time; nil means time.Now. Tests set it to replay reads a scrape
 	// interval apart, which the rates computed from two reads need (deadlines keep the real clock).
@@ -108,9 +113,16 @@ type diskState struct {
 // identityCache holds what is read once per disk: identities and the
 // answers to "does this drive have X".
 type identityCache struct {
-	ata        *ata.Identity
+	ata *ata.Identity
+	// ataDev is the drive opened through the library, kept open between
+	// reads; nil until the first read and after a failed library call.
+	ataDev     ataReads
 	noDevStats bool
-	nvme       *NVMeData
+	// noErrorLog and noSelfTestLog: the drive refused SMART READ LOG 01h /
+	// 06h once; they are not asked for again.
+	noErrorLog    bool
+	noSelfTestLog bool
+	nvme          *NVMeData
 	// nvmePlan is which optional logs the controller is asked for, decided
 	// once from Identify Controller and the Supported Log Pages log.
 	nvmePlan *nvme.Plan
@@ -130,12 +142,23 @@ type identityCache struct {
 	scsiProbed bool
 }
 
+// closeATA closes the library's device of the disk, if open.
+func (c *identityCache) closeATA() {
+	if c.ataDev != nil {
+		_ = c.ataDev.Close()
+		c.ataDev = nil
+	}
+}
+
 var errInFlight = fmt.Errorf("%w: the previous read of this disk is still in flight", ErrTimeout)
 
 // NewReader returns a Reader.
 func NewReader(cfg Config) *Reader {
 	if cfg.Open == nil {
 		cfg.Open = OpenNode
+	}
+	if cfg.Library == nil {
+		cfg.Library = defaultLibrary()
 	}
 	if cfg.Discover == nil {
 		cfg.Discover = Discover
@@ -231,15 +254,18 @@ func (r *Reader) states(disks []Disk) []*diskState {
 		// A busy state stays until its read ends, so a disk that comes back
 		// meanwhile is still never read twice at once.
 		if !seen[k] && !st.busy.Load() {
+			st.cache.closeATA()
 			delete(r.disks, k)
 		}
 	}
 	return out
 }
 
-// Close waits for reads still in flight, until ctx ends. A read hung in
-// the kernel cannot be stopped; Close says so instead of waiting forever.
+// Close waits for reads still in flight, until ctx ends, and closes the
+// devices kept open between reads of disks no read holds. A read hung in the
+// kernel cannot be stopped; Close says so instead of waiting forever.
 func (r *Reader) Close(ctx context.Context) error {
+	defer r.closeIdle()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for r.inflight.Load() > 0 {
@@ -253,6 +279,20 @@ func (r *Reader) Close(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// closeIdle closes the library devices of the disks no read holds (a hung
+// read keeps its own: closing it under the call would pull the descriptor
+// from under the ioctl).
+func (r *Reader) closeIdle() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, st := range r.disks {
+		if st.busy.CompareAndSwap(false, true) {
+			st.cache.closeATA()
+			st.busy.Store(false)
+		}
+	}
 }
 
 // readDisk reads one disk. A panic in any decoder or transport becomes
@@ -283,9 +323,9 @@ func (r *Reader) readDisk(d Disk, st *diskState, deadline time.Time) (res Result
 	c := NewConn(t, deadline)
 	switch d.Protocol {
 	case ProtocolATA:
-		r.readATA(c, d, st, &res)
+		r.readATA(c, d, st, deadline, &res)
 	case ProtocolNVMe:
-		readNVMe(c, d, st, &res)
+		r.readNVMe(c, d, st, deadline, &res)
 	case ProtocolSCSI:
 		readSCSI(c, st, &res)
 	}

@@ -20,7 +20,7 @@ import (
 
 func newReader(t *testing.T, m *devicetest.Machine, mod func(*device.Config)) *device.Reader {
 	t.Helper()
-	cfg := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Discover: m.Discover}
+	cfg := device.Config{Timeout: 2 * time.Second, Standby: device.StandbyStandby, Open: m.Open, Library: m.Library(), Discover: m.Discover}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -85,7 +85,8 @@ func TestReadQEMUDisks(t *testing.T) {
 	require.NotNil(t, sdc.IE)
 }
 
-// The identity is read once: later reads send only the SMART commands.
+// The identity is read once: later reads send only the SMART commands (smart.go's
+// device, whose open sends IDENTIFY, stays open between reads).
 func TestIdentityCached(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	r := newReader(t, m, nil)

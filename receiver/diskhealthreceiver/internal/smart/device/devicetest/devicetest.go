@@ -6,6 +6,7 @@ package devicetest
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -81,8 +82,25 @@ type Disk struct {
 	Hang chan struct{}
 	// Panic makes the next command panic.
 	Panic bool
+	// PanicOn makes every command with these keys panic (smart.go choking on
+	// a drive's answer, say).
+	PanicOn []string
+	// Latency is how long every command takes (a real disk's, for benchmarks).
+	Latency time.Duration
+	// SmartGoAttrs is what smart.go's ReadSMARTData named and typed each
+	// attribute of this disk (recorded from smart.go, see Library).
+	SmartGoAttrs map[uint8]RecordedAttr
 
 	sent []string
+	// libOpen counts the library devices open on this disk.
+	libOpen int
+}
+
+// LibraryOpen is how many devices the library has open on the disk.
+func (d *Disk) LibraryOpen() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.libOpen
 }
 
 // Lock and Unlock guard changes to a disk a read may be using.
@@ -120,6 +138,13 @@ func (m *Machine) Add(d *Disk) *Disk {
 	return d
 }
 
+// Remove takes the disk with the given name out of the machine (unplugged).
+func (m *Machine) Remove(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.disks = slices.DeleteFunc(m.disks, func(d *Disk) bool { return d.Info.Name == name })
+}
+
 // Disk returns the disk with the given name.
 func (m *Machine) Disk(name string) *Disk {
 	m.mu.Lock()
@@ -154,6 +179,16 @@ func (m *Machine) Discover(string) ([]device.Disk, error) {
 
 // Open opens a disk by its node.
 func (m *Machine) Open(node string) (device.Transport, error) {
+	d, err := m.open(node)
+	if err != nil {
+		return nil, err
+	}
+	return &transport{d: d}, nil
+}
+
+// open finds the disk at node as opening the node would: refused with
+// DenyOpen, missing when no disk has that node.
+func (m *Machine) open(node string) (*Disk, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, d := range m.disks {
@@ -164,7 +199,7 @@ func (m *Machine) Open(node string) (device.Transport, error) {
 			if deny {
 				return nil, fmt.Errorf("open %s: %w", node, syscall.EACCES)
 			}
-			return &transport{d: d}, nil
+			return d, nil
 		}
 	}
 	return nil, fmt.Errorf("open %s: %w", node, syscall.ENOENT)
@@ -179,9 +214,11 @@ func (t *transport) Close() error { return nil }
 func (t *transport) begin(name string) (deny bool) {
 	t.d.mu.Lock()
 	t.d.sent = append(t.d.sent, name)
-	hang, p, deny := t.d.Hang, t.d.Panic, t.d.Deny || slices.Contains(t.d.DenyCommands, name)
+	hang, p, deny := t.d.Hang, t.d.Panic || slices.Contains(t.d.PanicOn, name), t.d.Deny || slices.Contains(t.d.DenyCommands, name)
+	latency := t.d.Latency
 	t.d.Panic = false
 	t.d.mu.Unlock()
+	time.Sleep(latency)
 	if p {
 		panic("devicetest: simulated panic in " + name)
 	}
@@ -371,7 +408,8 @@ func QEMU(t testing.TB, nvmeDir string) *Machine {
 				ATALog(ata.LogSummaryError): read("smart_read_log01"),
 				ATALog(ata.LogSelfTest):     read("smart_read_log06"),
 			},
-			Power: ata.PowerActiveOrIdle,
+			Power:        ata.PowerActiveOrIdle,
+			SmartGoAttrs: recordedAttrs(t, "qemu", "k6.12", name+".smartgo_read_smart_data.json"),
 		})
 	}
 	nread := func(kind string) []byte { return fixture.Read(t, "qemu", nvmeDir, "nvme0."+kind+".bin") }
@@ -539,4 +577,33 @@ func AmazonEBSPage(s nvme.AmazonStats) []byte {
 		}
 	}
 	return b
+}
+
+// RecordedAttr is what smart.go's ReadSMARTData returned for one attribute
+// beyond the page's bytes: its name, its AtaDeviceAttributeType and ValueRaw.
+type RecordedAttr struct {
+	Name     string `json:"name"`
+	Type     int    `json:"type"`
+	ValueRaw uint64 `json:"value_raw"`
+}
+
+// recordedAttrs loads what smart.go's ReadSMARTData returned for a fixture
+// disk's SMART data page (testdata/smart/qemu/README.md says how it was
+// recorded).
+func recordedAttrs(t testing.TB, elems ...string) map[uint8]RecordedAttr {
+	t.Helper()
+	var rec struct {
+		Attributes []struct {
+			ID uint8 `json:"id"`
+			RecordedAttr
+		} `json:"attributes"`
+	}
+	if err := json.Unmarshal(fixture.Read(t, elems...), &rec); err != nil {
+		t.Fatalf("fixture %v: %v", elems, err)
+	}
+	out := make(map[uint8]RecordedAttr, len(rec.Attributes))
+	for _, a := range rec.Attributes {
+		out[a.ID] = a.RecordedAttr
+	}
+	return out
 }

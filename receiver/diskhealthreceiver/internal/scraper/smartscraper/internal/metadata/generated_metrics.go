@@ -54,7 +54,7 @@ const (
 	AttributeDiskHealthDriveDatabaseSourceConfigured
 	AttributeDiskHealthDriveDatabaseSourceHost
 	AttributeDiskHealthDriveDatabaseSourceImage
-	AttributeDiskHealthDriveDatabaseSourceNone
+	AttributeDiskHealthDriveDatabaseSourceBuiltIn
 )
 
 // String returns the string representation of the AttributeDiskHealthDriveDatabaseSource.
@@ -66,8 +66,8 @@ func (av AttributeDiskHealthDriveDatabaseSource) String() string {
 		return "host"
 	case AttributeDiskHealthDriveDatabaseSourceImage:
 		return "image"
-	case AttributeDiskHealthDriveDatabaseSourceNone:
-		return "none"
+	case AttributeDiskHealthDriveDatabaseSourceBuiltIn:
+		return "built_in"
 	}
 	return ""
 }
@@ -77,7 +77,7 @@ var MapAttributeDiskHealthDriveDatabaseSource = map[string]AttributeDiskHealthDr
 	"configured": AttributeDiskHealthDriveDatabaseSourceConfigured,
 	"host":       AttributeDiskHealthDriveDatabaseSourceHost,
 	"image":      AttributeDiskHealthDriveDatabaseSourceImage,
-	"none":       AttributeDiskHealthDriveDatabaseSourceNone,
+	"built_in":   AttributeDiskHealthDriveDatabaseSourceBuiltIn,
 }
 
 // AttributeErrorType specifies the value error.type attribute.
