@@ -294,6 +294,23 @@ func TestSMARTLogDeniedWithoutSensor(t *testing.T) {
 	assert.Nil(t, nv.Snapshot.Hwmon)
 }
 
+// smart.go drops the NVMe status of its Get Log Page: a controller that refused it leaves a page of
+// zeros, whose 0 % spare would read as a failing drive. A composite temperature of 0 K is no
+// controller's: the read is an error and nothing of the log is reported.
+func TestEmptySMARTLogIsNoReading(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	m.Disk("nvme0").Pages[devicetest.NVMeLog(nvme.LogSMART)] = make([]byte, nvme.SMARTLogSize)
+	results, err := newReader(t, m, nil).Collect(t.Context())
+	require.NoError(t, err)
+	nv := byName(t, results)["nvme0"]
+	assert.Equal(t, device.StatusError, nv.Status)
+	require.ErrorContains(t, nv.Err, "composite temperature 0 K")
+	require.NotNil(t, nv.Snapshot)
+	require.NotNil(t, nv.Snapshot.NVMe, "the identity read before it")
+	assert.Nil(t, nv.Snapshot.NVMe.Log)
+	assert.Equal(t, device.StatusOK, byName(t, results)["sda"].Status, "the other disks are read")
+}
+
 func TestPanicCostsOneDisk(t *testing.T) {
 	m := devicetest.QEMU(t, "k6.12")
 	m.Disk("sdb").Panic = true

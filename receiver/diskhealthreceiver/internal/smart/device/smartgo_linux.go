@@ -5,6 +5,7 @@ package device
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -126,8 +127,18 @@ func readNVMeSMART(lib Library, disk, node string, deadline time.Time) (*nvme.SM
 		return nil, err
 	}
 	// Its reserved bytes come back as zeros; the decoder reads none of them.
-	return reencoded(log, "SMART log", nvme.ParseSMARTLog)
+	l, err := reencoded(log, "SMART log", nvme.ParseSMARTLog)
+	if err == nil && l.Temperature == 0 {
+		// smart.go drops the NVMe status the ioctl returns: a controller that refused the command
+		// leaves the buffer as it was, all zeros. No controller's composite temperature is 0 K, so
+		// this page was never written; its zeros (0 % spare, no errors) are no reading.
+		return nil, &CommandError{Command: "NVMe Get Log Page 02h", Err: errEmptySMARTLog}
+	}
+	return l, err
 }
+
+// errEmptySMARTLog is a SMART / health log the controller did not fill.
+var errEmptySMARTLog = errors.New("the controller returned no SMART / health log (composite temperature 0 K: the page was not written)")
 
 // libCall runs one library call for disk: never once the read's deadline has
 // passed (the call's own ioctl timeout is smart.go's, not ours, so the read's
