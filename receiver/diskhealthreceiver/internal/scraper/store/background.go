@@ -222,6 +222,12 @@ func (b *Background) notAnswering() error {
 // up, saying what was not flushed, and leaves the goroutine to end when the storage answers.
 func (b *Background) Close(ctx context.Context) error {
 	b.closeOnce.Do(func() { close(b.closing) })
+	select {
+	case <-b.done:
+		// Already closed (a second Close, or the client was never opened): whatever ctx says.
+		return b.closeErr
+	default:
+	}
 	ctx, cancel := context.WithTimeout(ctx, CloseWait)
 	defer cancel()
 	select {
