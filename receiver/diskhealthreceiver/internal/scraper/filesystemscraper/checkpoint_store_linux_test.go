@@ -53,6 +53,22 @@ func warns(logs *observer.ObservedLogs) []observer.LoggedEntry {
 	return logs.FilterLevelExact(zapcore.WarnLevel).All()
 }
 
+// learnsWithoutStorage runs the keep-after job on the source with the storage ext, one that cannot be
+// used, and checks that this costs only what is kept: every scrape without an error, the job learned
+// and its will_fail event sent, one WARN that the state is not kept.
+func learnsWithoutStorage(t *testing.T, ext component.Component) *fsScraper {
+	t.Helper()
+	clock := t0
+	sink := new(consumertest.LogsSink)
+	s, f, logs := storedRun(t, ext, &clock, sink)
+	keepAfterScrapes(t, s, f, &clock, 0, 7*time.Hour)
+	assert.Equal(t, 1, sink.LogRecordCount(), "the will_fail event")
+	require.Len(t, warns(logs), 1, "one WARN")
+	assert.Contains(t, warns(logs)[0].Message, "checkpoint state not kept")
+	t.Logf("the WARN: %s %v", warns(logs)[0].Message, warns(logs)[0].ContextMap())
+	return s
+}
+
 // TestFSScraperRefusesABadRecord (issue 43): a record that cannot be restored (here cut short) costs
 // one WARN naming its key, no scrape error, and is deleted: the next start does not meet it again.
 // Before, it was a scrape error at the first scrape, and it stayed stored.
@@ -126,7 +142,9 @@ func (c hungClient) Delete(ctx context.Context, _ string) error        { return 
 func (c hungClient) Batch(ctx context.Context, _ ...*storage.Operation) error {
 	return c.wait(ctx)
 }
-func (c hungClient) Close(ctx context.Context) error { return c.wait(ctx) }
+
+// Close has nothing left to write: it returns at once.
+func (hungClient) Close(context.Context) error { return nil }
 
 // TestFSScraperStorageThatCannotBeUsed (issue 43): a state directory that cannot be opened (full) or does
 // not answer (hung) costs the persistence with one WARN: the source starts, every scrape returns without
@@ -142,13 +160,7 @@ func TestFSScraperStorageThatCannotBeUsed(t *testing.T) {
 				hung = newHungClient(t)
 				ext = &fakeStorage{client: hung}
 			}
-			clock := t0
-			sink := new(consumertest.LogsSink)
-			s, f, logs := storedRun(t, ext, &clock, sink)
-			keepAfterScrapes(t, s, f, &clock, 0, 7*time.Hour)
-			assert.Equal(t, 1, sink.LogRecordCount(), "the will_fail event")
-			require.Len(t, warns(logs), 1, "one WARN")
-			assert.Contains(t, warns(logs)[0].Message, "checkpoint state not kept")
+			s := learnsWithoutStorage(t, ext)
 			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 			defer cancel()
 			err := s.shutdown(ctx)
@@ -157,7 +169,8 @@ func TestFSScraperStorageThatCannotBeUsed(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, "not flushed")
-			// The directory answers again: what was queued is flushed, the client closed.
+			// The directory answers again: the storage's goroutine ends (what the shutdown gave up on is
+			// not written: its context is over), and the client is closed.
 			hung.free()
 			require.NoError(t, s.store.Close(context.Background()))
 		})

@@ -5,11 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/consumer/consumertest"
 	"golang.org/x/sys/unix"
 
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
@@ -35,13 +32,6 @@ func TestFSScraperFullStateDirectory(t *testing.T) {
 
 	ext := dhtest.FileStorage(t, dir)
 	t.Cleanup(func() { require.NoError(t, ext.Shutdown(t.Context())) })
-	clock := t0
-	sink := new(consumertest.LogsSink)
-	s, f, logs := storedRun(t, ext, &clock, sink)
-	keepAfterScrapes(t, s, f, &clock, 0, 7*time.Hour)
-	assert.Equal(t, 1, sink.LogRecordCount(), "the will_fail event")
-	require.Len(t, warns(logs), 1, "one WARN")
-	assert.Contains(t, warns(logs)[0].Message, "checkpoint state not kept")
-	t.Logf("the WARN: %s %v", warns(logs)[0].Message, warns(logs)[0].ContextMap())
+	s := learnsWithoutStorage(t, ext)
 	require.NoError(t, s.shutdown(t.Context()))
 }
