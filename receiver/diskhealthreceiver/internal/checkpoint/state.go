@@ -37,17 +37,17 @@ const staleCadences = 4
 type Trust uint8
 
 const (
-	// Trusted: the record predicts from the first sample on.
+	// Trusted means: the record predicts from the first sample on.
 	Trusted Trust = iota
-	// Unconfirmed: it was stored before a save had confirmed it (one of the reasons below, at an
+	// Unconfirmed means: it was stored before a save had confirmed it (one of the reasons below, at an
 	// earlier start).
 	Unconfirmed
-	// Stale: its last save is more than staleCadences cadences before the first sample.
+	// Stale means: its last save is more than staleCadences cadences before the first sample.
 	Stale
-	// Future: it was written after the first sample's time (the clock went back); its times are moved
+	// Future means: it was written after the first sample's time (the clock went back); its times are moved
 	// back to the first sample.
 	Future
-	// Foreign: it belongs to another filesystem than the one under its key now.
+	// Foreign means: it belongs to another filesystem than the one under its key now.
 	Foreign
 )
 
