@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
@@ -136,7 +137,7 @@ func startReported(t *testing.T, cfg *Config, snaps *tick.Shared, core zapcore.C
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
+		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.New(core).With(zap.String("source", src.name))
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)

@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -724,7 +725,7 @@ func runProperty(t *testing.T, data []byte) {
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, &notes, &problems, cfg.MaxPointsPerScrape)
+		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.NewNop()
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)

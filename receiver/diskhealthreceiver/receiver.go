@@ -95,7 +95,7 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, &r.notes, &r.problems, r.cfg.MaxPointsPerScrape), src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, r.set.ID, &r.notes, &r.problems, r.cfg.MaxPointsPerScrape), src.cfg))
 		if err != nil {
 			return err
 		}
@@ -146,10 +146,14 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 // (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
 // not, still goes on; a problem several sources meet is logged once. After each scrape, notes logs what
 // input strings had to be sanitised (once per kind), and the scrape's data points are capped at
-// maxPoints (max_points_per_scrape, emit.PointBound).
-func reported(f scraper.Factory, notes *sanitize.Notes, problems *emit.Problems, maxPoints int) scraper.Factory {
+// maxPoints (max_points_per_scrape, emit.PointBound). Each scraper is named after its receiver rid
+// (filesystem/gpu for disk_health/gpu): its ID is the owner of its storage clients, and scraperhelper
+// names it after its type alone, so two disk_health receivers on one storage extension opened the same
+// client (file_storage: the same file, which the first one locks).
+func reported(f scraper.Factory, rid component.ID, notes *sanitize.Notes, problems *emit.Problems, maxPoints int) scraper.Factory {
 	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
 		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
+			set.ID = component.NewIDWithName(f.Type(), rid.Name())
 			s, err := f.CreateMetrics(ctx, set, cfg)
 			if err != nil {
 				return nil, err

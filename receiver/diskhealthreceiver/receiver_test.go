@@ -165,7 +165,7 @@ func TestReportedBoundsPoints(t *testing.T) {
 	set.Logger = zap.New(core)
 	var notes sanitize.Notes
 	var problems emit.Problems
-	s, err := reported(big, &notes, &problems, defaultMaxPointsPerScrape).CreateMetrics(t.Context(), set, nil)
+	s, err := reported(big, component.ID{}, &notes, &problems, defaultMaxPointsPerScrape).CreateMetrics(t.Context(), set, nil)
 	require.NoError(t, err)
 	for range 3 {
 		md, err := s.ScrapeMetrics(t.Context())

@@ -290,6 +290,11 @@ type Learner struct {
 	// gone unseen since the last one, so the next one's start may be whole intervals later.
 	hidden time.Time
 	gap    bool
+	// unconfirmed: restored from a record not to be believed as it is (Restore's Trust); nothing is
+	// predicted until a save is learned on top of it. resumed is a restored learner's first sample: a
+	// burst that starts there was in flight across the restart.
+	unconfirmed bool
+	resumed     time.Time
 	// foreign counts the bursts in a row too large to be the learned save: as many as MinSaves of them,
 	// each shorter than the interval, are the job's saves grown, not another writer.
 	foreign int
@@ -577,6 +582,12 @@ func (l *Learner) endBurst(levels []uint64, threshold, limit float64) {
 	if len(levels) < 2 {
 		return
 	}
+	if !l.resumed.IsZero() && !l.burstStart.After(l.resumed) {
+		// It was in flight when the collector restarted: only its second part was seen, no save's size
+		// (a save's half would change the pattern). The saves it may hold count as unseen.
+		l.hidden = later(l.hidden, l.burstEnd)
+		return
+	}
 	rise, fall, riseAt, fallAt := excursions(levels)
 	first, lastLevel := levels[0], levels[len(levels)-1]
 	minSave, least := 3*threshold, leastSave(threshold, limit)
@@ -715,7 +726,7 @@ func (l *Learner) save(size uint64) {
 			}
 		}
 	}
-	l.gap = false
+	l.gap, l.unconfirmed = false, false
 	l.starts = appendBounded(l.starts, l.burstStart, l.cfg.History+1)
 	l.gaps = appendBounded(l.gaps, l.burstCalm, l.cfg.History+1)
 	l.lastDur = l.burstEnd.Sub(l.burstStart)
@@ -882,7 +893,7 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 	}
 	stopped := l.isRegular && ref.Sub(later(l.starts[len(l.starts)-1], l.hidden)) > 3*l.interval
 	wasFilling := l.filling
-	if !l.isRegular || stopped {
+	if !l.isRegular || stopped || l.unconfirmed {
 		if prev != Learning && !wasFilling && l.everRegular {
 			l.relearn, p.Lost = l.lost, true
 			if stopped || l.relearn == ReasonNone {

@@ -138,15 +138,14 @@ func (j shapeJob) run(seed uint64) shapeRun {
 		if i != readAt {
 			continue
 		}
+		sample := Sample{Time: simT0.Add(tick), Used: uint64(used), Free: uint64(shapeLimit - used)}
 		if j.restartBefore > 0 && completed == j.restartBefore-1 && !saving && now+shapeScrape.Seconds() > next {
-			data, err := l.MarshalBinary()
+			data := l.MarshalRecord(testOwner)
 			l = NewLearner(Config{})
-			if err == nil {
-				err = l.UnmarshalBinary(data)
-			}
-			out.restoreErr, j.restartBefore = err, 0
+			_, out.restoreErr = l.Restore(data, testOwner, sample)
+			j.restartBefore = 0
 		}
-		p := l.Observe(Sample{Time: simT0.Add(tick), Used: uint64(used), Free: uint64(shapeLimit - used)})
+		p := l.Observe(sample)
 		if p.Lost {
 			out.lost++
 		}

@@ -4,16 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/checkpoint"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 )
 
 // EventCheckpointWillFail is the event.name of the log record sent when a domain's next checkpoint
@@ -33,19 +35,24 @@ const EventCheckpointRelearning = "disk_health.checkpoint.relearning"
 // learners keeps one checkpoint learner per key (a capacity domain, a project directory), for as long as
 // the key is seen, and, with a storage client, across restarts: a learner is restored when its key is
 // first seen, stored when it learns a save, loses its pattern or alerts, and at shutdown, and deleted
-// with its key.
+// with its key. The storage's reads and writes never run in a scrape's time (store.Background).
 type learners[K comparable] struct {
-	byKey map[K]*checkpoint.Learner
+	byKey map[K]*tracked
 	seen  map[K]bool
-	// store is the storage client (nil: nothing is written anywhere); name is a key's name there; err
-	// is this scrape's storage problems.
-	store storage.Client
-	name  func(K) string
-	err   error
+	// store is the storage (nil: nothing is kept anywhere); name is a key's name there.
+	store  *store.Background
+	name   func(K) string
+	logger *zap.Logger
 }
 
-func newLearners[K comparable](name func(K) string) *learners[K] {
-	return &learners[K]{byKey: map[K]*checkpoint.Learner{}, seen: map[K]bool{}, name: name}
+// tracked is a key's learner and what it follows (owner: the filesystem's identity, "" for none).
+type tracked struct {
+	l     *checkpoint.Learner
+	owner string
+}
+
+func newLearners[K comparable](logger *zap.Logger, name func(K) string) *learners[K] {
+	return &learners[K]{byKey: map[K]*tracked{}, seen: map[K]bool{}, name: name, logger: logger}
 }
 
 // domainKey is a domain's key in the checkpoint storage: its UUID, which survives a reboot, else its
@@ -57,71 +64,82 @@ func domainKey(d fsusage.Domain) string {
 	return fmt.Sprintf("domain/%d:%d", d.Major, d.Minor)
 }
 
-// observe feeds the key's sample to its learner (made, or restored, at the first).
-func (ls *learners[K]) observe(ctx context.Context, k K, s checkpoint.Sample) checkpoint.Prediction {
-	ls.seen[k] = true
-	l, ok := ls.byKey[k]
-	if !ok {
-		l = checkpoint.NewLearner(checkpoint.Config{})
-		ls.restore(ctx, k, l)
-		ls.byKey[k] = l
+// domainOwner is what a domain's checkpoint record belongs to, beyond the major:minor of its key: the
+// filesystem's UUID, else the mount's source, root, type and mount point (an anonymous 0:N is another
+// filesystem's after a reboot, and one tmpfs is told from another only by where it is mounted); ""
+// when the mount names no source, so that nothing tells its record from another filesystem's.
+func domainOwner(r *fsusage.Result) string {
+	if r.Domain.UUID != "" {
+		return "uuid " + r.Domain.UUID
 	}
-	p := l.Observe(s)
+	m := r.Mount
+	if m.Source == "" || m.FSType == "" {
+		return ""
+	}
+	return strings.Join([]string{"mount", m.Source, m.Root, m.FSType, m.MountPoint}, "\x00")
+}
+
+// observe feeds the key's sample to its learner (made, or restored, at the first); owner is what the
+// key's filesystem is now.
+func (ls *learners[K]) observe(ctx context.Context, k K, owner string, s checkpoint.Sample) checkpoint.Prediction {
+	ls.seen[k] = true
+	t, ok := ls.byKey[k]
+	if !ok {
+		t = &tracked{l: checkpoint.NewLearner(checkpoint.Config{})}
+		ls.restore(ctx, k, owner, t.l, s)
+		ls.byKey[k] = t
+	}
+	t.owner = owner
+	p := t.l.Observe(s)
 	if p.Saved || p.Lost || p.Alert {
-		ls.persist(ctx, k, l)
+		ls.persist(k, t)
 	}
 	return p
 }
 
-// restore loads what k's learner knew before a restart, if anything was stored; state that cannot be
-// read is said and learned afresh.
-func (ls *learners[K]) restore(ctx context.Context, k K, l *checkpoint.Learner) {
+// restore loads what k's learner knew before a restart, if anything was stored for owner, before its
+// first sample s. A record that cannot be believed is said once and deleted, so that it cannot come
+// back at the next start; one that is not yet confirmed is said once and predicts nothing until a save.
+func (ls *learners[K]) restore(ctx context.Context, k K, owner string, l *checkpoint.Learner, s checkpoint.Sample) {
 	if ls.store == nil {
 		return
 	}
-	data, err := ls.store.Get(ctx, ls.name(k))
-	if err == nil && data != nil {
-		err = l.UnmarshalBinary(data)
-	}
-	if err != nil {
-		ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not restored, learned afresh: %w", ls.name(k), err))
-	}
-}
-
-func (ls *learners[K]) persist(ctx context.Context, k K, l *checkpoint.Learner) {
-	if ls.store == nil {
+	name := ls.name(k)
+	if owner == "" {
+		// Nothing tells this filesystem's record from another's: none is restored, none kept.
+		ls.store.Delete(name)
 		return
 	}
-	data, err := l.MarshalBinary()
-	if err == nil {
-		err = ls.store.Set(ctx, ls.name(k), data)
+	// The storage says its own problems, once.
+	data, err := ls.store.Get(ctx, name)
+	if err != nil || data == nil {
+		return
 	}
+	trust, err := l.Restore(data, owner, s)
 	if err != nil {
-		ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not stored: %w", ls.name(k), err))
+		ls.logger.Warn("checkpoint record refused and deleted; learned afresh", zap.String("key", name), zap.Error(err))
+		ls.store.Delete(name)
+		return
+	}
+	if trust != checkpoint.Trusted {
+		ls.logger.Info("checkpoint record restored as a hint only: nothing is predicted until a save confirms it",
+			zap.String("key", name), zap.Stringer("record", trust))
 	}
 }
 
-// persistAll stores every learner (at shutdown).
-func (ls *learners[K]) persistAll(ctx context.Context) error {
-	if ls.store == nil {
-		return nil
+// persist queues k's learner for the storage (written outside the scrape).
+func (ls *learners[K]) persist(k K, t *tracked) {
+	if ls.store == nil || t.owner == "" {
+		return
 	}
-	ops := make([]*storage.Operation, 0, len(ls.byKey))
-	for k, l := range ls.byKey {
-		data, err := l.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		ops = append(ops, storage.SetOperation(ls.name(k), data))
-	}
-	return ls.store.Batch(ctx, ops...)
+	ls.store.Set(ls.name(k), t.l.MarshalRecord(t.owner))
 }
 
-// takeErr returns this scrape's storage problems and clears them.
-func (ls *learners[K]) takeErr() error {
-	err := ls.err
-	ls.err = nil
-	return err
+// persistAll queues every learner (at shutdown, before the storage's flush).
+func (ls *learners[K]) persistAll() {
+	for k, t := range ls.byKey {
+		ls.persist(k, t)
+	}
 }
 
 // keep marks a key present in this scrape even though it gave no sample (its statfs failed).
@@ -130,14 +148,12 @@ func (ls *learners[K]) keep(k K) { ls.seen[k] = true }
 // sweep forgets the keys not seen since the last sweep, stored state too (so the storage holds no more
 // than what is mounted): a filesystem mounted again, a project directory back in the top N, starts
 // learning afresh.
-func (ls *learners[K]) sweep(ctx context.Context) {
+func (ls *learners[K]) sweep() {
 	for k := range ls.byKey {
 		if !ls.seen[k] {
 			delete(ls.byKey, k)
 			if ls.store != nil {
-				if err := ls.store.Delete(ctx, ls.name(k)); err != nil {
-					ls.err = errors.Join(ls.err, fmt.Errorf("checkpoint state of %s not deleted: %w", ls.name(k), err))
-				}
+				ls.store.Delete(ls.name(k))
 			}
 		}
 	}
@@ -177,7 +193,7 @@ var rotations = map[checkpoint.Rotation]metadata.AttributeSystemFilesystemCheckp
 // Free space is what the binding limit leaves.
 func (s *fsScraper) recordCheckpoint(ctx context.Context, ts pcommon.Timestamp, now time.Time, r *fsusage.Result, res pcommon.Resource, mp, dom string, bind limit) {
 	u := &r.Usage
-	p := s.learners.observe(ctx, r.Domain, checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
+	p := s.learners.observe(ctx, r.Domain, domainOwner(r), checkpoint.Sample{Time: now, Used: u.Used, Free: uint64(max(0, bind.headroom))})
 	if p.Saved && s.writers != nil {
 		s.writerErr = errors.Join(s.writerErr, s.writers.saved(r.Domain, p.Save))
 	}

@@ -78,6 +78,16 @@ type projectKey struct {
 // name is the project directory's key in the checkpoint storage.
 func (k projectKey) name() string { return fmt.Sprintf("%s/project/%d", domainKey(k.d), k.id) }
 
+// projectOwner is what a project directory's checkpoint record belongs to: its filesystem and project
+// ID ("" when the filesystem has no identity beyond major:minor).
+func projectOwner(r *fsusage.Result, id uint32) string {
+	d := domainOwner(r)
+	if d == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s\x00project %d", d, id)
+}
+
 // projectRef is what an event says of a project directory.
 type projectRef struct {
 	id        int64
@@ -103,7 +113,7 @@ func newProjectQuotas(logger *zap.Logger, cfg *Config) (*projectQuotas, error) {
 		return nil, err
 	}
 	p := &projectQuotas{cfg: pc, logger: logger, root: cfg.RootPath, sel: sel, read: projquota.Read,
-		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners(projectKey.name),
+		lastErr: map[fsusage.Domain]string{}, seen: map[fsusage.Domain]bool{}, learners: newLearners(logger, projectKey.name),
 		timeout: cfg.StatfsTimeout, stuck: map[fsusage.Domain]chan quotaScan{}}
 	p.dirs = namesFile{path: pc.ProjectsFile, key: "projects_file", parse: projquota.ParseProjects}
 	p.names = namesFile{path: pc.ProjIDFile, key: "projid_file", parse: projquota.ParseProjID}
@@ -299,7 +309,7 @@ func (s *fsScraper) recordProjects(ctx context.Context, ts pcommon.Timestamp, no
 		if q.BlockHard == 0 {
 			continue
 		}
-		pr := p.learners.observe(ctx, projectKey{r.Domain, q.ID}, checkpoint.Sample{Time: now, Used: q.Used, Free: uint64(max(0, headroom))})
+		pr := p.learners.observe(ctx, projectKey{r.Domain, q.ID}, projectOwner(r, q.ID), checkpoint.Sample{Time: now, Used: q.Used, Free: uint64(max(0, headroom))})
 		ref := &projectRef{id, name, dir}
 		if pr.Lost {
 			s.relearningEvent(c.res, now, &pr, c.mp, dom, r, ref)

@@ -56,9 +56,10 @@ type fsScraper struct {
 	writers   *checkpointWriters
 	writerErr error
 	// storage names the extension that keeps the learners across restarts (nil: none, nothing is
-	// written); store is its client once started; id is this source's, the client's owner.
+	// written); store is its client once started; id is this source's, the client's owner (named after
+	// the receiver, so two receivers' clients are distinct).
 	storage *component.ID
-	store   storage.Client
+	store   *store.Background
 	id      component.ID
 
 	now func() time.Time
@@ -75,7 +76,7 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
 		now:    now,
 
-		learners: newLearners(domainKey),
+		learners: newLearners(set.Logger, domainKey),
 		storage:  cfg.Storage,
 		id:       set.ID,
 		kubelet:  newKubelet(set.Logger, cfg),
@@ -125,39 +126,34 @@ func (s *fsScraper) ready() error {
 	return nil
 }
 
-// start opens the storage client that keeps the checkpoint learners across restarts, when one is
-// configured, and hands it to the domains' and project directories' learners.
-func (s *fsScraper) start(ctx context.Context, host component.Host) error {
-	client, err := store.Open(ctx, host, section+".storage", s.storage, s.id, "checkpoint")
-	if err != nil || client == nil {
+// start hands the domains' and project directories' learners the storage that keeps them across
+// restarts, when one is configured. A name that is no storage extension is a configuration mistake,
+// said here; the client itself is opened in the background: a storage that cannot be opened (a full or
+// locked directory) or does not answer (a hung one) costs what is kept, with one WARN, never the start.
+func (s *fsScraper) start(_ context.Context, host component.Host) error {
+	ext, err := store.Extension(host, section+".storage", s.storage)
+	if ext == nil {
 		return err
 	}
-	s.store = client
-	s.learners.store = client
+	s.store = store.NewBackground(s.logger, "checkpoint state", func(ctx context.Context) (storage.Client, error) {
+		return ext.GetClient(ctx, component.KindReceiver, s.id, "checkpoint")
+	})
+	s.learners.store = s.store
 	if s.projects != nil {
-		s.projects.learners.store = client
+		s.projects.learners.store = s.store
 	}
 	return nil
-}
-
-// storeErr is this scrape's problem with the checkpoint storage (nil: none), reset for the next.
-func (s *fsScraper) storeErr() error {
-	err := s.learners.takeErr()
-	if s.projects != nil {
-		err = errors.Join(err, s.projects.learners.takeErr())
-	}
-	return err
 }
 
 func (s *fsScraper) shutdown(ctx context.Context) error {
 	var err error
 	if s.store != nil {
 		// What was learned since the last save, and whether will_fail was said, for the next start.
-		err = s.learners.persistAll(ctx)
+		s.learners.persistAll()
 		if s.projects != nil {
-			err = errors.Join(err, s.projects.learners.persistAll(ctx))
+			s.projects.learners.persistAll()
 		}
-		err = errors.Join(err, s.storeErr(), s.store.Close(ctx))
+		err = s.store.Close(ctx)
 	}
 	if s.shm != nil {
 		err = errors.Join(err, s.shm.close())
@@ -223,21 +219,21 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		err = errors.Join(err, s.scrapePodSHM(ctx, ts, now))
 	}
 	s.mounts.Sweep()
-	s.learners.sweep(ctx)
+	s.learners.sweep()
 	if s.writers != nil {
 		s.writers.sweep(func(d fsusage.Domain) bool { return s.learners.byKey[d] != nil })
 	}
 	if s.projects != nil {
 		s.projects.sweep()
-		s.projects.learners.sweep(ctx)
+		s.projects.learners.sweep()
 	}
 	if serr := s.events.Send(ctx, s.logger, s.sink); serr != nil {
 		err = errors.Join(err, serr)
 	}
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
-	// its bad lines are, and the checkpoint storage's problems. The last good table (the good lines) is still measured: a partial error keeps
-	// those results.
-	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr, s.storeErr()), len(results))
+	// its bad lines are (the checkpoint storage logs its own problems, once). The last good table (the
+	// good lines) is still measured: a partial error keeps those results.
+	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.
