@@ -68,8 +68,11 @@ COMPONENTS   := $(RECEIVER) $(patsubst %/metadata.yaml,%,$(wildcard $(RECEIVER)/
 # and after mdatagen, the fast emitter its scraper writes through (internal/metadata/generated_emitter.go).
 EMITTERS     := $(patsubst %/doc.go,%,$(shell grep -l 'emitgen' $(RECEIVER)/internal/scraper/*/doc.go))
 
+# A source's hostmetrics.yaml (the metrics it emits under `conventions: hostmetrics`, hostmetrics' names)
+# is generated first, into internal/hostmetrics; its documentation.md becomes documentation-hostmetrics.md.
 generate:
 	set -e; for d in $(COMPONENTS); do \
+		if [ -f $$d/hostmetrics.yaml ]; then (cd $$d && $(GO_TOOL) mdatagen hostmetrics.yaml && mv documentation.md documentation-hostmetrics.md); fi; \
 		(cd $$d && $(GO_TOOL) mdatagen metadata.yaml); \
 		if [ -f $$d/documentation-extra.md ]; then printf '\n' >> $$d/documentation.md; cat $$d/documentation-extra.md >> $$d/documentation.md; fi; \
 	done
