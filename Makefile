@@ -116,11 +116,13 @@ unit:
 # (SOAK), which only waits on scrapes; the host's other end-to-end tests mostly wait on scrapes and peers
 # too. Every step runs; the target fails if any did.
 SOAK         := TestPersistentProblemsLogOnce
-test: lint build
+# The hostmetrics peer (build-hostmetrics) is what e2e TestHostmetricsConventions compares
+# `conventions: hostmetrics` with; it finds it through DISKHEALTH_HOSTMETRICS.
+test: lint build build-hostmetrics
 	@rc=0; logs=$(CURDIR)/_build; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./e2e/qemu/ > $$logs/test-qemu.log 2>&1 & guests=$$!; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -run '^$(SOAK)$$' ./e2e/ > $$logs/test-soak.log 2>&1 & soak=$$!; \
-	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
+	DISKHEALTH_OTELCOL=$(DIST) DISKHEALTH_HOSTMETRICS=$(HM_DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
 	(cd deploy && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd e2e/datadog && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) ./cmd/...) || rc=1; \
