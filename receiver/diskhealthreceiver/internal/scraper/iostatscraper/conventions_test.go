@@ -2,10 +2,8 @@ package iostatscraper
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -24,31 +22,13 @@ var hostmetricsDiskNames = []string{
 	"system.disk.operations", "system.disk.pending_operations", "system.disk.weighted_io_time",
 }
 
-// scrapeTwice scrapes a fixture root's two diskstats snapshots, 10 s apart, and returns the second.
-func scrapeTwice(t *testing.T, f *fixtureRoot, cfg *Config) pmetric.Metrics {
-	t.Helper()
-	clock := t0
-	s := newTestIOScraper(t, cfg, &clock)
-	f.copyProc("diskstats.1", "diskstats")
-	_, err := s.scrape(t.Context())
-	require.NoError(t, err)
-	clock = t0.Add(10 * time.Second)
-	f.copyProc("diskstats.2", "diskstats")
-	md, err := s.scrape(t.Context())
-	require.NoError(t, err)
-	return md
-}
-
 // TestHostmetricsConventions: under conventions: hostmetrics the disk scraper's metrics come out with
 // hostmetrics' names, attributes, units and instruments, from the same counters as the default
 // conventions' metrics of those names (equal values), which are then not emitted; the rest is as by
 // default. The golden holds the whole output.
 func TestHostmetricsConventions(t *testing.T) {
-	f := newFixtureRoot(t, "k6.8-nvme-raid")
-	sc := scrapeTwice(t, f, testConfig(f.root))
-	cfg := testConfig(f.root)
-	cfg.Conventions = emit.ConventionsHostmetrics
-	hm := scrapeTwice(t, f, cfg)
+	sc := twoScrapes(t, func(*Config) {})
+	hm := twoScrapes(t, func(c *Config) { c.Conventions = emit.ConventionsHostmetrics })
 
 	n := dhtest.AssertHostmetricsAgrees(t, sc, hm, hostmetricsDiskNames, hostmetricsKeys)
 	// 11 points per device (4 with read and write, 3 without a direction).
@@ -66,17 +46,16 @@ func TestHostmetricsConventions(t *testing.T) {
 		"system.disk.io": "By", "system.disk.io_time": "s", "system.disk.merged": "{operations}", "system.disk.operation_time": "s",
 		"system.disk.operations": "{operations}", "system.disk.pending_operations": "{operations}", "system.disk.weighted_io_time": "s",
 	}, units)
-	dhtest.AssertGolden(t, "k6.8-nvme-raid-hostmetrics", hm)
+	dhtest.AssertGolden(t, "k5.4-nvme-hostmetrics", hm)
 }
 
 // TestHostmetricsConventionsSwitchedOff: the metrics: key switches a metric of the hostmetrics set
 // off as it does the source's own.
 func TestHostmetricsConventionsSwitchedOff(t *testing.T) {
-	f := newFixtureRoot(t, "k5.4-nvme")
-	cfg := testConfig(f.root)
-	cfg.Conventions = emit.ConventionsHostmetrics
-	cfg.Hostmetrics.Metrics.SystemDiskMerged.Enabled = false
-	md := scrapeTwice(t, f, cfg)
+	md := twoScrapes(t, func(c *Config) {
+		c.Conventions = emit.ConventionsHostmetrics
+		c.Hostmetrics.Metrics.SystemDiskMerged.Enabled = false
+	})
 	names := map[string]bool{}
 	pdatawalk.ForEachMetric(md, func(res pcommon.Resource, m pmetric.Metric) {
 		if res.Attributes().Len() == 0 {
