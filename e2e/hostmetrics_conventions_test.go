@@ -86,12 +86,6 @@ service:
     conventions: hostmetrics
     filesystem:
       include_memory_filesystems: true
-    # Only the sources hostmetrics' disk and filesystem scrapers have a counterpart in.
-    smart: {enabled: false}
-    pressure: {enabled: false}
-    cgroups: {enabled: false}
-    latency: {enabled: false}
-    stack: {enabled: false}
     metrics:
       system.filesystem.utilization: {enabled: true}
 exporters:
@@ -102,7 +96,9 @@ service:
     metrics:
       receivers: [disk_health]
       exporters: [prometheus]
-`, root, dhAddr), telemetryOff)
+`, root, dhAddr), append([]string{telemetryOff},
+		// Only the sources hostmetrics' disk and filesystem scrapers have a counterpart in.
+		onlySources(func(name string) bool { return name == "iostat" || name == "filesystem" })...)...)
 	_, api := startPrometheusJobs(t, prom, dir, map[string]string{"hostmetrics": hmAddr, "diskhealth": dhAddr})
 
 	// hostmetrics' 7 disk and 3 filesystem metrics, each under its Prometheus name.
