@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -153,6 +154,24 @@ service:
 			assert.InDelta(t, want, have, 1e-6, key)
 		default:
 			assert.Equal(t, want, have, key)
+		}
+	}
+	// And no disk_health series repeats a hostmetrics name under other labels (ours, replaced).
+	labelKeys := func(s promSample) string {
+		keys := slices.Sorted(maps.Keys(s.Metric))
+		return strings.Join(keys, ",")
+	}
+	hmKeys := map[string]map[string]bool{}
+	for _, s := range hmSeries {
+		name := s.Metric["__name__"]
+		if hmKeys[name] == nil {
+			hmKeys[name] = map[string]bool{}
+		}
+		hmKeys[name][labelKeys(s)] = true
+	}
+	for key, s := range dhSeries {
+		if keys, ok := hmKeys[s.Metric["__name__"]]; ok {
+			assert.True(t, keys[labelKeys(s)], "disk_health series %s has a hostmetrics name but not its labels", key)
 		}
 	}
 	assert.Equal(t, map[string]bool{"/data": true}, mounts)
