@@ -37,14 +37,23 @@ func (e *Emitter) Names() []string {
 	return names
 }
 
-// SwitchOff turns off, in metrics (a pointer to a source's generated MetricsConfig), each metric of
-// the given names that it has, as a user's `enabled: false` would: the source's own metric of a name
-// the hostmetrics-compatible set replaces, so that no series repeats another's name.
-func SwitchOff(metrics any, names []string) error {
-	off := make(map[string]any, len(names))
-	for _, n := range names {
+// Hostmetrics returns the emitter of a source's hostmetrics-compatible set under conventions:
+// hostmetrics, nil (E's zero) under the others. It first switches off, in metrics (a pointer to the
+// source's generated MetricsConfig), the source's own metrics of the set's names, as a user's
+// `enabled: false` would: hostmetrics' metrics replace them, so no series repeats a name.
+func Hostmetrics[E interface{ Names() []string }](conv Conventions, metrics any, newEmitter func() E) (E, error) {
+	var none E
+	if conv != ConventionsHostmetrics {
+		return none, nil
+	}
+	e := newEmitter()
+	off := map[string]any{}
+	for _, n := range e.Names() {
 		off[n] = map[string]any{"enabled": false}
 	}
 	// A hostmetrics name the source has no metric of has nothing to switch off.
-	return confmap.NewFromStringMap(off).Unmarshal(metrics, confmap.WithIgnoreUnused())
+	if err := confmap.NewFromStringMap(off).Unmarshal(metrics, confmap.WithIgnoreUnused()); err != nil {
+		return none, err
+	}
+	return e, nil
 }

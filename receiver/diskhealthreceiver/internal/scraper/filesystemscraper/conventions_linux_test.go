@@ -5,7 +5,6 @@ import (
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -24,23 +23,13 @@ var hostmetricsKeys = map[string]string{
 // metadata.yaml); system.filesystem.utilization is off by default there.
 var hostmetricsFilesystemNames = []string{"system.filesystem.inodes.usage", "system.filesystem.usage", "system.filesystem.utilization"}
 
-// scrapeHostConventions scrapes the hostMountinfo table once with the section edited.
-func scrapeHostConventions(t *testing.T, edit func(*Config)) pmetric.Metrics {
-	t.Helper()
-	root := t.TempDir()
-	clock := t0
-	md, err := newTestFSScraperConfig(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
-	require.NoError(t, err)
-	return md
-}
-
 // TestHostmetricsConventions: under conventions: hostmetrics the filesystem scraper's metrics come out
 // with hostmetrics' names, attributes, units and instruments, from the same statfs as the default
 // conventions' metrics of those names (equal values), which are then not emitted; the rest is as by
 // default; hostmetrics' optional utilization only when switched on. The golden holds the whole output.
 func TestHostmetricsConventions(t *testing.T) {
-	sc := scrapeHostConventions(t, func(*Config) {})
-	hm := scrapeHostConventions(t, func(cfg *Config) {
+	sc := scrapeHostConfig(t, func(*Config) {})
+	hm := scrapeHostConfig(t, func(cfg *Config) {
 		cfg.Conventions = emit.ConventionsHostmetrics
 		cfg.Hostmetrics.Metrics.SystemFilesystemUtilization.Enabled = true
 	})
@@ -55,7 +44,7 @@ func TestHostmetricsConventions(t *testing.T) {
 	assert.Equal(t, map[string]string{"system.filesystem.inodes.usage": "{inodes}", "system.filesystem.usage": "By", "system.filesystem.utilization": "1"}, units)
 	dhtest.AssertGolden(t, "filesystem-host-hostmetrics", hm, pmetrictest.IgnoreStartTimestamp())
 
-	byDefault := scrapeHostConventions(t, func(cfg *Config) { cfg.Conventions = emit.ConventionsHostmetrics })
+	byDefault := scrapeHostConfig(t, func(cfg *Config) { cfg.Conventions = emit.ConventionsHostmetrics })
 	pdatawalk.ForEachMetric(byDefault, func(_ pcommon.Resource, m pmetric.Metric) {
 		assert.NotEqual(t, "system.filesystem.utilization", m.Name(), "optional in hostmetrics, and ours is replaced")
 	})

@@ -73,13 +73,9 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 		return nil, err
 	}
 	mbc := cfg.MetricsBuilderConfig
-	var hm *hostmetrics.Emitter
-	if cfg.Conventions == emit.ConventionsHostmetrics {
-		// hostmetrics' metrics replace the source's own of the same names: no series repeats a name.
-		hm = hostmetrics.NewEmitter(cfg.Hostmetrics, set)
-		if err := emit.SwitchOff(&mbc.Metrics, hm.Names()); err != nil {
-			return nil, err
-		}
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	if err != nil {
+		return nil, err
 	}
 	s := &fsScraper{
 		logger: set.Logger,

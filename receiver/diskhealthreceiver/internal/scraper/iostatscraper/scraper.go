@@ -46,13 +46,9 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 		return nil, err
 	}
 	mbc := cfg.MetricsBuilderConfig
-	var hm *hostmetrics.Emitter
-	if cfg.Conventions == emit.ConventionsHostmetrics {
-		// hostmetrics' metrics replace the source's own of the same names: no series repeats a name.
-		hm = hostmetrics.NewEmitter(cfg.Hostmetrics, set)
-		if err := emit.SwitchOff(&mbc.Metrics, hm.Names()); err != nil {
-			return nil, err
-		}
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	if err != nil {
+		return nil, err
 	}
 	return &ioScraper{
 		e:       metadata.NewEmitter(mbc, set),
