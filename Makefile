@@ -78,8 +78,11 @@ COMPONENTS   := $(RECEIVER) $(patsubst %/metadata.yaml,%,$(wildcard $(RECEIVER)/
 # and after mdatagen, the fast emitter its scraper writes through (internal/metadata/generated_emitter.go).
 EMITTERS     := $(patsubst %/doc.go,%,$(shell grep -l 'emitgen' $(RECEIVER)/internal/scraper/*/doc.go))
 
+# A source's hostmetrics.yaml (the metrics it emits under `conventions: hostmetrics`, hostmetrics' names)
+# is generated first, into internal/hostmetrics; its documentation.md becomes documentation-hostmetrics.md.
 generate:
 	set -e; for d in $(COMPONENTS); do \
+		if [ -f $$d/hostmetrics.yaml ]; then (cd $$d && $(GO_TOOL) mdatagen hostmetrics.yaml && mv documentation.md documentation-hostmetrics.md); fi; \
 		(cd $$d && $(GO_TOOL) mdatagen metadata.yaml); \
 		if [ -f $$d/documentation-extra.md ]; then printf '\n' >> $$d/documentation.md; cat $$d/documentation-extra.md >> $$d/documentation.md; fi; \
 	done
@@ -123,11 +126,13 @@ unit:
 # (SOAK), which only waits on scrapes; the host's other end-to-end tests mostly wait on scrapes and peers
 # too. Every step runs; the target fails if any did.
 SOAK         := TestPersistentProblemsLogOnce
-test: lint image
+# The hostmetrics peer (build-hostmetrics) is what e2e TestHostmetricsConventions compares
+# `conventions: hostmetrics` with; it finds it through DISKHEALTH_HOSTMETRICS.
+test: lint image build-hostmetrics
 	@rc=0; logs=$(CURDIR)/_build; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./e2e/qemu/ > $$logs/test-qemu.log 2>&1 & guests=$$!; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -run '^$(SOAK)$$' ./e2e/ > $$logs/test-soak.log 2>&1 & soak=$$!; \
-	DISKHEALTH_OTELCOL=$(DIST) DISKHEALTH_OTELCOL_ARM64=$(ARM64_DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
+	DISKHEALTH_OTELCOL=$(DIST) DISKHEALTH_OTELCOL_ARM64=$(ARM64_DIST) DISKHEALTH_HOSTMETRICS=$(HM_DIST) $(GO) test $(GOTEST_FLAGS) -skip '^$(SOAK)$$' $$($(GO) list ./... | grep -v '/e2e/qemu$$') || rc=1; \
 	(cd deploy && DISKHEALTH_IMAGE=$(IMAGE) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd e2e/datadog && DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./...) || rc=1; \
 	(cd bench && $(GO) test $(GOTEST_FLAGS) ./cmd/...) || rc=1; \

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -170,14 +172,19 @@ service:
 // diskhealth, with its data in dir, and returns its query API.
 func startPrometheus(t *testing.T, prom, dir, target string, args ...string) (*collector, promAPI) {
 	t.Helper()
+	return startPrometheusJobs(t, prom, dir, map[string]string{"diskhealth": target}, args...)
+}
+
+// startPrometheusJobs is startPrometheus scraping several targets, each as the job it is keyed by.
+func startPrometheusJobs(t *testing.T, prom, dir string, jobs map[string]string, args ...string) (*collector, promAPI) {
+	t.Helper()
+	var cfg strings.Builder
+	cfg.WriteString("global:\n  scrape_interval: 1s\nscrape_configs:\n")
+	for _, job := range slices.Sorted(maps.Keys(jobs)) {
+		fmt.Fprintf(&cfg, "  - job_name: %s\n    static_configs:\n      - targets: [%q]\n", job, jobs[job])
+	}
 	promCfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(promCfg, []byte(fmt.Sprintf(`global:
-  scrape_interval: 1s
-scrape_configs:
-  - job_name: diskhealth
-    static_configs:
-      - targets: [%q]
-`, target)), 0o644))
+	require.NoError(t, os.WriteFile(promCfg, []byte(cfg.String()), 0o644))
 	addr := freeAddr(t)
 	server := startPeer(t, prom, append([]string{"--config.file=" + promCfg, "--storage.tsdb.path=" + filepath.Join(dir, "tsdb"),
 		"--web.listen-address=" + addr}, args...)...)

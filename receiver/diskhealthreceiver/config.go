@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
 
@@ -31,6 +32,12 @@ type Config struct {
 	// RootPath is where the host's root filesystem is mounted when the collector runs in a container
 	// (hostmetrics convention, e.g. /hostfs): /proc, /sys and /dev are read below it. Empty means "/".
 	RootPath string `mapstructure:"root_path"`
+
+	// Conventions picks the names: semconv (the default, the receiver's own after the semantic
+	// conventions) or hostmetrics, under which the metrics hostmetricsreceiver's disk and filesystem
+	// scrapers have come out with its names, attributes and units in place of ours (README
+	// "Configuration").
+	Conventions emit.Conventions `mapstructure:"conventions"`
 
 	// MaxPointsPerScrape bounds the data points one scrape of one source hands on (whole resources past it
 	// are dropped, with a WARN when that starts); 0 means no bound. The default is far above a large host
@@ -102,18 +109,25 @@ func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) []error {
 	known := map[string]bool{}
 	var errs []error
 	for _, r := range registry {
-		target := sharedPart(cfg.sections[r.name], key)
-		if target == nil {
-			continue
+		targets := []any{sharedPart(cfg.sections[r.name], key)}
+		if key == metricsKey {
+			// A name of the hostmetrics-compatible set switches that set's metric too, whichever
+			// conventions are chosen, as it does the source's own metric of the name.
+			targets = append(targets, hostmetricsPart(cfg.sections[r.name]))
 		}
-		mine := map[string]any{}
-		for name := range settingNames(target) {
-			known[name] = true
-			if v, ok := given[name]; ok {
-				mine[name] = v
+		for _, target := range targets {
+			if target == nil {
+				continue
 			}
+			mine := map[string]any{}
+			for name := range settingNames(target) {
+				known[name] = true
+				if v, ok := given[name]; ok {
+					mine[name] = v
+				}
+			}
+			errs = append(errs, keyErrors(key, confmap.NewFromStringMap(mine).Unmarshal(target))...)
 		}
-		errs = append(errs, keyErrors(key, confmap.NewFromStringMap(mine).Unmarshal(target))...)
 	}
 	var unknown []string
 	for name := range given {
@@ -143,16 +157,22 @@ func (cfg *Config) Marshal(conf *confmap.Conf) error {
 		}
 		out[r.name] = m
 		for key, all := range shared {
-			part := sharedPart(section, key)
-			if part == nil {
-				continue
+			parts := []any{sharedPart(section, key)}
+			if key == metricsKey && cfg.Conventions == emit.ConventionsHostmetrics {
+				// The set that is emitted speaks for a name both have.
+				parts = append(parts, hostmetricsPart(section))
 			}
-			m, err := marshalled(part)
-			if err != nil {
-				return fmt.Errorf("%s: %w", key, err)
-			}
-			for name, v := range m {
-				all[name] = v
+			for _, part := range parts {
+				if part == nil {
+					continue
+				}
+				m, err := marshalled(part)
+				if err != nil {
+					return fmt.Errorf("%s: %w", key, err)
+				}
+				for name, v := range m {
+					all[name] = v
+				}
 			}
 		}
 	}
@@ -181,6 +201,9 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("root_path: %q is not a directory", cfg.RootPath))
 		}
 	}
+	if err := cfg.Conventions.Validate(conventionsKey); err != nil {
+		errs = append(errs, err)
+	}
 	if cfg.MaxPointsPerScrape < 0 {
 		errs = append(errs, fmt.Errorf("%s: %d data points: want 0 (no bound) or more", maxPointsKey, cfg.MaxPointsPerScrape))
 	}
@@ -188,7 +211,7 @@ func (cfg *Config) Validate() error {
 		// A section that takes settings from another (latency: iostat's devices) is checked with them.
 		section := cfg.sections[r.name]
 		if r.wire != nil {
-			section = completed(section, cfg.rootPath(), nil)
+			section = completed(section, cfg.rootPath(), cfg.Conventions, nil)
 			r.wire(section, cfg.sections)
 		}
 		if err := section.(sectionValidator).Validate(r.name); err != nil {
@@ -202,7 +225,8 @@ func (cfg *Config) Validate() error {
 type sectionValidator interface{ Validate(key string) error }
 
 const (
-	maxPointsKey = "max_points_per_scrape"
+	conventionsKey = "conventions"
+	maxPointsKey   = "max_points_per_scrape"
 	// defaultMaxPointsPerScrape: 250 000 points per source keep 5 000 disks (40 points each) or 17 000
 	// mounts (14 each); 200 000 mounts (2.8 M points, 2 GB) are cut.
 	defaultMaxPointsPerScrape = 250000
@@ -216,11 +240,15 @@ func (cfg *Config) rootPath() string {
 }
 
 // The receiver fills these fields of every section by name, the convention each scraper's Config
-// follows (TestRegistry checks it): Enabled, RootPath, Signs (for a source that needs the signs board),
-// and the generated metrics and resource attribute configs, directly or in a MetricsBuilderConfig.
+// follows (TestRegistry checks it): Enabled, RootPath, Conventions (for a source with a
+// hostmetrics-compatible set, whose generated config is its Hostmetrics field), Signs (for a source
+// that needs the signs board), and the generated metrics and resource attribute configs, directly or
+// in a MetricsBuilderConfig.
 const (
 	enabledField            = "Enabled"
 	rootPathField           = "RootPath"
+	conventionsField        = "Conventions"
+	hostmetricsField        = "Hostmetrics"
 	signsField              = "Signs"
 	tickField               = "Tick"
 	metricsField            = "Metrics"
@@ -251,6 +279,16 @@ func sharedPart(section component.Config, key string) any {
 	return field(section, resourceAttributesField)
 }
 
+// hostmetricsPart returns a pointer to the metrics config of the section's hostmetrics-compatible
+// set, nil if it has none.
+func hostmetricsPart(section component.Config) any {
+	hm := reflect.ValueOf(section).Elem().FieldByName(hostmetricsField)
+	if !hm.IsValid() {
+		return nil
+	}
+	return hm.FieldByName(metricsField).Addr().Interface()
+}
+
 // settingNames are the keys of a generated metrics or resource attributes config.
 func settingNames(part any) map[string]bool {
 	t := reflect.TypeOf(part).Elem()
@@ -266,13 +304,16 @@ func settingNames(part any) map[string]bool {
 // enabled reports whether the section's source runs.
 func enabled(section component.Config) bool { return *field(section, enabledField).(*bool) }
 
-// completed returns a copy of the section with root_path filled in, and the signs board if the
-// source needs it.
-func completed(section component.Config, root string, board *signs.Board) component.Config {
+// completed returns a copy of the section with root_path filled in, the conventions if the source
+// has a hostmetrics-compatible set, and the signs board if the source needs it.
+func completed(section component.Config, root string, conv emit.Conventions, board *signs.Board) component.Config {
 	v := reflect.New(reflect.TypeOf(section).Elem())
 	v.Elem().Set(reflect.ValueOf(section).Elem())
 	c := v.Interface().(component.Config)
 	*field(c, rootPathField).(*string) = root
+	if p, ok := field(c, conventionsField).(*emit.Conventions); ok {
+		*p = conv
+	}
 	if board != nil {
 		*field(c, signsField).(**signs.Board) = board
 	}

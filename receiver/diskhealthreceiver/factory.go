@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
 
 // NewFactory creates the disk_health receiver factory.
@@ -25,7 +26,7 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 30 * time.Second
-	return &Config{ControllerConfig: cc, MaxPointsPerScrape: defaultMaxPointsPerScrape, sections: defaultSections()}
+	return &Config{ControllerConfig: cc, Conventions: emit.ConventionsSemconv, MaxPointsPerScrape: defaultMaxPointsPerScrape, sections: defaultSections()}
 }
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

@@ -37,7 +37,7 @@ func (cfg *Config) sources(events consumer.Logs, board *signs.Board, snaps *tick
 		if slices.Contains(r.needs, signsBoard) {
 			b = board
 		}
-		c := completed(cfg.sections[r.name], root, b)
+		c := completed(cfg.sections[r.name], root, cfg.Conventions, b)
 		if r.wire != nil {
 			r.wire(c, cfg.sections)
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/hostmetrics"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 )
 
@@ -76,9 +78,13 @@ type Config struct {
 	// later. Unset: nothing is written anywhere.
 	Storage *component.ID `mapstructure:"storage"`
 
-	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
+	// Set by the receiver from its top-level keys (root_path, conventions, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
+	Conventions          emit.Conventions              `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// Hostmetrics is the hostmetrics-compatible set (hostmetrics.yaml), emitted under conventions:
+	// hostmetrics; the metrics: key switches its metrics as it does the source's own.
+	Hostmetrics hostmetrics.MetricsBuilderConfig `mapstructure:"-"`
 }
 
 // duplicateModes maps the duplicates values to the dedupe modes named after them.
@@ -106,7 +112,9 @@ func createDefaultConfig() *Config {
 		// The cgroups section's defaults, which the receiver copies in.
 		CheckpointWriters: true, CgroupTopN: 10, CgroupMaxDepth: 5,
 		RootPath:             "/",
+		Conventions:          emit.ConventionsSemconv,
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Hostmetrics:          hostmetrics.NewDefaultMetricsBuilderConfig(),
 	}
 }
 

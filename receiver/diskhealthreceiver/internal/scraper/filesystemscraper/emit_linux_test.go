@@ -16,9 +16,15 @@ import (
 // scrapeHost scrapes the hostMountinfo table once under the metric configuration's edits.
 func scrapeHost(t *testing.T, edit func(*metadata.MetricsBuilderConfig)) pmetric.Metrics {
 	t.Helper()
+	return scrapeHostConfig(t, func(cfg *Config) { edit(&cfg.MetricsBuilderConfig) })
+}
+
+// scrapeHostConfig scrapes the hostMountinfo table once under the section's edits.
+func scrapeHostConfig(t *testing.T, edit func(*Config)) pmetric.Metrics {
+	t.Helper()
 	root := t.TempDir()
 	clock := t0
-	md, err := newTestFSScraperWith(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
+	md, err := newTestFSScraperConfig(t, root, hostMountinfo, hostStatfs(root), &clock, edit).scrape(t.Context())
 	require.NoError(t, err)
 	return md
 }

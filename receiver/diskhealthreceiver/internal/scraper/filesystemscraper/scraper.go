@@ -19,6 +19,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/sanitize"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/hostmetrics"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 )
@@ -29,8 +30,10 @@ type fsScraper struct {
 	cfg    fsusage.Config
 	logger *zap.Logger
 	e      *metadata.Emitter
-	rb     *metadata.ResourceBuilder
-	col    *fsusage.Collector
+	// hm writes the hostmetrics-compatible set under conventions: hostmetrics (nil otherwise).
+	hm  *hostmetrics.Emitter
+	rb  *metadata.ResourceBuilder
+	col *fsusage.Collector
 	// Each mount's valid-UTF-8 mount point and resource, built again only when the mount changes.
 	mounts emit.Cache[mountKey, mountCache]
 	// tableErr names the bad lines of the mount table as last parsed (a *parseerr.Lines), nil for none.
@@ -70,10 +73,16 @@ func newScraper(set scraper.Settings, cfg *Config, sink consumer.Logs, now func(
 	if err != nil {
 		return nil, err
 	}
+	mbc := cfg.MetricsBuilderConfig
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	if err != nil {
+		return nil, err
+	}
 	s := &fsScraper{
 		logger: set.Logger,
-		e:      metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
-		rb:     metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
+		e:      metadata.NewEmitter(mbc, set),
+		hm:     hm,
+		rb:     metadata.NewResourceBuilder(mbc.ResourceAttributes),
 		now:    now,
 
 		learners: newLearners(set.Logger, domainKey),
@@ -190,6 +199,10 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	results, err := s.col.Collect(ctx, now)
 	ts := pcommon.NewTimestampFromTime(now)
 	byDomain(results)
+	if s.hm != nil {
+		// hostmetrics' filesystem points have no resource attributes: one empty resource holds them all.
+		s.hm.Resource(pcommon.NewResource())
+	}
 	s.nodefs, s.imagefs = nil, nil
 	if s.kubelet.refresh() {
 		s.nodefs, s.imagefs = s.kubelet.domains(results)
@@ -211,6 +224,9 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 		s.e.Resource(s.mount(group[0].Mount).res)
 		for k := range group {
 			s.record(ts, &group[k])
+			if s.hm != nil {
+				s.recordHostmetrics(ts, &group[k])
+			}
 		}
 		s.recordDomain(ctx, ts, now, group)
 		i = j
@@ -233,7 +249,32 @@ func (s *fsScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	// A mount that cannot be measured is a status, not a scrape error; only an unreadable mount table and
 	// its bad lines are (the checkpoint storage logs its own problems, once). The last good table (the
 	// good lines) is still measured: a partial error keeps those results.
-	return s.e.Emit(), partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
+	md := s.e.Emit()
+	if s.hm != nil {
+		s.hm.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+	}
+	return md, partial(errors.Join(err, s.writerErr, s.tableErr), len(results))
+}
+
+// recordHostmetrics appends one mount's points of the hostmetrics-compatible set: hostmetrics'
+// filesystem scraper's metrics from the same statfs, with its names, attributes and units. Like
+// hostmetrics it reports every mount that answered, inodes included where the filesystem counts none.
+func (s *fsScraper) recordHostmetrics(ts pcommon.Timestamp, r *fsusage.Result) {
+	u := &r.Usage
+	if r.Status != fsusage.StatusOK || u.Limit == 0 {
+		return
+	}
+	e, m := s.hm, r.Mount
+	dev, mode, mp, typ := m.Source, m.Mode(), s.mount(m).mp, m.FSType
+	used, free := hostmetrics.AttributeStateUsed, hostmetrics.AttributeStateFree
+	e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesUsed), dev, mode, mp, typ, used)
+	e.AppendSystemFilesystemInodesUsageDataPoint(ts, emit.Int(u.InodesFree), dev, mode, mp, typ, free)
+	e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Used), dev, mode, mp, typ, used)
+	e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Free), dev, mode, mp, typ, free)
+	e.AppendSystemFilesystemUsageDataPoint(ts, emit.Int(u.Reserved), dev, mode, mp, typ, hostmetrics.AttributeStateReserved)
+	if ratio, ok := u.Utilization(); ok {
+		e.AppendSystemFilesystemUtilizationDataPoint(ts, ratio, dev, mode, mp, typ)
+	}
 }
 
 // partial makes err partial when there are results: the last good mount table was still measured.

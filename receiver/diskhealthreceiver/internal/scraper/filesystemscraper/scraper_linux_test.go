@@ -62,12 +62,18 @@ func newTestFSScraper(t *testing.T, root, mountinfo string, f *fakeStatfs, clock
 // newTestFSScraperWith is newTestFSScraper with the metric configuration edited.
 func newTestFSScraperWith(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time, edit func(*metadata.MetricsBuilderConfig)) *fsScraper {
 	t.Helper()
+	return newTestFSScraperConfig(t, root, mountinfo, f, clock, func(cfg *Config) { edit(&cfg.MetricsBuilderConfig) })
+}
+
+// newTestFSScraperConfig is newTestFSScraper with the section edited.
+func newTestFSScraperConfig(t *testing.T, root, mountinfo string, f *fakeStatfs, clock *time.Time, edit func(*Config)) *fsScraper {
+	t.Helper()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "proc", "1"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "proc", "1", "mountinfo"), []byte(mountinfo), 0o644))
 	cfg := createDefaultConfig()
 	cfg.RootPath = root
 	cfg.StatfsTimeout = 300 * time.Millisecond
-	edit(&cfg.MetricsBuilderConfig)
+	edit(cfg)
 	s, err := newScraper(scrapertest.NewNopSettings(metadata.Type), cfg, nil, func() time.Time { return *clock })
 	require.NoError(t, err)
 	s.cfg.Prober.Statfs = f.statfs

@@ -7,6 +7,8 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/blockdev"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/hostmetrics"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
@@ -32,9 +34,13 @@ type Config struct {
 	// The default (whole disks, device-mapper and md RAID) never counts the same I/O twice.
 	DeviceClasses []string `mapstructure:"device_classes"`
 
-	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
+	// Set by the receiver from its top-level keys (root_path, conventions, metrics, resource_attributes).
 	RootPath             string                        `mapstructure:"-"`
+	Conventions          emit.Conventions              `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
+	// Hostmetrics is the hostmetrics-compatible set (hostmetrics.yaml), emitted under conventions:
+	// hostmetrics; the metrics: key switches its metrics as it does the source's own.
+	Hostmetrics hostmetrics.MetricsBuilderConfig `mapstructure:"-"`
 	// Tick is the receiver's shared /proc/diskstats and identity snapshot, at this source's interval;
 	// nil: the source reads its own.
 	Tick *tick.Reader `mapstructure:"-"`
@@ -45,7 +51,8 @@ func createDefaultConfig() *Config {
 	for i, c := range blockdev.DefaultClasses {
 		classes[i] = string(c)
 	}
-	return &Config{Enabled: true, DeviceClasses: classes, RootPath: "/", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig()}
+	return &Config{Enabled: true, DeviceClasses: classes, RootPath: "/", Conventions: emit.ConventionsSemconv,
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(), Hostmetrics: hostmetrics.NewDefaultMetricsBuilderConfig()}
 }
 
 // Validate reports every problem of the section, each under its full key below key ("iostat").

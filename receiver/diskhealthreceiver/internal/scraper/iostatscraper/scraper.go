@@ -16,6 +16,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/diskstats"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/iostat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/hostmetrics"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
@@ -23,7 +24,9 @@ import (
 // ioScraper wires read → parse → compute → emit for /proc/diskstats. It keeps its buffers between
 // scrapes so a steady-state scrape allocates little beyond the emitted pdata.
 type ioScraper struct {
-	e       *metadata.Emitter
+	e *metadata.Emitter
+	// hm writes the hostmetrics-compatible set under conventions: hostmetrics (nil otherwise).
+	hm      *hostmetrics.Emitter
 	rb      *metadata.ResourceBuilder
 	filter  *blockdev.Filter
 	procDir string
@@ -42,9 +45,15 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) (*ioScr
 	if err != nil {
 		return nil, err
 	}
+	mbc := cfg.MetricsBuilderConfig
+	hm, err := emit.Hostmetrics(cfg.Conventions, &mbc.Metrics, func() *hostmetrics.Emitter { return hostmetrics.NewEmitter(cfg.Hostmetrics, set) })
+	if err != nil {
+		return nil, err
+	}
 	return &ioScraper{
-		e:       metadata.NewEmitter(cfg.MetricsBuilderConfig, set),
-		rb:      metadata.NewResourceBuilder(cfg.MetricsBuilderConfig.ResourceAttributes),
+		e:       metadata.NewEmitter(mbc, set),
+		hm:      hm,
+		rb:      metadata.NewResourceBuilder(mbc.ResourceAttributes),
 		filter:  f,
 		procDir: filepath.Join(cfg.RootPath, "proc"),
 		tick:    cfg.Tick.OrOwn(cfg.RootPath, now),
@@ -96,6 +105,10 @@ func (s *ioScraper) emit(sn *tick.Snapshot, errs *scrapererror.ScrapeErrors) pme
 	now := sn.At
 	ts := pcommon.NewTimestampFromTime(now)
 	stats := sn.Stats
+	if s.hm != nil {
+		// hostmetrics' disk points have no resource attributes: one empty resource holds them all.
+		s.hm.Resource(pcommon.NewResource())
+	}
 	// The input's own problems are the owner's to report (tick.Reader.Owns); iostat, first in the
 	// registry, owns it whenever it runs.
 	if perr := s.tick.Own(sn.ParseErr); perr != nil {
@@ -135,10 +148,36 @@ func (s *ioScraper) emit(sn *tick.Snapshot, errs *scrapererror.ScrapeErrors) pme
 		}
 		s.e.Resource(s.resource(st, id))
 		s.record(ts, st, id, &r)
+		if s.hm != nil {
+			s.recordHostmetrics(ts, st.DeviceName, &r)
+		}
 	}
 	s.engine.EndScrape(now)
 	s.res.Sweep()
-	return s.e.Emit()
+	md := s.e.Emit()
+	if s.hm != nil {
+		s.hm.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+	}
+	return md
+}
+
+// recordHostmetrics appends one device's points of the hostmetrics-compatible set: hostmetrics'
+// disk scraper's metrics from the same counters, with its names, attributes and units.
+func (s *ioScraper) recordHostmetrics(ts pcommon.Timestamp, dev string, r *iostat.Result) {
+	e, c := s.hm, &r.Counters
+	rd, wr := hostmetrics.AttributeDirectionRead, hostmetrics.AttributeDirectionWrite
+	e.SetStartTime(pcommon.NewTimestampFromTime(r.Start))
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.ReadBytes), dev, rd)
+	e.AppendSystemDiskIoDataPoint(ts, emit.Int(c.WriteBytes), dev, wr)
+	e.AppendSystemDiskIoTimeDataPoint(ts, c.IOTime, dev)
+	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.ReadMerged), dev, rd)
+	e.AppendSystemDiskMergedDataPoint(ts, emit.Int(c.WriteMerged), dev, wr)
+	e.AppendSystemDiskOperationTimeDataPoint(ts, c.ReadTime, dev, rd)
+	e.AppendSystemDiskOperationTimeDataPoint(ts, c.WriteTime, dev, wr)
+	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.ReadOps), dev, rd)
+	e.AppendSystemDiskOperationsDataPoint(ts, emit.Int(c.WriteOps), dev, wr)
+	e.AppendSystemDiskPendingOperationsDataPoint(ts, emit.Int(c.InFlight), dev)
+	e.AppendSystemDiskWeightedIoTimeDataPoint(ts, c.WeightedIOTime, dev)
 }
 
 // record appends one device's points. Metrics come in metadata.yaml's (name) order, which the emitter

@@ -41,7 +41,7 @@ func TestEmitterMatchesBuilder(t *testing.T) {
 			mb := NewMetricsBuilder(mbc, settings, WithStartTime(start))
 			e := NewEmitter(mbc, settings)
 			for r := range 3 {
-				res := testResource(mbc.ResourceAttributes, r)
+				res := testResource(mbc, r)
 				e.Resource(res)
 				mb.Reset(WithStartTime(start))
 				e.SetStartTime(start)
@@ -142,8 +142,8 @@ func testPoints(k int) []testPoint {
 }
 
 // testResource is resource r: the first one's values are the ones mdatagen's filter_set_exclude drops.
-func testResource(rac ResourceAttributesConfig, r int) pcommon.Resource {
-	rb := NewResourceBuilder(rac)
+func testResource(mbc MetricsBuilderConfig, r int) pcommon.Resource {
+	rb := NewResourceBuilder(mbc.ResourceAttributes)
 	suffix := ""
 	if r > 0 {
 		suffix = "-" + strconv.Itoa(r)
