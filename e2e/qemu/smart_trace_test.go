@@ -412,7 +412,7 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	require.NoError(t, err)
 	ws, err := windows(run.marks)
 	require.NoError(t, err)
-	require.Len(t, ws, 5, "the guest's windows: %v", run.marks)
+	require.Len(t, ws, 6, "the guest's windows: %v", run.marks)
 	r := sortCommands(cmds, ws)
 	total := 0
 	for _, w := range ws {
@@ -441,7 +441,7 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	// Three cycles in phase1, IDENTIFY only in the first: the cache holds.
 	assert.Equal(t, 1, p1["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "IDENTIFY DEVICE once per disk")
 	assert.GreaterOrEqual(t, p1["ahci port 0: ATA E5h (CHECK POWER MODE)"], 3, "CHECK POWER MODE every cycle")
-	for _, w := range []string{"critical-warning", "repeat"} {
+	for _, w := range []string{"critical-warning", "repeat", "nodrivedb"} {
 		for _, disk := range []string{"ide.0 master", "ahci port 0"} {
 			assert.Positive(t, r.inside[w][disk+": ATA B0h/D0h (SMART READ DATA)"], "window %s: no SMART READ DATA on %s", w, disk)
 		}
