@@ -40,7 +40,7 @@ import (
 func TestSMARTAgainstSmartctlQEMU(t *testing.T) {
 	qmpErr := make(chan error, 1)
 	asked := false
-	_, run := bootGuest(t, "smartguest", 25*time.Minute, func(run *vmRun, line string) {
+	_, run := bootGuest(t, "smartguest", 30*time.Minute, func(run *vmRun, line string) {
 		if strings.TrimSpace(line) == vmproto.MarkerQMPReady && !asked {
 			asked = true
 			// Not inline: the poll loop times the window markers that follow.
