@@ -235,7 +235,7 @@ func run() (vmproto.SMARTBundle, error) {
 	b.Events, _ = (&plog.JSONMarshaler{}).MarshalLogs(logs)
 	b.Timing["phase2_s"] = time.Since(t0).Seconds()
 
-	// Phase 3: no drivedb.h. Before phase 4, which opens the device nodes to everyone.
+	// Phase 3: no drivedb.h reachable (noDriveDB).
 	window("BEGIN", "nodrivedb")
 	time.Sleep(windowMargin)
 	if b.NoDriveDB, err = runChild("nodrivedb", &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}); err != nil {
