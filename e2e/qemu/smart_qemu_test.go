@@ -581,7 +581,7 @@ func checkBuiltInNames(t *testing.T, b *vmproto.SMARTBundle) {
 func checkMany(t *testing.T, b *vmproto.SMARTBundle, p1 map[string]*smartDisk) {
 	t.Helper()
 	m := b.Many
-	t.Logf("phase 4: %d SMART exports in %.0f s", m.Exports, m.Seconds)
+	t.Logf("phase 5: %d SMART exports in %.0f s", m.Exports, m.Seconds)
 	require.GreaterOrEqual(t, m.Exports, 1000)
 	assert.Empty(t, m.Differing, "every export of the thousand has the first one's disks and metrics")
 	var want []string
