@@ -402,6 +402,11 @@ func countsText(m map[string]int) string {
 	return b.String()
 }
 
+// identifiesPerDisk is how many IDENTIFY DEVICE a fresh receiver sends an ATA disk over any number of
+// reads: smart.OpenSata sends one to choose the drive's names and keeps its answer to itself, then the
+// receiver's one (*SataDevice).Identify fills its cache; the disk stays open, so neither repeats.
+const identifiesPerDisk = 2
+
 // checkDiskCommands: in every window of the guest's, each command QEMU traced is on the read-only
 // list; and the windows are not empty (the trace sees the receiver's reads of each emulated disk).
 func checkDiskCommands(t *testing.T, run *vmRun) {
@@ -412,7 +417,7 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	require.NoError(t, err)
 	ws, err := windows(run.marks)
 	require.NoError(t, err)
-	require.Len(t, ws, 5, "the guest's windows: %v", run.marks)
+	require.Len(t, ws, 6, "the guest's windows: %v", run.marks)
 	r := sortCommands(cmds, ws)
 	total := 0
 	for _, w := range ws {
@@ -439,9 +444,9 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 		assert.Positive(t, p1[want], "window phase1: the trace shows no %q", want)
 	}
 	// Three cycles in phase1, IDENTIFY only in the first: the cache holds.
-	assert.Equal(t, 1, p1["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "IDENTIFY DEVICE once per disk")
+	assert.Equal(t, identifiesPerDisk, p1["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "IDENTIFY DEVICE once per disk, and smart.go's own at open")
 	assert.GreaterOrEqual(t, p1["ahci port 0: ATA E5h (CHECK POWER MODE)"], 3, "CHECK POWER MODE every cycle")
-	for _, w := range []string{"critical-warning", "repeat"} {
+	for _, w := range []string{"critical-warning", "repeat", "nodrivedb"} {
 		for _, disk := range []string{"ide.0 master", "ahci port 0"} {
 			assert.Positive(t, r.inside[w][disk+": ATA B0h/D0h (SMART READ DATA)"], "window %s: no SMART READ DATA on %s", w, disk)
 		}
@@ -455,7 +460,7 @@ func checkDiskCommands(t *testing.T, run *vmRun) {
 	} {
 		assert.GreaterOrEqual(t, r.inside["many"][want], 1000, "window many: %q", want)
 	}
-	assert.Equal(t, 1, r.inside["many"]["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "window many: IDENTIFY DEVICE once per disk")
+	assert.Equal(t, identifiesPerDisk, r.inside["many"]["ahci port 0: ATA ECh (IDENTIFY DEVICE)"], "window many: IDENTIFY DEVICE once per disk, and smart.go's own at open")
 	assert.Equal(t, 1, r.inside["many"]["scsi-hd target 0: SCSI 4Dh (LOG SENSE)"], "window many: LOG SENSE once on a disk without SMART pages")
 	// Unprivileged, the kernel refuses the ATA pass-through before it reaches the disk (the receiver
 	// reports permission_denied): the trace shows nothing on the ATA disks.

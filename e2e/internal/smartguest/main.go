@@ -7,8 +7,9 @@
 //
 // Phases: (1) the first SMART and I/O exports and the tools' output; then it prints the QMP marker and
 // waits until the host has raised the NVMe critical warning (smart_critical_warning=4) and the receiver
-// reports it; (2) that export, the tools' output again and the health events; (3) one read as an
-// unprivileged user without capabilities; (4) a thousand reads of every disk by a fresh receiver.
+// reports it; (2) that export, the tools' output again and the health events; (3) one read by a fresh
+// receiver with no drivedb.h reachable (smart.go's built-in names); (4) one read as an unprivileged
+// user without capabilities; (5) a thousand reads of every disk by a fresh receiver.
 //
 // Around each stretch in which only the receiver touches the disks it prints window markers
 // (DISKHEALTH-RO-BEGIN/END name): the host checks every command QEMU traced inside them against the
@@ -50,9 +51,14 @@ func window(edge, name string) {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "unpriv" {
-		if err := unpriv(); err != nil {
-			fmt.Fprintln(os.Stderr, "unpriv:", err)
+	if len(os.Args) > 1 {
+		child := map[string]func() error{"unpriv": firstSMART, "nodrivedb": noDriveDB}[os.Args[1]]
+		if child == nil {
+			fmt.Fprintln(os.Stderr, "unknown child:", os.Args[1])
+			os.Exit(2)
+		}
+		if err := child(); err != nil {
+			fmt.Fprintln(os.Stderr, os.Args[1]+":", err)
 			os.Exit(1)
 		}
 		return
@@ -229,7 +235,16 @@ func run() (vmproto.SMARTBundle, error) {
 	b.Events, _ = (&plog.JSONMarshaler{}).MarshalLogs(logs)
 	b.Timing["phase2_s"] = time.Since(t0).Seconds()
 
-	// Phase 3: no privileges.
+	// Phase 3: no drivedb.h reachable (noDriveDB).
+	window("BEGIN", "nodrivedb")
+	time.Sleep(windowMargin)
+	if b.NoDriveDB, err = runChild("nodrivedb", &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}); err != nil {
+		return b, err
+	}
+	window("END", "nodrivedb")
+	time.Sleep(windowMargin)
+
+	// Phase 4: no privileges.
 	hw, _ := filepath.Glob("/sys/class/nvme/nvme0/hwmon*/temp1_*")
 	for _, p := range hw {
 		if v, err := os.ReadFile(p); err == nil {
@@ -246,7 +261,7 @@ func run() (vmproto.SMARTBundle, error) {
 	time.Sleep(windowMargin) // then the kernel's shutdown: SYNCHRONIZE CACHE, STANDBY IMMEDIATE
 	b.Unpriv = up
 
-	// Phase 4: years of a fleet's scrapes, compressed.
+	// Phase 5: years of a fleet's scrapes, compressed.
 	if b.Many, err = many(); err != nil {
 		return b, err
 	}
@@ -254,7 +269,7 @@ func run() (vmproto.SMARTBundle, error) {
 	return b, nil
 }
 
-// manyReads is how many SMART reads of every disk phase 4 makes.
+// manyReads is how many SMART reads of every disk phase 5 makes.
 const manyReads = 1000
 
 // many runs a fresh receiver with SMART alone every 100 ms (the shortest interval) until it has made
@@ -353,26 +368,33 @@ func runUnprivileged() (json.RawMessage, error) {
 			return nil, err
 		}
 	}
+	return runChild("unpriv", &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}})
+}
+
+// runChild re-runs this program as the child mode names, started with attr, and returns the export
+// it prints (firstSMART). Its log goes to this program's stderr, the guest's output.
+func runChild(mode string, attr *syscall.SysProcAttr) (json.RawMessage, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "unpriv")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd := exec.Command(self, mode)
+	cmd.SysProcAttr = attr
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("unprivileged run: %w", err)
+		return nil, fmt.Errorf("%s run: %w", mode, err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
-		if rest, ok := strings.CutPrefix(line, vmproto.MarkerUnpriv); ok {
+		if rest, ok := strings.CutPrefix(line, vmproto.MarkerChild); ok {
 			return json.RawMessage(rest), nil
 		}
 	}
-	return nil, errors.New("unprivileged run printed no metrics")
+	return nil, fmt.Errorf("%s run printed no metrics", mode)
 }
 
-func unpriv() error {
+// firstSMART starts a receiver with the SMART source alone and prints its first SMART export.
+func firstSMART() error {
 	stop, ms, _, err := start(true)
 	if err != nil {
 		return err
@@ -382,6 +404,30 @@ func unpriv() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%s%s\n", vmproto.MarkerUnpriv, metricsJSON(md))
+	fmt.Printf("%s%s\n", vmproto.MarkerChild, metricsJSON(md))
 	return nil
+}
+
+// driveDBDirs hold every drivedb.h the receiver looks for on the root "/" (the host's copies; with root
+// "/" the image's copy is the package's one).
+var driveDBDirs = []string{"/usr/share/smartmontools", "/var/lib/smartmontools"}
+
+// noDriveDB runs in a mount namespace of its own (runChild's CLONE_NEWNS, which also makes its mounts
+// private): an empty tmpfs over each directory that holds a drivedb.h hides it from this process
+// alone, so the receiver finds none and names the ATA attributes from smart.go's table, while the
+// tools outside still read theirs.
+func noDriveDB() error {
+	for _, d := range driveDBDirs {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := syscall.Mount("tmpfs", d, "tmpfs", syscall.MS_NOSUID|syscall.MS_NODEV, "size=64k"); err != nil {
+			return fmt.Errorf("hiding %s: %w", d, err)
+		}
+	}
+	// The additions file is never hidden by the mounts above: its presence would name attributes too.
+	if _, err := os.Stat("/etc/smart_drivedb.h"); !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("/etc/smart_drivedb.h is on the guest (%v): the receiver would not read smart.go's names alone", err)
+	}
+	return firstSMART()
 }

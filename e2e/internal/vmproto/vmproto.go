@@ -20,8 +20,9 @@ const (
 	MarkerWindow = "DISKHEALTH-RO-"
 	// MarkerQMPReady asks the host to raise the NVMe critical warning over QMP.
 	MarkerQMPReady = "DISKHEALTH-QMP-READY"
-	// MarkerUnpriv begins the line smartguest's unprivileged child prints its export on.
-	MarkerUnpriv = "DISKHEALTH-UNPRIV "
+	// MarkerChild begins the line on which a child of smartguest (unprivileged, or with no drivedb.h)
+	// prints its export.
+	MarkerChild = "DISKHEALTH-CHILD "
 
 	// The bundles' markers, one per guest program.
 	MarkerSMART     = "DISKHEALTH-BUNDLE "
@@ -68,14 +69,15 @@ func (g *Guest) Common() *Guest { return g }
 // SMARTBundle is what smartguest reports (MarkerSMART).
 type SMARTBundle struct {
 	Guest
-	Phase1  SMARTPhase         `json:"phase1"`
-	Phase2  SMARTPhase         `json:"phase2"`
-	Events  json.RawMessage    `json:"events"` // OTLP JSON logs
-	Unpriv  json.RawMessage    `json:"unpriv"` // OTLP JSON metrics
-	Hwmon   map[string]string  `json:"hwmon"`  // nvme hwmon files
-	Many    SMARTMany          `json:"many"`
-	SysWWID map[string]string  `json:"sys_wwid"`
-	Timing  map[string]float64 `json:"timing"`
+	Phase1    SMARTPhase         `json:"phase1"`
+	Phase2    SMARTPhase         `json:"phase2"`
+	Events    json.RawMessage    `json:"events"`     // OTLP JSON logs
+	Unpriv    json.RawMessage    `json:"unpriv"`     // OTLP JSON metrics
+	NoDriveDB json.RawMessage    `json:"no_drivedb"` // OTLP JSON metrics: a fresh receiver, no drivedb.h reachable
+	Hwmon     map[string]string  `json:"hwmon"`      // nvme hwmon files
+	Many      SMARTMany          `json:"many"`
+	SysWWID   map[string]string  `json:"sys_wwid"`
+	Timing    map[string]float64 `json:"timing"`
 }
 
 // SMARTPhase is one moment: the receiver's export and the tools' view.
