@@ -284,12 +284,5 @@ func freeAddr(t *testing.T) string {
 }
 
 func scrape(addr string) string {
-	c := http.Client{Timeout: 2 * time.Second}
-	resp, err := c.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return strings.TrimSpace(string(b))
+	return scrapeWith(&http.Client{Timeout: 2 * time.Second}, addr)
 }
