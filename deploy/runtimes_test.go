@@ -80,17 +80,27 @@ func (c *containerd) importImage(t *testing.T, ref string) {
 	c.ctr(t, "image", "import", archive)
 }
 
-// podContainer is what ctr runs for one container of a pod spec: the kubelet's translation of it,
-// as far as a node without a kubelet can make it.
+// podContainer is one container of a pod spec as the kubelet would run it, as far as a node without a
+// kubelet can: each runtime renders it as its own flags.
 type podContainer struct {
-	args    []string // ctr run flags
-	command []string // the container's command: empty for the image's ENTRYPOINT
-	argv    []string // the container's args
-	user    string   // runAsUser:runAsGroup
-	podEnv  map[string]string
+	capDrop, capAdd []string // capability names without CAP_
+	readOnly        bool     // read-only root filesystem
+	seccompDefault  bool     // the runtime's default seccomp profile (RuntimeDefault); else Unconfined
+	user            string   // runAsUser:runAsGroup
+	env             []string // NAME=value, in order
+	mounts          []mount
+	command         []string // the container's command: empty for the image's ENTRYPOINT
+	argv            []string // the container's args
+	podEnv          map[string]string
 }
 
-// translate turns the pod spec's container into ctr run flags: its capabilities (drop, add), read-only
+// mount is a bind mount of a host path (or a directory the test made for a volume) into the container.
+type mount struct {
+	src, dst         string
+	readOnly, rslave bool
+}
+
+// translate turns the pod spec's container into what a runtime needs: its capabilities (drop, add), read-only
 // root, seccomp profile, environment (fieldRefs from fieldValues, $(VAR) expanded as the kubelet
 // does) and volume mounts (hostPath as bind mounts with their read-only flag and propagation,
 // configMap as a directory holding its keys, read-only).
@@ -104,19 +114,19 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 	require.False(t, sc.Privileged != nil && *sc.Privileged, "privileged pods are not translated")
 	if sc.Capabilities != nil {
 		for _, c := range sc.Capabilities.Drop {
-			pc.args = append(pc.args, "--cap-drop", "CAP_"+string(c))
+			pc.capDrop = append(pc.capDrop, string(c))
 		}
 		for _, c := range sc.Capabilities.Add {
-			pc.args = append(pc.args, "--cap-add", "CAP_"+string(c))
+			pc.capAdd = append(pc.capAdd, string(c))
 		}
 	}
 	if sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
-		pc.args = append(pc.args, "--read-only")
+		pc.readOnly = true
 	}
 	require.NotNil(t, sc.SeccompProfile)
 	switch sc.SeccompProfile.Type {
 	case corev1.SeccompProfileTypeRuntimeDefault:
-		pc.args = append(pc.args, "--seccomp") // containerd's own default profile
+		pc.seccompDefault = true
 	case corev1.SeccompProfileTypeUnconfined:
 	default:
 		t.Fatalf("seccomp profile %s is not translated", sc.SeccompProfile.Type)
@@ -144,7 +154,7 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 			return ref
 		})
 		pc.podEnv[e.Name] = v
-		pc.args = append(pc.args, "--env", e.Name+"="+v)
+		pc.env = append(pc.env, e.Name+"="+v)
 	}
 
 	volumes := map[string]corev1.Volume{}
@@ -172,14 +182,8 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 		default:
 			t.Fatalf("volume %s: only hostPath and configMap are translated", m.Name)
 		}
-		opts := []string{"rbind"}
-		if m.ReadOnly {
-			opts = append(opts, "ro")
-		}
-		if m.MountPropagation != nil && *m.MountPropagation == corev1.MountPropagationHostToContainer {
-			opts = append(opts, "rslave")
-		}
-		pc.args = append(pc.args, "--mount", fmt.Sprintf("type=bind,src=%s,dst=%s,options=%s", src, m.MountPath, strings.Join(opts, ":")))
+		pc.mounts = append(pc.mounts, mount{src: src, dst: m.MountPath, readOnly: m.ReadOnly,
+			rslave: m.MountPropagation != nil && *m.MountPropagation == corev1.MountPropagationHostToContainer})
 	}
 	// The kubelet mounts the service account's token where client-go looks for it and names the API
 	// server in the environment. No control plane runs here: nothing answers at that address, so
@@ -189,8 +193,8 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 		for name, data := range map[string]string{"token": "not-a-real-token", "namespace": "diskhealth", "ca.crt": ""} {
 			require.NoError(t, os.WriteFile(filepath.Join(sa, name), []byte(data), 0o644))
 		}
-		pc.args = append(pc.args, "--mount", "type=bind,src="+sa+",dst=/var/run/secrets/kubernetes.io/serviceaccount,options=rbind:ro",
-			"--env", "KUBERNETES_SERVICE_HOST=127.0.0.1", "--env", "KUBERNETES_SERVICE_PORT=6443")
+		pc.mounts = append(pc.mounts, mount{src: sa, dst: "/var/run/secrets/kubernetes.io/serviceaccount", readOnly: true})
+		pc.env = append(pc.env, "KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT=6443")
 	}
 	// The kubelet bind-mounts a managed /etc/hosts into every container (localhost and the pod's own
 	// name): without it a scratch image cannot resolve "localhost", where the collector's own telemetry
@@ -198,31 +202,83 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 	hosts := filepath.Join(t.TempDir(), "hosts")
 	require.NoError(t, os.WriteFile(hosts, []byte(fmt.Sprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n%s\t%s\n",
 		fieldValues["status.podIP"], fieldValues["spec.nodeName"])), 0o644))
-	pc.args = append(pc.args, "--mount", "type=bind,src="+hosts+",dst=/etc/hosts,options=rbind:ro")
+	pc.mounts = append(pc.mounts, mount{src: hosts, dst: "/etc/hosts", readOnly: true})
 	return pc
 }
 
-// TestDaemonSetUnderContainerd runs the shipped DaemonSet's container (deploy/kubernetes/daemonset.yaml
-// and its ConfigMap, as shipped) under containerd with runc and containerd's own default seccomp
-// profile — what `seccompProfile: RuntimeDefault` means on a containerd node — with the manifest's
-// capabilities, read-only root, environment and host mounts, in a network namespace of its own as a
-// pod has. Every source of the config must deliver: the I/O and filesystem series of this host's
-// disks and `/`, and the block-latency probe attaches (CAP_BPF and CAP_PERFMON are allowed bpf()
-// under this profile).
-func TestDaemonSetUnderContainerd(t *testing.T) {
-	list := imageName(t)
-	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: containerd here runs as root")
+// ctrFlags renders pc as ctr run flags.
+func (pc podContainer) ctrFlags() []string {
+	var f []string
+	for _, c := range pc.capDrop {
+		f = append(f, "--cap-drop", "CAP_"+c)
 	}
-	var ds appsv1.DaemonSet
-	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
-	var cm corev1.ConfigMap
-	decodeStrict(t, configMapFile, &cm)
-	hostname, err := os.Hostname()
-	require.NoError(t, err)
-	pc := translate(t, ds.Spec.Template.Spec, map[string]corev1.ConfigMap{cm.Name: cm},
-		map[string]string{"spec.nodeName": hostname, "status.podIP": "127.0.0.1"})
+	for _, c := range pc.capAdd {
+		f = append(f, "--cap-add", "CAP_"+c)
+	}
+	if pc.readOnly {
+		f = append(f, "--read-only")
+	}
+	if pc.seccompDefault {
+		f = append(f, "--seccomp") // containerd's own default profile
+	}
+	for _, e := range pc.env {
+		f = append(f, "--env", e)
+	}
+	for _, m := range pc.mounts {
+		opts := []string{"rbind"}
+		if m.readOnly {
+			opts = append(opts, "ro")
+		}
+		if m.rslave {
+			opts = append(opts, "rslave")
+		}
+		f = append(f, "--mount", fmt.Sprintf("type=bind,src=%s,dst=%s,options=%s", m.src, m.dst, strings.Join(opts, ":")))
+	}
+	return f
+}
 
+// podmanFlags renders pc as podman run flags (runc, and limits within this sandbox's, as podman needs
+// here; network none: the pod's own namespace with loopback only).
+func (pc podContainer) podmanFlags() []string {
+	f := []string{"--runtime", "runc", "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096",
+		"--network", "none", "--user", pc.user}
+	for _, c := range pc.capDrop {
+		f = append(f, "--cap-drop", c)
+	}
+	for _, c := range pc.capAdd {
+		f = append(f, "--cap-add", c)
+	}
+	if pc.readOnly {
+		f = append(f, "--read-only")
+	}
+	if !pc.seccompDefault {
+		f = append(f, "--security-opt", "seccomp=unconfined")
+	}
+	for _, e := range pc.env {
+		f = append(f, "--env", e)
+	}
+	for _, m := range pc.mounts {
+		opts := "rw"
+		if m.readOnly {
+			opts = "ro"
+		}
+		if m.rslave {
+			opts += ",rslave"
+		}
+		f = append(f, "--volume", m.src+":"+m.dst+":"+opts)
+	}
+	return f
+}
+
+// podRun is one container started by a runtime: its network namespace and its output.
+type podRun struct {
+	netns string
+	logs  func() string
+}
+
+// runUnderContainerd starts pc under containerd (a daemon of the test's own, runc, `ctr run`).
+func runUnderContainerd(t *testing.T, pc podContainer, list string) podRun {
+	t.Helper()
 	// ctr 1.6 cannot override the image's USER as the kubelet does with runAsUser: it runs the
 	// variant built with that user (the same files; uid 0 is the -smart image).
 	ref := ""
@@ -232,29 +288,23 @@ func TestDaemonSetUnderContainerd(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, ref, "no image runs as %s", pc.user)
-
 	c := startContainerd(t)
 	c.importImage(t, ref)
 	id := fmt.Sprintf("daemonset-%d", os.Getpid())
 	logPath := filepath.Join(t.TempDir(), "container.log")
-	args := append([]string{"run", "-d", "--log-uri", "file://" + logPath}, pc.args...)
 	// ctr's arguments after the ID replace the whole process; the kubelet's args replace only CMD.
 	command := pc.command
 	if len(command) == 0 {
 		command = inspectImage(t, ref).Config.Entrypoint
 	}
-	args = append(append(append(args, ref, id), command...), pc.argv...)
-	c.ctr(t, args...)
-	defer func() {
-		if t.Failed() {
-			out, _ := os.ReadFile(logPath)
-			t.Logf("container output:\n%s", out)
-		}
+	args := append(append([]string{"run", "-d", "--log-uri", "file://" + logPath}, pc.ctrFlags()...), ref, id)
+	c.ctr(t, append(append(args, command...), pc.argv...)...)
+	t.Cleanup(func() {
 		_ = exec.Command("ctr", "-a", c.sock, "-n", c.ns, "task", "kill", "-s", "SIGKILL", id).Run()
 		time.Sleep(time.Second)
 		_ = exec.Command("ctr", "-a", c.sock, "-n", c.ns, "task", "rm", "-f", id).Run()
 		_ = exec.Command("ctr", "-a", c.sock, "-n", c.ns, "container", "rm", id).Run()
-	}()
+	})
 	var pid int
 	for _, line := range strings.Split(string(c.ctr(t, "task", "ls")), "\n")[1:] {
 		if f := strings.Fields(line); len(f) >= 3 && f[0] == id {
@@ -264,29 +314,81 @@ func TestDaemonSetUnderContainerd(t *testing.T) {
 		}
 	}
 	require.NotZero(t, pid, "no task %s", id)
-	client := inNetns(t, fmt.Sprintf("/proc/%d/ns/net", pid))
+	return podRun{netns: fmt.Sprintf("/proc/%d/ns/net", pid), logs: func() string {
+		out, _ := os.ReadFile(logPath)
+		return string(out)
+	}}
+}
 
-	promAddr := pc.podEnv["POD_IP"] + ":9464"
-	ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
-	fsRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`)
-	deadline := time.Now().Add(60 * time.Second)
-	var body string
-	for {
-		body = scrapeWith(client, promAddr)
-		if ioRe.MatchString(body) && fsRe.MatchString(body) {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
-		time.Sleep(500 * time.Millisecond)
+// runUnderPodman starts pc under podman with runc and containers/common's default seccomp profile
+// (the one CRI-O, and so OpenShift, uses).
+func runUnderPodman(t *testing.T, pc podContainer, list string) podRun {
+	t.Helper()
+	ref := list + "-" + runtime.GOARCH
+	name := fmt.Sprintf("daemonset-%d", os.Getpid())
+	// The shipped manifest sets args only: podman, like the kubelet, appends them to the image's ENTRYPOINT.
+	require.Empty(t, pc.command, "a container command is not translated for podman")
+	args := append(append([]string{"run", "-d", "--name", name}, pc.podmanFlags()...), ref)
+	run(t, "podman", append(args, pc.argv...)...)
+	t.Cleanup(func() { _ = exec.Command("podman", "rm", "-f", "-t", "5", name).Run() })
+	pid := strings.TrimSpace(string(run(t, "podman", "inspect", "--format", "{{.State.Pid}}", name)))
+	return podRun{netns: "/proc/" + pid + "/ns/net", logs: func() string {
+		out, _ := exec.Command("podman", "logs", name).CombinedOutput()
+		return string(out)
+	}}
+}
+
+// TestDaemonSetUnderRuntimes runs the shipped DaemonSet's container (deploy/kubernetes/daemonset.yaml and
+// its ConfigMap, as shipped) under the runtimes Kubernetes nodes use, each with its own default seccomp
+// profile — what `seccompProfile: RuntimeDefault` means there: containerd (ctr, runc) and podman with
+// runc (containers/common's profile, as CRI-O). The manifest's capabilities, user, read-only root,
+// environment and host mounts apply, in a network namespace of the pod's own. Every source of the
+// config must deliver: the I/O and filesystem series of this host's disks and `/`, health checks, and
+// the block-latency probe attached.
+func TestDaemonSetUnderRuntimes(t *testing.T) {
+	list := imageName(t)
+	if os.Geteuid() != 0 {
+		t.Skip("SKIPPED: the runtimes here run as root")
 	}
-	out, err := os.ReadFile(logPath)
+	var ds appsv1.DaemonSet
+	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
+	var cm corev1.ConfigMap
+	decodeStrict(t, configMapFile, &cm)
+	hostname, err := os.Hostname()
 	require.NoError(t, err)
-	assert.Contains(t, string(out), "Block latency probe attached.",
-		"containerd's default seccomp profile lets CAP_BPF + CAP_PERFMON load the probe")
-	resp, err := client.Get("http://" + pc.podEnv["POD_IP"] + ":13133/")
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
+	for name, start := range map[string]func(*testing.T, podContainer, string) podRun{
+		"containerd": runUnderContainerd,
+		"podman":     runUnderPodman,
+	} {
+		t.Run(name, func(t *testing.T) {
+			pc := translate(t, ds.Spec.Template.Spec, map[string]corev1.ConfigMap{cm.Name: cm},
+				map[string]string{"spec.nodeName": hostname, "status.podIP": "127.0.0.1"})
+			pod := start(t, pc, list)
+			defer func() {
+				if t.Failed() {
+					t.Logf("container output:\n%s", pod.logs())
+				}
+			}()
+			client := inNetns(t, pod.netns)
+			ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
+			fsRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`)
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				body := scrapeWith(client, pc.podEnv["POD_IP"]+":9464")
+				if ioRe.MatchString(body) && fsRe.MatchString(body) {
+					break
+				}
+				require.True(t, time.Now().Before(deadline), "no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
+				time.Sleep(500 * time.Millisecond)
+			}
+			assert.Contains(t, pod.logs(), "Block latency probe attached.",
+				"the manifest's capabilities let the probe load under %s's default seccomp profile", name)
+			resp, err := client.Get("http://" + pc.podEnv["POD_IP"] + ":13133/")
+			require.NoError(t, err)
+			_ = resp.Body.Close()
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
+		})
+	}
 }
 
 // inNetns returns an HTTP client whose connections are made in the network namespace at path (the
