@@ -3,6 +3,7 @@ module github.com/diskhealth/diskhealth
 go 1.26.0
 
 require (
+	github.com/anatol/smart.go v0.0.0-20260723175002-53b369c3973c
 	github.com/cilium/ebpf v0.22.0
 	github.com/go-viper/mapstructure/v2 v2.5.0
 	github.com/google/go-cmp v0.7.0
@@ -32,10 +33,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/anatol/smart.go v0.0.0-20260723175002-53b369c3973c // indirect
-	go.etcd.io/bbolt v1.5.0 // indirect
-)
+require go.etcd.io/bbolt v1.5.0 // indirect
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
