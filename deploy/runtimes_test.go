@@ -348,7 +348,7 @@ func runUnderPodman(t *testing.T, pc podContainer, list string) podRun {
 func TestDaemonSetUnderRuntimes(t *testing.T) {
 	list := imageName(t)
 	if os.Geteuid() != 0 {
-		t.Skip("SKIPPED: the runtimes here run as root")
+		unavailable(t, "the runtimes here run as root; run `make test` as root (CI does)")
 	}
 	var ds appsv1.DaemonSet
 	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)

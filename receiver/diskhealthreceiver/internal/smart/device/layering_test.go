@@ -120,10 +120,10 @@ func TestSmartGoHungCallBounded(t *testing.T) {
 	m.Disk("sda").Hang = hang
 	const timeout = 300 * time.Millisecond
 	r := newReader(t, m, func(c *device.Config) { c.Timeout, c.Standby = timeout, device.StandbyNever })
-	start := time.Now()
+	// The call stays blocked until the test's end (close(hang) below): Collect returning at all, with
+	// sda timed out, is the read ending at its deadline without waiting for the call.
 	res, err := r.Collect(t.Context())
 	require.NoError(t, err)
-	assert.Less(t, time.Since(start), timeout+time.Second, "the read ends at its deadline")
 	got := byName(t, res)
 	assert.Equal(t, device.StatusTimeout, got["sda"].Status)
 	assert.Equal(t, device.StatusOK, got["sdb"].Status)
