@@ -106,15 +106,33 @@ type key struct{ cgroup, device string }
 
 // baseline is a geometric mean learned over the warm-up, then an EWMA in log space: latency is
 // log-normal-ish, so a 10× spike moves it as much as a 10× dip and a single stall cannot drag it.
+// Once warm, an interval at k × the baseline or more is not learned on its own: it is the very
+// signal the verdict judges, and an aggressor a hair under the share (the interval it started in)
+// would otherwise raise the normal it is then judged against. Such intervals are held aside; a run
+// of WarmUp of them in a row, with no episode, is a new normal (a slower device is slow for
+// everyone) and becomes the baseline.
 type baseline struct {
 	logMean float64
 	n       int
+	// spikeLog and spikes are the sum of the logs and the count of the run of spikes held aside.
+	spikeLog float64
+	spikes   int
 }
 
-func (b *baseline) learn(v float64, c *Config) {
+// learn takes v; hot says v reached k × the baseline (only meaningful once ready).
+func (b *baseline) learn(v float64, hot bool, c *Config) {
 	if v <= 0 {
 		return
 	}
+	if hot && b.ready(c) {
+		b.spikeLog += math.Log(v)
+		if b.spikes++; b.spikes >= c.WarmUp {
+			b.logMean = b.spikeLog / float64(b.spikes)
+			b.spikeLog, b.spikes = 0, 0
+		}
+		return
+	}
+	b.spikeLog, b.spikes = 0, 0
 	b.n++
 	a := c.Alpha
 	if b.n <= c.WarmUp {
@@ -226,12 +244,14 @@ func (e *Engine) device(ts time.Time, dt float64, d *Device, out []Event) []Even
 			}
 		}
 		enough := v.IOs >= c.MinVictimIOs
-		latHot := enough && t.lat.ready(c) && v.Latency >= c.K*t.lat.value()
+		latHigh := v.Latency >= c.K*t.lat.value()
+		latHot := enough && t.lat.ready(c) && latHigh
 		stallShare, stallOK := 0.0, v.HasStall && dt > 0
 		if stallOK {
 			stallShare = v.Stall / dt
 		}
-		stallHot := enough && stallOK && t.stall.ready(c) && stallShare >= c.K*max(t.stall.value(), StallFloor)
+		stallHigh := stallShare >= c.K*max(t.stall.value(), StallFloor)
+		stallHot := enough && stallOK && t.stall.ready(c) && stallHigh
 		hot := (latHot || stallHot) && len(aggr) > 0
 		switch {
 		case t.ep == nil && hot:
@@ -245,10 +265,10 @@ func (e *Engine) device(ts time.Time, dt float64, d *Device, out []Event) []Even
 		case t.ep == nil && enough:
 			// The baseline learns only outside episodes: frozen, it still says what normal was
 			// when the episode ends.
-			t.lat.learn(v.Latency, c)
+			t.lat.learn(v.Latency, latHigh, c)
 			if stallOK {
 				// A stall of 0 is a fine sample: floored, so its log is finite.
-				t.stall.learn(max(stallShare, StallFloor/10), c)
+				t.stall.learn(max(stallShare, StallFloor/10), stallHigh, c)
 			}
 		case t.ep != nil && hot:
 			t.below = 0

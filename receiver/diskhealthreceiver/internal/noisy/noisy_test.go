@@ -105,7 +105,7 @@ func TestNoEventBelowShare(t *testing.T) {
 	cfg := DefaultConfig()
 	r := &run{e: New(cfg)}
 	warm(t, r, cfg.WarmUp)
-	// A few intervals: a sustained rise without an aggressor is learned as the new normal.
+	// A few intervals: fewer than a warm-up, so the rise is not yet the new normal.
 	for range 3 {
 		// B at 0.45, the unowned rest (flusher, removed cgroups) at 0.45: neither is ≥ 0.5.
 		devs := interval(40, 0.01, 0.1, 0.45)
@@ -153,6 +153,52 @@ func TestBaselineFrozenDuringEpisode(t *testing.T) {
 	}
 	got, _ = r.e.Baseline("/V", "loop0")
 	require.Greater(t, got, base)
+}
+
+// The interval an aggressor starts in, with its share a hair under Share, is a 10× spike: it is not
+// learned, so the episode that opens a scrape later is judged against what V's normal was (the
+// loop device test saw the baseline raised 1.26× by exactly that interval).
+func TestSpikeBelowShareNotLearned(t *testing.T) {
+	cfg := DefaultConfig()
+	r := &run{e: New(cfg)}
+	warm(t, r, cfg.WarmUp)
+	base, _ := r.e.Baseline("/V", "loop0")
+	require.Empty(t, r.feed(interval(40, 10*base, 0.51, 0.49)))
+	got, _ := r.e.Baseline("/V", "loop0")
+	require.Equal(t, base, got)
+	ev := r.feed(interval(40, 10*base, 0.1, 0.9))
+	require.Len(t, ev, 1)
+	require.Equal(t, base, ev[0].LatencyBaseline)
+	// Below k × the baseline it learns as before.
+	r = &run{e: New(cfg)}
+	warm(t, r, cfg.WarmUp)
+	require.Empty(t, r.feed(interval(40, 2*base, 0.9, 0.1)))
+	got, _ = r.e.Baseline("/V", "loop0")
+	require.Greater(t, got, base)
+}
+
+// A rise with no aggressor that holds for a whole warm-up is the new normal: the baseline becomes
+// the run's geometric mean, and a neighbour is then judged against it. A run broken by one normal
+// interval starts again.
+func TestNewNormalAfterAWarmUpOfSpikes(t *testing.T) {
+	cfg := DefaultConfig()
+	r := &run{e: New(cfg)}
+	warm(t, r, cfg.WarmUp)
+	base, _ := r.e.Baseline("/V", "loop0")
+	for range cfg.WarmUp - 1 {
+		require.Empty(t, r.feed(interval(40, 5*base, 0.9, 0)))
+	}
+	require.Empty(t, r.feed(interval(40, base, 0.9, 0)))
+	for range cfg.WarmUp - 1 {
+		require.Empty(t, r.feed(interval(40, 5*base, 0.9, 0)))
+	}
+	got, _ := r.e.Baseline("/V", "loop0")
+	require.Less(t, got, 1.2*base, "a broken run is not a new normal")
+	require.Empty(t, r.feed(interval(40, 5*base, 0.9, 0)))
+	got, _ = r.e.Baseline("/V", "loop0")
+	require.InEpsilon(t, 5*base, got, 1e-9)
+	// 10× the old normal is 2× the new one: no episode, even with B holding the device.
+	require.Empty(t, r.feed(interval(40, 10*base, 0.1, 0.9)))
 }
 
 // Cgroups and devices not seen for ForgetAfter intervals are freed; an open episode of a removed
