@@ -84,5 +84,5 @@ func TestNVMeErrorLogOnceAcrossRestartsWithFileStorage(t *testing.T) {
 	run.stop(t)
 
 	assert.Equal(t, []int64{6, 7, 8, 9}, sent, "every entry made after the first start, each once")
-	assert.Empty(t, run.h.obs.FilterMessage("NVMe error-log high-water mark not kept in storage").All())
+	assert.Empty(t, run.h.obs.FilterMessage(storageWarning).All())
 }

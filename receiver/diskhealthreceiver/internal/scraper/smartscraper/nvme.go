@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/smartscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -160,7 +159,7 @@ func (s *smartScraper) errorEvents(ctx context.Context, t *nvmeTrack, res *devic
 			t.errHigh = stored
 		} else {
 			_, t.errHigh = nvme.NewErrors(entries, 0)
-			s.storeMark(ctx, key, t.errHigh)
+			s.storeMark(key, t.errHigh)
 			return
 		}
 	}
@@ -174,7 +173,7 @@ func (s *smartScraper) errorEvents(ctx context.Context, t *nvmeTrack, res *devic
 		s.appendNVMeError(resource, res, label, e)
 	}
 	if t.errHigh != before {
-		s.storeMark(ctx, key, t.errHigh)
+		s.storeMark(key, t.errHigh)
 	}
 }
 
@@ -182,31 +181,18 @@ func (s *smartScraper) loadMark(ctx context.Context, key string) (uint64, bool) 
 	if s.marks == nil {
 		return 0, false
 	}
+	// A storage problem is the Background's to log (once); the mark then lives in memory only,
+	// which costs at most a restart's worth of entries.
 	b, err := s.marks.Get(ctx, key)
-	if err != nil {
-		s.storageProblem(err)
-	}
 	if err != nil || len(b) != 8 {
 		return 0, false
 	}
 	return binary.LittleEndian.Uint64(b), true
 }
 
-func (s *smartScraper) storeMark(ctx context.Context, key string, v uint64) {
-	if s.marks == nil {
-		return
-	}
-	s.storageProblem(s.marks.Set(ctx, key, binary.LittleEndian.AppendUint64(nil, v)))
-}
-
-// storageProblem logs a storage error when it differs from the last one (a successful write clears
-// it): the mark then lives in memory only, which costs at most a restart's worth of entries.
-func (s *smartScraper) storageProblem(err error) {
-	if msg := errString(err); msg != s.marksErr {
-		s.marksErr = msg
-		if err != nil {
-			s.logger.Warn("NVMe error-log high-water mark not kept in storage", zap.Error(err))
-		}
+func (s *smartScraper) storeMark(key string, v uint64) {
+	if s.marks != nil {
+		s.marks.Set(key, binary.LittleEndian.AppendUint64(nil, v))
 	}
 }
 

@@ -510,13 +510,15 @@ func TestCloudLimitsFor(t *testing.T) {
 }
 
 // memStorage is a storage extension keeping its values in a map, shared by the scrapers of a test
-// as a file_storage directory is by a collector and its restart.
+// as a file_storage directory is by a collector and its restart. failSet fails every write; hang,
+// when set, holds every call until it is closed (a hung state directory).
 type memStorage struct {
 	component.StartFunc
 	component.ShutdownFunc
 	mu      sync.Mutex
 	values  map[string][]byte
 	failSet error
+	hang    chan struct{}
 }
 
 func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
@@ -525,31 +527,51 @@ func (m *memStorage) GetClient(context.Context, component.Kind, component.ID, st
 
 type memClient struct{ m *memStorage }
 
+func (c memClient) wait() {
+	if c.m.hang != nil {
+		<-c.m.hang
+	}
+}
+
 func (c memClient) Get(_ context.Context, key string) ([]byte, error) {
+	c.wait()
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	return c.m.values[key], nil
 }
 
-func (c memClient) Set(_ context.Context, key string, v []byte) error {
+func (c memClient) Set(ctx context.Context, key string, v []byte) error {
+	return c.Batch(ctx, storage.SetOperation(key, v))
+}
+
+func (c memClient) Delete(ctx context.Context, key string) error {
+	return c.Batch(ctx, storage.DeleteOperation(key))
+}
+
+func (c memClient) Batch(_ context.Context, ops ...*storage.Operation) error {
+	c.wait()
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	if c.m.failSet != nil {
 		return c.m.failSet
 	}
-	c.m.values[key] = v
+	for _, op := range ops {
+		switch op.Type {
+		case storage.Set:
+			c.m.values[op.Key] = op.Value
+		case storage.Delete:
+			delete(c.m.values, op.Key)
+		case storage.Get:
+			op.Value = c.m.values[op.Key]
+		}
+	}
 	return nil
 }
 
-func (c memClient) Delete(_ context.Context, key string) error {
-	c.m.mu.Lock()
-	defer c.m.mu.Unlock()
-	delete(c.m.values, key)
-	return nil
-}
+func (memClient) Close(context.Context) error { return nil }
 
-func (memClient) Batch(context.Context, ...*storage.Operation) error { return errors.New("not used") }
-func (memClient) Close(context.Context) error                        { return nil }
+// storageWarning is the one WARN a failing storage gives (store.Background).
+const storageWarning = "NVMe error-log high-water marks not kept across restarts: the storage failed"
 
 var storageID = component.MustNewID("file_storage")
 
@@ -571,6 +593,7 @@ func TestNVMeErrorMarkPersisted(t *testing.T) {
 	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
 	first.scrape(t)
 	require.Len(t, nvmeErrorRecords(first), 1)
+	require.NoError(t, first.s.shutdown(t.Context()))
 
 	// Down while the drive logs 7 and 8; the restarted collector sends exactly those.
 	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 8, 7, 6, 5, 4))
@@ -606,7 +629,27 @@ func TestNVMeErrorMarkStorageFails(t *testing.T) {
 	h.scrape(t)
 	h.scrape(t)
 	assert.Len(t, nvmeErrorRecords(h), 1)
-	assert.Len(t, h.obs.FilterMessage("NVMe error-log high-water mark not kept in storage").All(), 1)
+	// The writes are the background's: after the shutdown's last flush, every attempt has been made.
+	require.NoError(t, h.s.shutdown(t.Context()))
+	assert.Len(t, h.obs.FilterMessage(storageWarning).All(), 1)
+}
+
+// A hung state directory costs the marks' persistence, never a scrape: every scrape returns while the
+// storage still holds its calls, the entry is sent once from the mark kept in memory, and it is
+// said once.
+func TestNVMeErrorMarkStorageHangs(t *testing.T) {
+	m := fleet(t)
+	st := &memStorage{values: map[string][]byte{}, hang: make(chan struct{})}
+	h := newHarnessOn(t, m, nil)
+	startWithStorage(t, h, st)
+	h.scrape(t)
+	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
+	h.scrape(t)
+	h.scrape(t)
+	assert.Len(t, nvmeErrorRecords(h), 1)
+	assert.Len(t, h.obs.FilterMessage(storageWarning).All(), 1)
+	close(st.hang)
+	require.NoError(t, h.s.shutdown(t.Context()))
 }
 
 func TestStorageMisconfigured(t *testing.T) {

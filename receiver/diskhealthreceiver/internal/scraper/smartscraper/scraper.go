@@ -41,9 +41,10 @@ type smartScraper struct {
 	// restarts; id is this scraper's, the owner of the marks.
 	storage *component.ID
 	id      component.ID
-	marks   storage.Client
-	// marksErr is the last storage problem logged, so a lasting one is logged once.
-	marksErr string
+	// marks is the storage, read and written in the background: a full, locked or hung state
+	// directory costs the marks' persistence (one WARN, store.Background), never a scrape's deadline
+	// or the collector's start.
+	marks *store.Background
 
 	// started is the start time of the cumulative points built by hand from counters that have no
 	// start of their own (the cloud histograms).
@@ -83,11 +84,18 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 	}
 }
 
-// start opens the storage client of the configured extension.
-func (s *smartScraper) start(ctx context.Context, host component.Host) error {
-	var err error
-	s.marks, err = store.Open(ctx, host, section+".storage", s.storage, s.id, "nvme_error_log")
-	return err
+// start hands the error-log high-water marks the storage that keeps them across restarts, when one
+// is configured. A name that is no storage extension is a configuration mistake, said here; the
+// client itself is opened in the background.
+func (s *smartScraper) start(_ context.Context, host component.Host) error {
+	ext, err := store.Extension(host, section+".storage", s.storage)
+	if ext == nil {
+		return err
+	}
+	s.marks = store.NewBackground(s.logger, "NVMe error-log high-water marks", func(ctx context.Context) (storage.Client, error) {
+		return ext.GetClient(ctx, component.KindReceiver, s.id, "nvme_error_log")
+	})
+	return nil
 }
 
 // shutdown waits for reads still in flight (a hung ioctl) until the collector's shutdown deadline.

@@ -1,9 +1,8 @@
-// Package store opens the client of the storage extension a source's storage key names, the one way
-// every source that keeps state across restarts does it.
+// Package store finds the storage extension a source's storage key names and keeps its client in the
+// background (Background), the one way every source that keeps state across restarts does it.
 package store // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/store"
 
 import (
-	"context"
 	"fmt"
 
 	"go.opentelemetry.io/collector/component"
@@ -26,18 +25,4 @@ func Extension(host component.Host, key string, ext *component.ID) (storage.Exte
 		return nil, fmt.Errorf("%s: extension %s is not a storage extension", key, ext)
 	}
 	return se, nil
-}
-
-// Open returns the client named name of extension ext (nil: none configured, nil client) for the
-// source owner; key is the config key that named it (smart.storage), for the error.
-func Open(ctx context.Context, host component.Host, key string, ext *component.ID, owner component.ID, name string) (storage.Client, error) {
-	se, err := Extension(host, key, ext)
-	if se == nil {
-		return nil, err
-	}
-	client, err := se.GetClient(ctx, component.KindReceiver, owner, name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", key, err)
-	}
-	return client, nil
 }
