@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -140,13 +139,10 @@ func (s *fsScraper) ready() error {
 // said here; the client itself is opened in the background: a storage that cannot be opened (a full or
 // locked directory) or does not answer (a hung one) costs what is kept, with one WARN, never the start.
 func (s *fsScraper) start(_ context.Context, host component.Host) error {
-	ext, err := store.Extension(host, section+".storage", s.storage)
-	if ext == nil {
+	var err error
+	if s.store, err = store.Start(host, section+".storage", s.storage, s.id, "checkpoint", s.logger, "checkpoint state"); s.store == nil {
 		return err
 	}
-	s.store = store.NewBackground(s.logger, "checkpoint state", func(ctx context.Context) (storage.Client, error) {
-		return ext.GetClient(ctx, component.KindReceiver, s.id, "checkpoint")
-	})
 	s.learners.store = s.store
 	if s.projects != nil {
 		s.projects.learners.store = s.store

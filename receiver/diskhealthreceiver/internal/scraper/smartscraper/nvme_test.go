@@ -618,10 +618,11 @@ func TestNVMeErrorMarkPersisted(t *testing.T) {
 	require.NoError(t, restarted.s.shutdown(t.Context()))
 }
 
-// A storage that fails is logged once and the mark is kept in memory: no scrape fails, no entry twice.
-func TestNVMeErrorMarkStorageFails(t *testing.T) {
+// oneNewEntry starts a scraper on st and scrapes three times, a new error-log entry appearing after
+// the first: whatever the storage does, the entry is sent once (the mark is kept in memory).
+func oneNewEntry(t *testing.T, st *memStorage) *smartHarness {
+	t.Helper()
 	m := fleet(t)
-	st := &memStorage{values: map[string][]byte{}, failSet: errors.New("disk full")}
 	h := newHarnessOn(t, m, nil)
 	startWithStorage(t, h, st)
 	h.scrape(t)
@@ -629,6 +630,12 @@ func TestNVMeErrorMarkStorageFails(t *testing.T) {
 	h.scrape(t)
 	h.scrape(t)
 	assert.Len(t, nvmeErrorRecords(h), 1)
+	return h
+}
+
+// A storage that fails is logged once and the mark is kept in memory: no scrape fails, no entry twice.
+func TestNVMeErrorMarkStorageFails(t *testing.T) {
+	h := oneNewEntry(t, &memStorage{values: map[string][]byte{}, failSet: errors.New("disk full")})
 	// The writes are the background's: after the shutdown's last flush, every attempt has been made.
 	require.NoError(t, h.s.shutdown(t.Context()))
 	assert.Len(t, h.obs.FilterMessage(storageWarning).All(), 1)
@@ -638,15 +645,8 @@ func TestNVMeErrorMarkStorageFails(t *testing.T) {
 // storage still holds its calls, the entry is sent once from the mark kept in memory, and it is
 // said once.
 func TestNVMeErrorMarkStorageHangs(t *testing.T) {
-	m := fleet(t)
 	st := &memStorage{values: map[string][]byte{}, hang: make(chan struct{})}
-	h := newHarnessOn(t, m, nil)
-	startWithStorage(t, h, st)
-	h.scrape(t)
-	setPage(m.Disk("nvme0"), devicetest.NVMeLog(nvme.LogError), devicetest.ErrorLog(16, 6, 5, 4))
-	h.scrape(t)
-	h.scrape(t)
-	assert.Len(t, nvmeErrorRecords(h), 1)
+	h := oneNewEntry(t, st)
 	assert.Len(t, h.obs.FilterMessage(storageWarning).All(), 1)
 	close(st.hang)
 	require.NoError(t, h.s.shutdown(t.Context()))

@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/scraper"
@@ -85,17 +84,11 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 }
 
 // start hands the error-log high-water marks the storage that keeps them across restarts, when one
-// is configured. A name that is no storage extension is a configuration mistake, said here; the
-// client itself is opened in the background.
+// is configured.
 func (s *smartScraper) start(_ context.Context, host component.Host) error {
-	ext, err := store.Extension(host, section+".storage", s.storage)
-	if ext == nil {
-		return err
-	}
-	s.marks = store.NewBackground(s.logger, "NVMe error-log high-water marks", func(ctx context.Context) (storage.Client, error) {
-		return ext.GetClient(ctx, component.KindReceiver, s.id, "nvme_error_log")
-	})
-	return nil
+	var err error
+	s.marks, err = store.Start(host, section+".storage", s.storage, s.id, "nvme_error_log", s.logger, "NVMe error-log high-water marks")
+	return err
 }
 
 // shutdown waits for reads still in flight (a hung ioctl) until the collector's shutdown deadline.
