@@ -20,6 +20,10 @@ OCB          := $(TOOLS_BIN)/ocb
 # golangci-lint, built from source through the module proxy like ocb; its config is .golangci.yml.
 GOLANGCI_LINT_VERSION := v2.15.0
 GOLANGCI_LINT := $(TOOLS_BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# helm v4, for deploy's Helm test (`helm template` of the upstream opentelemetry-collector chart with
+# deploy/helm/values.yaml); built from source like ocb. The test runs `make -s helm` and reads the path.
+HELM_VERSION := v4.3.2
+HELM         := $(TOOLS_BIN)/helm-$(HELM_VERSION)
 GO_TOOL      := $(GO) tool -modfile=$(CURDIR)/internal/tools/go.mod
 DIST         := $(CURDIR)/_build/otelcol-diskhealth
 # The whole-process comparison (bench/cmd/scrapecost): a collector with hostmetricsreceiver v0.165.1 only.
@@ -37,7 +41,7 @@ LAT_FLAGS    ?= -benchtime=1s -count=3
 LATENCY_BENCH = $(GO) test -run '^$$' -bench . -skip FioIOPS -benchmem $(LAT_FLAGS) $(BIOLAT) && \
 	$(GO) test -run '^$$' -bench FioIOPS -benchtime=1x -count=1 -timeout 30m $(BIOLAT)
 
-.PHONY: all run build build-hostmetrics image test unit generate bpf lint bench bench-latency clean
+.PHONY: all run build build-hostmetrics image helm test unit generate bpf lint bench bench-latency clean
 
 all: build
 
@@ -48,6 +52,17 @@ $(OCB):
 $(GOLANGCI_LINT):
 	GOBIN=$(TOOLS_BIN) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(TOOLS_BIN)/golangci-lint $(GOLANGCI_LINT)
+
+# Built in a directory of its own and renamed into place: two checkouts or test runs building it at the
+# same time each finish with a whole binary. -mod=mod: a GOFLAGS=-mod=readonly from the environment would
+# refuse the download. `make -s helm` prints the binary's path (deploy's TestHelm* read it).
+$(HELM):
+	mkdir -p $(TOOLS_BIN) && tmp=$$(mktemp -d $(TOOLS_BIN)/.helm-XXXXXX) && \
+	GOBIN=$$tmp GOFLAGS=-mod=mod CGO_ENABLED=0 $(GO) install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION) && \
+	mv $$tmp/helm $(HELM) && rmdir $$tmp
+
+helm: $(HELM)
+	@echo $(HELM)
 
 # --skip-strict-versioning: the elasticsearch (v0.157.0) and file (v0.161.0) exporters are the newest
 # versions the module proxy serves; they build into a v0.165.0 collector.
@@ -128,7 +143,7 @@ unit:
 SOAK         := TestPersistentProblemsLogOnce
 # The hostmetrics peer (build-hostmetrics) is what e2e TestHostmetricsConventions compares
 # `conventions: hostmetrics` with; it finds it through DISKHEALTH_HOSTMETRICS.
-test: lint image build-hostmetrics
+test: lint image build-hostmetrics $(HELM)
 	@rc=0; logs=$(CURDIR)/_build; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) ./e2e/qemu/ > $$logs/test-qemu.log 2>&1 & guests=$$!; \
 	DISKHEALTH_OTELCOL=$(DIST) $(GO) test $(GOTEST_FLAGS) -run '^$(SOAK)$$' ./e2e/ > $$logs/test-soak.log 2>&1 & soak=$$!; \

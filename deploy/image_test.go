@@ -23,7 +23,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
 )
 
 // The images `make image` (deploy/image.sh) builds with buildah: a manifest list per target, each
@@ -49,15 +48,7 @@ func imageName(t *testing.T) string {
 	t.Helper()
 	name, fromEnv := os.LookupEnv("DISKHEALTH_IMAGE")
 	if !fromEnv || name == "" {
-		data, err := os.ReadFile("../builder-config.yaml")
-		require.NoError(t, err)
-		var manifest struct {
-			Dist struct {
-				Version string `json:"version"`
-			} `json:"dist"`
-		}
-		require.NoError(t, yaml.Unmarshal(data, &manifest))
-		name = "localhost/otelcol-diskhealth:" + manifest.Dist.Version
+		name = defaultImage(t)
 	}
 	if _, err := exec.LookPath("podman"); err != nil {
 		if fromEnv {

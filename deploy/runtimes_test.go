@@ -176,8 +176,22 @@ func translate(t *testing.T, spec corev1.PodSpec, cms map[string]corev1.ConfigMa
 			cm, ok := cms[v.ConfigMap.Name]
 			require.True(t, ok, "configMap %s", v.ConfigMap.Name)
 			src = t.TempDir()
-			for k, data := range cm.Data {
-				require.NoError(t, os.WriteFile(filepath.Join(src, k), []byte(data), 0o644))
+			// Every key as a file of its name, or only the listed items, each at its path (the Helm chart's
+			// `relay` key as relay.yaml).
+			files := map[string]string{}
+			for k := range cm.Data {
+				files[k] = k
+			}
+			if len(v.ConfigMap.Items) > 0 {
+				files = map[string]string{}
+				for _, it := range v.ConfigMap.Items {
+					_, ok := cm.Data[it.Key]
+					require.True(t, ok, "configMap %s has no key %s", cm.Name, it.Key)
+					files[it.Key] = it.Path
+				}
+			}
+			for k, path := range files {
+				require.NoError(t, os.WriteFile(filepath.Join(src, path), []byte(cm.Data[k]), 0o644))
 			}
 		default:
 			t.Fatalf("volume %s: only hostPath and configMap are translated", m.Name)
@@ -354,41 +368,54 @@ func TestDaemonSetUnderRuntimes(t *testing.T) {
 	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
 	var cm corev1.ConfigMap
 	decodeStrict(t, configMapFile, &cm)
-	hostname, err := os.Hostname()
-	require.NoError(t, err)
 	for name, start := range map[string]func(*testing.T, podContainer, string) podRun{
 		"containerd": runUnderContainerd,
 		"podman":     runUnderPodman,
 	} {
 		t.Run(name, func(t *testing.T) {
-			pc := translate(t, ds.Spec.Template.Spec, map[string]corev1.ConfigMap{cm.Name: cm},
-				map[string]string{"spec.nodeName": hostname, "status.podIP": "127.0.0.1"})
-			pod := start(t, pc, list)
-			defer func() {
-				if t.Failed() {
-					t.Logf("container output:\n%s", pod.logs())
-				}
-			}()
-			client := inNetns(t, pod.netns)
-			ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
-			fsRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`)
-			deadline := time.Now().Add(60 * time.Second)
-			for {
-				body := scrapeWith(client, pc.podEnv["POD_IP"]+":9464")
-				if ioRe.MatchString(body) && fsRe.MatchString(body) {
-					break
-				}
-				require.True(t, time.Now().Before(deadline), "no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
-				time.Sleep(500 * time.Millisecond)
-			}
-			assert.Contains(t, pod.logs(), "Block latency probe attached.",
-				"the manifest's capabilities let the probe load under %s's default seccomp profile", name)
-			resp, err := client.Get("http://" + pc.podEnv["POD_IP"] + ":13133/")
-			require.NoError(t, err)
-			_ = resp.Body.Close()
-			assert.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
+			runPod(t, name, start, ds.Spec.Template.Spec, cm, list)
 		})
 	}
+}
+
+// runPod translates a pod spec (one container, its config in cm) for a runtime, starts it there with
+// the images of list, and checks that it delivers what the collector config promises on this host: the
+// I/O and filesystem series of this host's disks and `/` on the Prometheus endpoint (port 9464 of the
+// pod's IP), the health check (13133), and the block-latency probe attached under the runtime's default
+// seccomp profile.
+func runPod(t *testing.T, runtimeName string, start func(*testing.T, podContainer, string) podRun, spec corev1.PodSpec, cm corev1.ConfigMap, list string) {
+	t.Helper()
+	hostname, err := os.Hostname()
+	require.NoError(t, err)
+	// The downward API's values on this node: the pod's own network namespace has loopback only.
+	pc := translate(t, spec, map[string]corev1.ConfigMap{cm.Name: cm}, map[string]string{
+		"spec.nodeName": hostname, "status.podIP": "127.0.0.1", "status.hostIP": "127.0.0.1",
+		"metadata.namespace": "diskhealth", "metadata.name": "otelcol-diskhealth-test",
+	})
+	pod := start(t, pc, list)
+	defer func() {
+		if t.Failed() {
+			t.Logf("container output:\n%s", pod.logs())
+		}
+	}()
+	client := inNetns(t, pod.netns)
+	ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
+	fsRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		body := scrapeWith(client, pc.podEnv["POD_IP"]+":9464")
+		if ioRe.MatchString(body) && fsRe.MatchString(body) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
+		time.Sleep(500 * time.Millisecond)
+	}
+	assert.Contains(t, pod.logs(), "Block latency probe attached.",
+		"the manifest's capabilities let the probe load under %s's default seccomp profile", runtimeName)
+	resp, err := client.Get("http://" + pc.podEnv["POD_IP"] + ":13133/")
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
 }
 
 // inNetns returns an HTTP client whose connections are made in the network namespace at path (the
