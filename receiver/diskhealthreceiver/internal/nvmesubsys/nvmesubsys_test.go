@@ -26,8 +26,9 @@ func fixture(t *testing.T, scenario string) (*testkit.Root, fs.FS) {
 
 func read(t *testing.T, sys fs.FS) []Result {
 	t.Helper()
-	res, err := NewReader(sys, time.Second).Read(context.Background())
+	res, omitted, err := NewReader(sys, time.Second, 100).Read(context.Background())
 	require.NoError(t, err)
+	require.Zero(t, omitted)
 	return res
 }
 
@@ -99,7 +100,7 @@ func TestBadFileCostsThatSubsystem(t *testing.T) {
 			edit(r)
 			res := read(t, sys)
 			require.Len(t, res, 2)
-			assert.NoError(t, res[0].Err)
+			require.NoError(t, res[0].Err)
 			assert.Equal(t, "nvme-subsys0", res[0].Subsystem.Name)
 			require.Error(t, res[1].Err)
 			assert.Contains(t, res[1].Err.Error(), "nvme-subsys1")
@@ -130,7 +131,7 @@ func TestParsers(t *testing.T) {
 	}
 	for _, bad := range []string{"", "\n", "Live\n", "live\nlive\n", "deleting (no io)\n"} {
 		_, err := ParseState([]byte(bad))
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 	for in, want := range map[string]Transport{"pcie\n": TransportPCIe, "tcp\n": TransportTCP, "rdma\n": TransportRDMA, "fc\n": TransportFC, "loop\n": TransportLoop, "apple-nvme\n": TransportOther} {
 		got, err := ParseTransport([]byte(in))
@@ -147,14 +148,14 @@ func TestParsers(t *testing.T) {
 	}
 	for _, bad := range []string{"none\n", "\n", "optimised\n"} {
 		_, err := ParseANAState([]byte(bad))
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 	g, err := ParseANAGroup([]byte("4294967295\n"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(1<<32-1), g)
 	for _, bad := range []string{"4294967296\n", "-1\n", "0x1\n", ""} {
 		_, err := ParseANAGroup([]byte(bad))
-		assert.Error(t, err, bad)
+		require.Error(t, err, bad)
 	}
 }
 
@@ -170,4 +171,14 @@ func TestSanitized(t *testing.T) {
 	s := subsystem(t, sys, "nvme-subsys1")
 	assert.Equal(t, "Lin\uFFFDux\\x1b[2J", s.Model)
 	assert.LessOrEqual(t, len(s.Controllers[0].Address), 512)
+}
+
+// TestCap: past the cap the highest-numbered subsystems are not read, and counted.
+func TestCap(t *testing.T) {
+	_, sys := fixture(t, "k6.18-tcp")
+	res, omitted, err := NewReader(sys, time.Second, 1).Read(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	assert.Equal(t, "nvme-subsys0", res[0].Subsystem.Name)
+	assert.Equal(t, 1, omitted)
 }

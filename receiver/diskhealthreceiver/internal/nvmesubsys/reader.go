@@ -183,20 +183,14 @@ func ReadSubsystem(sys fs.FS, name string) (Subsystem, error) {
 // readController reads one controller; ok is false when it vanished (being deleted).
 func readController(sys fs.FS, dir, name string) (Controller, bool, error) {
 	c := Controller{Name: name}
-	b, err := fs.ReadFile(sys, dir+"/state")
-	if errors.Is(err, fs.ErrNotExist) {
-		return c, false, nil
-	}
-	if err != nil {
+	var err error
+	if c.State, err = parsed(sys, dir+"/state", ParseState); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return c, false, nil
+		}
 		return c, false, fmt.Errorf("controller %s: %w", name, err)
 	}
-	if c.State, err = ParseState(b); err != nil {
-		return c, false, fmt.Errorf("controller %s: %w", name, err)
-	}
-	if b, err = fs.ReadFile(sys, dir+"/transport"); err != nil {
-		return c, false, fmt.Errorf("controller %s: %w", name, err)
-	}
-	if c.Transport, err = ParseTransport(b); err != nil {
+	if c.Transport, err = parsed(sys, dir+"/transport", ParseTransport); err != nil {
 		return c, false, fmt.Errorf("controller %s: %w", name, err)
 	}
 	// address is shown only where the transport has one.
@@ -209,27 +203,29 @@ func readController(sys fs.FS, dir, name string) (Controller, bool, error) {
 // readPath reads one path's ANA state; ok is false when it vanished.
 func readPath(sys fs.FS, dir, name string, ctrl int) (Path, bool, error) {
 	p := Path{Name: name, Controller: ctrl}
-	b, err := fs.ReadFile(sys, dir+"/ana_state")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// No ANA (the attribute is hidden), or the path is gone: which one, its directory says.
-		if _, err := fs.Stat(sys, dir); errors.Is(err, fs.ErrNotExist) {
-			return p, false, nil
+	var err error
+	if p.ANA, err = parsed(sys, dir+"/ana_state", ParseANAState); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return p, false, fmt.Errorf("path %s: %w", name, err)
 		}
-		return p, true, nil
-	case err != nil:
-		return p, false, fmt.Errorf("path %s: %w", name, err)
+		// No ANA (the attribute is hidden), or the path is gone: which one, its directory says.
+		_, err := fs.Stat(sys, dir)
+		return p, !errors.Is(err, fs.ErrNotExist), nil
 	}
-	if p.ANA, err = ParseANAState(b); err != nil {
-		return p, false, fmt.Errorf("path %s: %w", name, err)
-	}
-	if b, err = fs.ReadFile(sys, dir+"/ana_grpid"); err != nil {
-		return p, false, fmt.Errorf("path %s: %w", name, err)
-	}
-	if p.ANAGroup, err = ParseANAGroup(b); err != nil {
+	if p.ANAGroup, err = parsed(sys, dir+"/ana_grpid", ParseANAGroup); err != nil {
 		return p, false, fmt.Errorf("path %s: %w", name, err)
 	}
 	return p, true, nil
+}
+
+// parsed reads file and parses it; the error is the read's or the parser's.
+func parsed[T any](sys fs.FS, file string, parse func([]byte) (T, error)) (T, error) {
+	b, err := fs.ReadFile(sys, file)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return parse(b)
 }
 
 // text reads a one-line attribute, sanitized for kind. An absent one is "" unless required.
@@ -258,25 +254,36 @@ type Result struct {
 	Err       error
 }
 
-// Reader reads every subsystem under one deadline. Safe for concurrent use.
+// Reader reads every subsystem under one deadline, up to a cap. Safe for concurrent use.
 type Reader struct {
 	sys     fs.FS
 	timeout time.Duration
+	limit   int
 	guard   bounded.Guard
 }
 
-// NewReader returns a Reader of the sysfs tree sys (rooted at /sys). timeout bounds one Read: NVMe's
-// attributes answer from memory, so a read that overruns is a hung sysfs, reported as bounded.ErrTimeout
-// (then bounded.ErrInFlight until it returns).
-func NewReader(sys fs.FS, timeout time.Duration) *Reader { return &Reader{sys: sys, timeout: timeout} }
+// NewReader returns a Reader of the sysfs tree sys (rooted at /sys) that reads at most limit subsystems
+// (the lowest-numbered: a host on a fabric can see hundreds). timeout bounds one Read: NVMe's attributes
+// answer from memory, so a read that overruns is a hung sysfs, reported as bounded.ErrTimeout (then
+// bounded.ErrInFlight until it returns).
+func NewReader(sys fs.FS, timeout time.Duration, limit int) *Reader {
+	return &Reader{sys: sys, timeout: timeout, limit: limit}
+}
 
-// Read lists the subsystems and reads each; the error is the listing's (or the deadline's).
-func (r *Reader) Read(ctx context.Context) ([]Result, error) {
-	return bounded.Do(ctx, &r.guard, "nvme-subsystem", r.timeout, func() ([]Result, error) {
+// Read lists the subsystems and reads each up to the cap; omitted is how many were past it. The error
+// is the listing's (or the deadline's).
+func (r *Reader) Read(ctx context.Context) (results []Result, omitted int, err error) {
+	type read struct {
+		results []Result
+		omitted int
+	}
+	v, err := bounded.Do(ctx, &r.guard, "nvme-subsystem", r.timeout, func() (read, error) {
 		names, err := List(r.sys)
 		if err != nil {
-			return nil, err
+			return read{}, err
 		}
+		omitted := max(len(names)-r.limit, 0)
+		names = names[:len(names)-omitted]
 		out := make([]Result, len(names))
 		for i, n := range names {
 			s, err := ReadSubsystem(r.sys, n)
@@ -285,6 +292,7 @@ func (r *Reader) Read(ctx context.Context) ([]Result, error) {
 			}
 			out[i] = Result{Subsystem: s, Err: err}
 		}
-		return out, nil
+		return read{out, omitted}, nil
 	})
+	return v.results, v.omitted, err
 }

@@ -47,7 +47,7 @@ func (p PathInfo) String() string {
 		b.WriteString(" removed")
 	case p.State != StateLive:
 		b.WriteString(" " + p.State.String())
-	case p.ANA != ANANone:
+	case p.ANA != ANANone && p.ANA != ANAOptimized: // the state a path is expected in goes unsaid
 		b.WriteString(" ana " + p.ANA.String())
 	}
 	return b.String()
