@@ -177,3 +177,31 @@ func TestNVMeAttributeValues(t *testing.T) {
 		assert.Contains(t, metadata.MapAttributeDiskHealthNvmeTransport, tr.String())
 	}
 }
+
+// TestNVMePCIeResetting: the single-port PCIe drive (k6.1: no multipath head) resets: its one path is
+// gone, which is an ERROR naming the controller and its PCI address; live again, an INFO.
+func TestNVMePCIeResetting(t *testing.T) {
+	rig, root := nvmeRig(t, "k6.1-pcie", nil)
+	rig.scrape(t)
+	state := "sys/devices/pci0000:00/0000:00:04.0/nvme/nvme0/state"
+	root.Write(state, "resetting\n")
+	md := rig.scrape(t)
+	v, _ := point(t, md, "disk_health.nvme.namespace.paths.live", map[string]string{"hw.id": "eui.002538b111b2c3d4"})
+	assert.InDelta(t, 0, v, 0)
+	root.Write(state, "live\n")
+	rig.scrape(t)
+	evs := records(rig.logs)
+	require.Len(t, evs, 2)
+	assert.Equal(t, plog.SeverityNumberError, evs[0].SeverityNumber())
+	assert.Equal(t, "nvme0n1 (nvme-subsys0): 0 of 1 paths live; lost nvme0 (pcie 0000:00:04.0) resetting", evs[0].Body().Str())
+	assert.Equal(t, plog.SeverityNumberInfo, evs[1].SeverityNumber())
+	id, _ := evs[0].Attributes().Get("event.name")
+	assert.Equal(t, EventNVMePathsLost, id.Str())
+}
+
+func TestNVMeMaxSubsystemsValidated(t *testing.T) {
+	c := createDefaultConfig()
+	require.NoError(t, c.Validate("stack"))
+	c.NVMeMaxSubsystems = 0
+	require.ErrorContains(t, c.Validate("stack"), "stack.nvme_max_subsystems: must be positive, got 0")
+}
