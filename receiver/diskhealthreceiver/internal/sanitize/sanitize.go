@@ -47,6 +47,7 @@ const (
 	HWID                    // hw.id: 512 (built from capped parts: WWN, or model_serial)
 	FSUUID                  // system.filesystem.uuid: 64 (a by-uuid link name; blkid's are at most 36)
 	ProjectName             // system.filesystem.project.name: 256 (an /etc/projid name)
+	NVMeAddress             // an NVMe controller's address (traddr=…,trsvcid=…,host_traddr=…): 512
 	NumKinds                // the number of kinds
 )
 
@@ -68,6 +69,7 @@ var kinds = [NumKinds]struct {
 	HWID:        {"hw.id", 512},
 	FSUUID:      {"system.filesystem.uuid", 64},
 	ProjectName: {"system.filesystem.project.name", 256},
+	NVMeAddress: {"nvme address", 512},
 }
 
 // Cap is the most bytes a sanitised string of kind k has.

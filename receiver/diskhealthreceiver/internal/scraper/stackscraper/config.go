@@ -20,6 +20,12 @@ type Config struct {
 	// DeviceMapper reads thin pools, thin volumes and multipath maps through read-only device-mapper
 	// ioctls; the kernel answers them only with CAP_SYS_ADMIN (otherwise: permission_denied, once).
 	DeviceMapper bool `mapstructure:"device_mapper"`
+	// NVMe reads native NVMe multipath and NVMe over Fabrics subsystems from sysfs (no privileges).
+	NVMe bool `mapstructure:"nvme"`
+	// NVMeMaxSubsystems caps the NVMe subsystems reported (a host on a fabric can see hundreds, each with
+	// its namespaces' series): past it the highest-numbered are not read, and counted in
+	// disk_health.nvme.subsystems.omitted.
+	NVMeMaxSubsystems int `mapstructure:"nvme_max_subsystems"`
 	// Errors reads the SCSI, ext4 and btrfs error counters.
 	Errors bool `mapstructure:"errors"`
 	// ThinPoolThreshold is the used share of a thin pool's data or metadata (0-1) from which the pool is
@@ -38,7 +44,7 @@ type Config struct {
 
 func createDefaultConfig() *Config {
 	return &Config{
-		Enabled: true, MD: true, DeviceMapper: true, Errors: true, ThinPoolThreshold: 0.9, Timeout: 2 * time.Second,
+		Enabled: true, MD: true, DeviceMapper: true, NVMe: true, NVMeMaxSubsystems: 256, Errors: true, ThinPoolThreshold: 0.9, Timeout: 2 * time.Second,
 		RootPath: "/", MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
@@ -48,6 +54,9 @@ func (c *Config) Validate(key string) error {
 	var errs []error
 	if !(c.ThinPoolThreshold > 0 && c.ThinPoolThreshold <= 1) {
 		errs = append(errs, fmt.Errorf("%s.thin_pool_threshold: must be above 0 and at most 1, got %v", key, c.ThinPoolThreshold))
+	}
+	if c.NVMeMaxSubsystems <= 0 {
+		errs = append(errs, fmt.Errorf("%s.nvme_max_subsystems: must be positive, got %d", key, c.NVMeMaxSubsystems))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, fmt.Errorf("%s.timeout: must be positive, got %v", key, c.Timeout))

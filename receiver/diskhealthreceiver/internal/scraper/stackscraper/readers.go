@@ -14,6 +14,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/nvmesubsys"
 )
 
 // The readers the scraper uses, as interfaces so tests and benchmarks plug in fixtures and fakes.
@@ -24,6 +25,9 @@ type (
 	dmSource interface {
 		Read(ctx context.Context) ([]dm.Device, error)
 		Close() error
+	}
+	nvmeSource interface {
+		Read(ctx context.Context) ([]nvmesubsys.Result, int, error)
 	}
 	btrfsSource interface {
 		Read(ctx context.Context) ([]errcount.BtrfsDeviceErrors, error)
@@ -36,6 +40,7 @@ type readers struct {
 	sys     fs.FS
 	md      mdSource
 	dm      dmSource
+	nvme    nvmeSource
 	errors  bool
 	btrfs   btrfsSource
 	// mountinfo returns the host's mount table (the filesystem source's: <root_path>/proc/1/mountinfo).
@@ -54,6 +59,9 @@ func newReaders(c *Config) readers {
 	}
 	if c.DeviceMapper {
 		r.dm = dm.NewReader(dm.ReaderConfig{ControlPath: filepath.Join(root, "dev", "mapper", "control"), Timeout: c.Timeout})
+	}
+	if c.NVMe {
+		r.nvme = nvmesubsys.NewReader(r.sys, c.Timeout, c.NVMeMaxSubsystems)
 	}
 	if c.Errors {
 		r.btrfs = errcount.NewBtrfsReader(r.sys, os.DirFS(filepath.Join(root, "dev")), c.Timeout)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/nvmesubsys"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
@@ -40,6 +41,9 @@ type stackScraper struct {
 	history map[string]health.History
 	// series keeps the cumulative counters' start times and the 32-bit ones' extension across wraps.
 	series *series
+	// nvme keeps each NVMe namespace's best live paths; nvmeOmitted the subsystems last left past the cap.
+	nvme        *nvmesubsys.Tracker
+	nvmeOmitted int
 	// status is each part's last read status, so a lasting one (permission_denied) is logged once.
 	status map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus
 
@@ -53,6 +57,7 @@ func newScraper(set scraper.Settings, cfg *Config, r readers, sink consumer.Logs
 		series: newSeries(started),
 		ids:    newDiskIDs(r.sysRoot, r.sys), threshold: cfg.ThinPoolThreshold,
 		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version), sink: sink, board: cfg.Signs,
+		nvme:    nvmesubsys.NewTracker(),
 		history: map[string]health.History{}, status: map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus{},
 		now: now,
 	}
@@ -75,6 +80,9 @@ func (s *stackScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	}
 	if s.r.dm != nil {
 		s.readPart(sc, metadata.AttributeStackPartDeviceMapper, s.scrapeDM(ctx, sc))
+	}
+	if s.r.nvme != nil {
+		s.readPart(sc, metadata.AttributeStackPartNvme, s.scrapeNVMe(ctx, sc))
 	}
 	if s.r.errors {
 		s.readPart(sc, metadata.AttributeStackPartErrors, s.scrapeErrors(ctx, sc))

@@ -606,7 +606,8 @@ func TestRulesDocumented(t *testing.T) {
 func TestEventsDocumented(t *testing.T) {
 	doc, err := os.ReadFile("documentation.md")
 	require.NoError(t, err)
-	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name"} {
+	for _, name := range []string{emit.EventStateChange, emit.EventNewSign, "hw.state", "disk_health.previous_state", "disk_health.rule", "event.name",
+		EventNVMePathsLost, EventNVMePathsRestored, "disk_health.nvme.controller.name", "disk_health.nvme.controller.address", "disk_health.nvme.transport", "hw.parent"} {
 		assert.Contains(t, string(doc), "`"+name+"`", name)
 	}
 }

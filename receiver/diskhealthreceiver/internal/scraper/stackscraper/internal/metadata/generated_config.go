@@ -6,6 +6,106 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 )
 
+// DiskHealthNvmeNamespacePathsLiveMetricConfig provides config for the disk_health.nvme.namespace.paths.live metric.
+type DiskHealthNvmeNamespacePathsLiveMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthNvmeNamespacePathsLiveMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthNvmeNamespacePathsLiveMaxMetricConfig provides config for the disk_health.nvme.namespace.paths.live_max metric.
+type DiskHealthNvmeNamespacePathsLiveMaxMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthNvmeNamespacePathsLiveMaxMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthNvmeNamespacePathsOptimizedMetricConfig provides config for the disk_health.nvme.namespace.paths.optimized metric.
+type DiskHealthNvmeNamespacePathsOptimizedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthNvmeNamespacePathsOptimizedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthNvmeSubsystemPathsMetricConfig provides config for the disk_health.nvme.subsystem.paths metric.
+type DiskHealthNvmeSubsystemPathsMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthNvmeSubsystemPathsMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// DiskHealthNvmeSubsystemsOmittedMetricConfig provides config for the disk_health.nvme.subsystems.omitted metric.
+type DiskHealthNvmeSubsystemsOmittedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *DiskHealthNvmeSubsystemsOmittedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // DiskHealthStackReadStatusMetricConfig provides config for the disk_health.stack.read.status metric.
 type DiskHealthStackReadStatusMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -528,36 +628,56 @@ func (ms *SystemFilesystemReadOnlyAfterErrorsMetricConfig) Unmarshal(parser *con
 
 // MetricsConfig provides config for stack metrics.
 type MetricsConfig struct {
-	DiskHealthStackReadStatus           DiskHealthStackReadStatusMetricConfig           `mapstructure:"disk_health.stack.read.status"`
-	HwErrors                            HwErrorsMetricConfig                            `mapstructure:"hw.errors"`
-	HwLogicalDiskLimit                  HwLogicalDiskLimitMetricConfig                  `mapstructure:"hw.logical_disk.limit"`
-	HwLogicalDiskMdArrayState           HwLogicalDiskMdArrayStateMetricConfig           `mapstructure:"hw.logical_disk.md.array_state"`
-	HwLogicalDiskMdDegraded             HwLogicalDiskMdDegradedMetricConfig             `mapstructure:"hw.logical_disk.md.degraded"`
-	HwLogicalDiskMdMemberState          HwLogicalDiskMdMemberStateMetricConfig          `mapstructure:"hw.logical_disk.md.member.state"`
-	HwLogicalDiskMdMismatches           HwLogicalDiskMdMismatchesMetricConfig           `mapstructure:"hw.logical_disk.md.mismatches"`
-	HwLogicalDiskMdRaidDisks            HwLogicalDiskMdRaidDisksMetricConfig            `mapstructure:"hw.logical_disk.md.raid_disks"`
-	HwLogicalDiskMdSyncProgress         HwLogicalDiskMdSyncProgressMetricConfig         `mapstructure:"hw.logical_disk.md.sync.progress"`
-	HwLogicalDiskMdSyncRemainingTime    HwLogicalDiskMdSyncRemainingTimeMetricConfig    `mapstructure:"hw.logical_disk.md.sync.remaining_time"`
-	HwLogicalDiskMdSyncSpeed            HwLogicalDiskMdSyncSpeedMetricConfig            `mapstructure:"hw.logical_disk.md.sync.speed"`
-	HwLogicalDiskMdSyncAction           HwLogicalDiskMdSyncActionMetricConfig           `mapstructure:"hw.logical_disk.md.sync_action"`
-	HwLogicalDiskMetadataLimit          HwLogicalDiskMetadataLimitMetricConfig          `mapstructure:"hw.logical_disk.metadata.limit"`
-	HwLogicalDiskMetadataUsage          HwLogicalDiskMetadataUsageMetricConfig          `mapstructure:"hw.logical_disk.metadata.usage"`
-	HwLogicalDiskMetadataUtilization    HwLogicalDiskMetadataUtilizationMetricConfig    `mapstructure:"hw.logical_disk.metadata.utilization"`
-	HwLogicalDiskMultipathPaths         HwLogicalDiskMultipathPathsMetricConfig         `mapstructure:"hw.logical_disk.multipath.paths"`
-	HwLogicalDiskThinPoolMode           HwLogicalDiskThinPoolModeMetricConfig           `mapstructure:"hw.logical_disk.thin_pool.mode"`
-	HwLogicalDiskThinPoolNeedsCheck     HwLogicalDiskThinPoolNeedsCheckMetricConfig     `mapstructure:"hw.logical_disk.thin_pool.needs_check"`
-	HwLogicalDiskUsage                  HwLogicalDiskUsageMetricConfig                  `mapstructure:"hw.logical_disk.usage"`
-	HwLogicalDiskUtilization            HwLogicalDiskUtilizationMetricConfig            `mapstructure:"hw.logical_disk.utilization"`
-	HwPhysicalDiskScsiCommands          HwPhysicalDiskScsiCommandsMetricConfig          `mapstructure:"hw.physical_disk.scsi.commands"`
-	HwStatus                            HwStatusMetricConfig                            `mapstructure:"hw.status"`
-	SystemFilesystemDeviceErrors        SystemFilesystemDeviceErrorsMetricConfig        `mapstructure:"system.filesystem.device.errors"`
-	SystemFilesystemErrors              SystemFilesystemErrorsMetricConfig              `mapstructure:"system.filesystem.errors"`
-	SystemFilesystemErrorsTime          SystemFilesystemErrorsTimeMetricConfig          `mapstructure:"system.filesystem.errors.time"`
-	SystemFilesystemReadOnlyAfterErrors SystemFilesystemReadOnlyAfterErrorsMetricConfig `mapstructure:"system.filesystem.read_only_after_errors"`
+	DiskHealthNvmeNamespacePathsLive      DiskHealthNvmeNamespacePathsLiveMetricConfig      `mapstructure:"disk_health.nvme.namespace.paths.live"`
+	DiskHealthNvmeNamespacePathsLiveMax   DiskHealthNvmeNamespacePathsLiveMaxMetricConfig   `mapstructure:"disk_health.nvme.namespace.paths.live_max"`
+	DiskHealthNvmeNamespacePathsOptimized DiskHealthNvmeNamespacePathsOptimizedMetricConfig `mapstructure:"disk_health.nvme.namespace.paths.optimized"`
+	DiskHealthNvmeSubsystemPaths          DiskHealthNvmeSubsystemPathsMetricConfig          `mapstructure:"disk_health.nvme.subsystem.paths"`
+	DiskHealthNvmeSubsystemsOmitted       DiskHealthNvmeSubsystemsOmittedMetricConfig       `mapstructure:"disk_health.nvme.subsystems.omitted"`
+	DiskHealthStackReadStatus             DiskHealthStackReadStatusMetricConfig             `mapstructure:"disk_health.stack.read.status"`
+	HwErrors                              HwErrorsMetricConfig                              `mapstructure:"hw.errors"`
+	HwLogicalDiskLimit                    HwLogicalDiskLimitMetricConfig                    `mapstructure:"hw.logical_disk.limit"`
+	HwLogicalDiskMdArrayState             HwLogicalDiskMdArrayStateMetricConfig             `mapstructure:"hw.logical_disk.md.array_state"`
+	HwLogicalDiskMdDegraded               HwLogicalDiskMdDegradedMetricConfig               `mapstructure:"hw.logical_disk.md.degraded"`
+	HwLogicalDiskMdMemberState            HwLogicalDiskMdMemberStateMetricConfig            `mapstructure:"hw.logical_disk.md.member.state"`
+	HwLogicalDiskMdMismatches             HwLogicalDiskMdMismatchesMetricConfig             `mapstructure:"hw.logical_disk.md.mismatches"`
+	HwLogicalDiskMdRaidDisks              HwLogicalDiskMdRaidDisksMetricConfig              `mapstructure:"hw.logical_disk.md.raid_disks"`
+	HwLogicalDiskMdSyncProgress           HwLogicalDiskMdSyncProgressMetricConfig           `mapstructure:"hw.logical_disk.md.sync.progress"`
+	HwLogicalDiskMdSyncRemainingTime      HwLogicalDiskMdSyncRemainingTimeMetricConfig      `mapstructure:"hw.logical_disk.md.sync.remaining_time"`
+	HwLogicalDiskMdSyncSpeed              HwLogicalDiskMdSyncSpeedMetricConfig              `mapstructure:"hw.logical_disk.md.sync.speed"`
+	HwLogicalDiskMdSyncAction             HwLogicalDiskMdSyncActionMetricConfig             `mapstructure:"hw.logical_disk.md.sync_action"`
+	HwLogicalDiskMetadataLimit            HwLogicalDiskMetadataLimitMetricConfig            `mapstructure:"hw.logical_disk.metadata.limit"`
+	HwLogicalDiskMetadataUsage            HwLogicalDiskMetadataUsageMetricConfig            `mapstructure:"hw.logical_disk.metadata.usage"`
+	HwLogicalDiskMetadataUtilization      HwLogicalDiskMetadataUtilizationMetricConfig      `mapstructure:"hw.logical_disk.metadata.utilization"`
+	HwLogicalDiskMultipathPaths           HwLogicalDiskMultipathPathsMetricConfig           `mapstructure:"hw.logical_disk.multipath.paths"`
+	HwLogicalDiskThinPoolMode             HwLogicalDiskThinPoolModeMetricConfig             `mapstructure:"hw.logical_disk.thin_pool.mode"`
+	HwLogicalDiskThinPoolNeedsCheck       HwLogicalDiskThinPoolNeedsCheckMetricConfig       `mapstructure:"hw.logical_disk.thin_pool.needs_check"`
+	HwLogicalDiskUsage                    HwLogicalDiskUsageMetricConfig                    `mapstructure:"hw.logical_disk.usage"`
+	HwLogicalDiskUtilization              HwLogicalDiskUtilizationMetricConfig              `mapstructure:"hw.logical_disk.utilization"`
+	HwPhysicalDiskScsiCommands            HwPhysicalDiskScsiCommandsMetricConfig            `mapstructure:"hw.physical_disk.scsi.commands"`
+	HwStatus                              HwStatusMetricConfig                              `mapstructure:"hw.status"`
+	SystemFilesystemDeviceErrors          SystemFilesystemDeviceErrorsMetricConfig          `mapstructure:"system.filesystem.device.errors"`
+	SystemFilesystemErrors                SystemFilesystemErrorsMetricConfig                `mapstructure:"system.filesystem.errors"`
+	SystemFilesystemErrorsTime            SystemFilesystemErrorsTimeMetricConfig            `mapstructure:"system.filesystem.errors.time"`
+	SystemFilesystemReadOnlyAfterErrors   SystemFilesystemReadOnlyAfterErrorsMetricConfig   `mapstructure:"system.filesystem.read_only_after_errors"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
+		DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthNvmeNamespacePathsLiveMax: DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthNvmeNamespacePathsOptimized: DiskHealthNvmeNamespacePathsOptimizedMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthNvmeSubsystemPaths: DiskHealthNvmeSubsystemPathsMetricConfig{
+			Enabled: true,
+		},
+		DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
+			Enabled: true,
+		},
 		DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 			Enabled: true,
 		},

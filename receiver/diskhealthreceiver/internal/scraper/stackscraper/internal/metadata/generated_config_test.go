@@ -26,6 +26,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "all_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthNvmeNamespacePathsLiveMax: DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthNvmeNamespacePathsOptimized: DiskHealthNvmeNamespacePathsOptimizedMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthNvmeSubsystemPaths: DiskHealthNvmeSubsystemPathsMetricConfig{
+						Enabled: true,
+					},
+					DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
+						Enabled: true,
+					},
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 						Enabled: true,
 					},
@@ -111,6 +126,21 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			name: "none_set",
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
+					DiskHealthNvmeNamespacePathsLive: DiskHealthNvmeNamespacePathsLiveMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthNvmeNamespacePathsLiveMax: DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthNvmeNamespacePathsOptimized: DiskHealthNvmeNamespacePathsOptimizedMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthNvmeSubsystemPaths: DiskHealthNvmeSubsystemPathsMetricConfig{
+						Enabled: false,
+					},
+					DiskHealthNvmeSubsystemsOmitted: DiskHealthNvmeSubsystemsOmittedMetricConfig{
+						Enabled: false,
+					},
 					DiskHealthStackReadStatus: DiskHealthStackReadStatusMetricConfig{
 						Enabled: false,
 					},
@@ -196,7 +226,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskMdArrayStateMetricConfig{}, HwLogicalDiskMdDegradedMetricConfig{}, HwLogicalDiskMdMemberStateMetricConfig{}, HwLogicalDiskMdMismatchesMetricConfig{}, HwLogicalDiskMdRaidDisksMetricConfig{}, HwLogicalDiskMdSyncProgressMetricConfig{}, HwLogicalDiskMdSyncRemainingTimeMetricConfig{}, HwLogicalDiskMdSyncSpeedMetricConfig{}, HwLogicalDiskMdSyncActionMetricConfig{}, HwLogicalDiskMetadataLimitMetricConfig{}, HwLogicalDiskMetadataUsageMetricConfig{}, HwLogicalDiskMetadataUtilizationMetricConfig{}, HwLogicalDiskMultipathPathsMetricConfig{}, HwLogicalDiskThinPoolModeMetricConfig{}, HwLogicalDiskThinPoolNeedsCheckMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwPhysicalDiskScsiCommandsMetricConfig{}, HwStatusMetricConfig{}, SystemFilesystemDeviceErrorsMetricConfig{}, SystemFilesystemErrorsMetricConfig{}, SystemFilesystemErrorsTimeMetricConfig{}, SystemFilesystemReadOnlyAfterErrorsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(DiskHealthNvmeNamespacePathsLiveMetricConfig{}, DiskHealthNvmeNamespacePathsLiveMaxMetricConfig{}, DiskHealthNvmeNamespacePathsOptimizedMetricConfig{}, DiskHealthNvmeSubsystemPathsMetricConfig{}, DiskHealthNvmeSubsystemsOmittedMetricConfig{}, DiskHealthStackReadStatusMetricConfig{}, HwErrorsMetricConfig{}, HwLogicalDiskLimitMetricConfig{}, HwLogicalDiskMdArrayStateMetricConfig{}, HwLogicalDiskMdDegradedMetricConfig{}, HwLogicalDiskMdMemberStateMetricConfig{}, HwLogicalDiskMdMismatchesMetricConfig{}, HwLogicalDiskMdRaidDisksMetricConfig{}, HwLogicalDiskMdSyncProgressMetricConfig{}, HwLogicalDiskMdSyncRemainingTimeMetricConfig{}, HwLogicalDiskMdSyncSpeedMetricConfig{}, HwLogicalDiskMdSyncActionMetricConfig{}, HwLogicalDiskMetadataLimitMetricConfig{}, HwLogicalDiskMetadataUsageMetricConfig{}, HwLogicalDiskMetadataUtilizationMetricConfig{}, HwLogicalDiskMultipathPathsMetricConfig{}, HwLogicalDiskThinPoolModeMetricConfig{}, HwLogicalDiskThinPoolNeedsCheckMetricConfig{}, HwLogicalDiskUsageMetricConfig{}, HwLogicalDiskUtilizationMetricConfig{}, HwPhysicalDiskScsiCommandsMetricConfig{}, HwStatusMetricConfig{}, SystemFilesystemDeviceErrorsMetricConfig{}, SystemFilesystemErrorsMetricConfig{}, SystemFilesystemErrorsTimeMetricConfig{}, SystemFilesystemReadOnlyAfterErrorsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

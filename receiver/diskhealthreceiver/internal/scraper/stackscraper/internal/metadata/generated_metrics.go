@@ -18,6 +18,140 @@ const (
 	AggregationStrategyMax = "max"
 )
 
+// AttributeDiskHealthNvmeAnaState specifies the value disk_health.nvme.ana.state attribute.
+type AttributeDiskHealthNvmeAnaState int
+
+const (
+	_ AttributeDiskHealthNvmeAnaState = iota
+	AttributeDiskHealthNvmeAnaStateNone
+	AttributeDiskHealthNvmeAnaStateOptimized
+	AttributeDiskHealthNvmeAnaStateNonOptimized
+	AttributeDiskHealthNvmeAnaStateInaccessible
+	AttributeDiskHealthNvmeAnaStatePersistentLoss
+	AttributeDiskHealthNvmeAnaStateChange
+)
+
+// String returns the string representation of the AttributeDiskHealthNvmeAnaState.
+func (av AttributeDiskHealthNvmeAnaState) String() string {
+	switch av {
+	case AttributeDiskHealthNvmeAnaStateNone:
+		return "none"
+	case AttributeDiskHealthNvmeAnaStateOptimized:
+		return "optimized"
+	case AttributeDiskHealthNvmeAnaStateNonOptimized:
+		return "non_optimized"
+	case AttributeDiskHealthNvmeAnaStateInaccessible:
+		return "inaccessible"
+	case AttributeDiskHealthNvmeAnaStatePersistentLoss:
+		return "persistent_loss"
+	case AttributeDiskHealthNvmeAnaStateChange:
+		return "change"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthNvmeAnaState is a helper map of string to AttributeDiskHealthNvmeAnaState attribute value.
+var MapAttributeDiskHealthNvmeAnaState = map[string]AttributeDiskHealthNvmeAnaState{
+	"none":            AttributeDiskHealthNvmeAnaStateNone,
+	"optimized":       AttributeDiskHealthNvmeAnaStateOptimized,
+	"non_optimized":   AttributeDiskHealthNvmeAnaStateNonOptimized,
+	"inaccessible":    AttributeDiskHealthNvmeAnaStateInaccessible,
+	"persistent_loss": AttributeDiskHealthNvmeAnaStatePersistentLoss,
+	"change":          AttributeDiskHealthNvmeAnaStateChange,
+}
+
+// AttributeDiskHealthNvmeControllerState specifies the value disk_health.nvme.controller.state attribute.
+type AttributeDiskHealthNvmeControllerState int
+
+const (
+	_ AttributeDiskHealthNvmeControllerState = iota
+	AttributeDiskHealthNvmeControllerStateNew
+	AttributeDiskHealthNvmeControllerStateLive
+	AttributeDiskHealthNvmeControllerStateResetting
+	AttributeDiskHealthNvmeControllerStateConnecting
+	AttributeDiskHealthNvmeControllerStateDeleting
+	AttributeDiskHealthNvmeControllerStateDeletingNoio
+	AttributeDiskHealthNvmeControllerStateDead
+	AttributeDiskHealthNvmeControllerStateUnknown
+)
+
+// String returns the string representation of the AttributeDiskHealthNvmeControllerState.
+func (av AttributeDiskHealthNvmeControllerState) String() string {
+	switch av {
+	case AttributeDiskHealthNvmeControllerStateNew:
+		return "new"
+	case AttributeDiskHealthNvmeControllerStateLive:
+		return "live"
+	case AttributeDiskHealthNvmeControllerStateResetting:
+		return "resetting"
+	case AttributeDiskHealthNvmeControllerStateConnecting:
+		return "connecting"
+	case AttributeDiskHealthNvmeControllerStateDeleting:
+		return "deleting"
+	case AttributeDiskHealthNvmeControllerStateDeletingNoio:
+		return "deleting_noio"
+	case AttributeDiskHealthNvmeControllerStateDead:
+		return "dead"
+	case AttributeDiskHealthNvmeControllerStateUnknown:
+		return "unknown"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthNvmeControllerState is a helper map of string to AttributeDiskHealthNvmeControllerState attribute value.
+var MapAttributeDiskHealthNvmeControllerState = map[string]AttributeDiskHealthNvmeControllerState{
+	"new":           AttributeDiskHealthNvmeControllerStateNew,
+	"live":          AttributeDiskHealthNvmeControllerStateLive,
+	"resetting":     AttributeDiskHealthNvmeControllerStateResetting,
+	"connecting":    AttributeDiskHealthNvmeControllerStateConnecting,
+	"deleting":      AttributeDiskHealthNvmeControllerStateDeleting,
+	"deleting_noio": AttributeDiskHealthNvmeControllerStateDeletingNoio,
+	"dead":          AttributeDiskHealthNvmeControllerStateDead,
+	"unknown":       AttributeDiskHealthNvmeControllerStateUnknown,
+}
+
+// AttributeDiskHealthNvmeTransport specifies the value disk_health.nvme.transport attribute.
+type AttributeDiskHealthNvmeTransport int
+
+const (
+	_ AttributeDiskHealthNvmeTransport = iota
+	AttributeDiskHealthNvmeTransportPcie
+	AttributeDiskHealthNvmeTransportTCP
+	AttributeDiskHealthNvmeTransportRdma
+	AttributeDiskHealthNvmeTransportFc
+	AttributeDiskHealthNvmeTransportLoop
+	AttributeDiskHealthNvmeTransportOther
+)
+
+// String returns the string representation of the AttributeDiskHealthNvmeTransport.
+func (av AttributeDiskHealthNvmeTransport) String() string {
+	switch av {
+	case AttributeDiskHealthNvmeTransportPcie:
+		return "pcie"
+	case AttributeDiskHealthNvmeTransportTCP:
+		return "tcp"
+	case AttributeDiskHealthNvmeTransportRdma:
+		return "rdma"
+	case AttributeDiskHealthNvmeTransportFc:
+		return "fc"
+	case AttributeDiskHealthNvmeTransportLoop:
+		return "loop"
+	case AttributeDiskHealthNvmeTransportOther:
+		return "other"
+	}
+	return ""
+}
+
+// MapAttributeDiskHealthNvmeTransport is a helper map of string to AttributeDiskHealthNvmeTransport attribute value.
+var MapAttributeDiskHealthNvmeTransport = map[string]AttributeDiskHealthNvmeTransport{
+	"pcie":  AttributeDiskHealthNvmeTransportPcie,
+	"tcp":   AttributeDiskHealthNvmeTransportTCP,
+	"rdma":  AttributeDiskHealthNvmeTransportRdma,
+	"fc":    AttributeDiskHealthNvmeTransportFc,
+	"loop":  AttributeDiskHealthNvmeTransportLoop,
+	"other": AttributeDiskHealthNvmeTransportOther,
+}
+
 // AttributeHwLogicalDiskState specifies the value hw.logical_disk.state attribute.
 type AttributeHwLogicalDiskState int
 
@@ -83,6 +217,7 @@ type AttributeHwType int
 
 const (
 	_ AttributeHwType = iota
+	AttributeHwTypeDiskController
 	AttributeHwTypeLogicalDisk
 	AttributeHwTypePhysicalDisk
 )
@@ -90,6 +225,8 @@ const (
 // String returns the string representation of the AttributeHwType.
 func (av AttributeHwType) String() string {
 	switch av {
+	case AttributeHwTypeDiskController:
+		return "disk_controller"
 	case AttributeHwTypeLogicalDisk:
 		return "logical_disk"
 	case AttributeHwTypePhysicalDisk:
@@ -100,8 +237,9 @@ func (av AttributeHwType) String() string {
 
 // MapAttributeHwType is a helper map of string to AttributeHwType attribute value.
 var MapAttributeHwType = map[string]AttributeHwType{
-	"logical_disk":  AttributeHwTypeLogicalDisk,
-	"physical_disk": AttributeHwTypePhysicalDisk,
+	"disk_controller": AttributeHwTypeDiskController,
+	"logical_disk":    AttributeHwTypeLogicalDisk,
+	"physical_disk":   AttributeHwTypePhysicalDisk,
 }
 
 // AttributeMdArrayState specifies the value md.array_state attribute.
@@ -325,6 +463,7 @@ const (
 	_ AttributeStackPart = iota
 	AttributeStackPartMd
 	AttributeStackPartDeviceMapper
+	AttributeStackPartNvme
 	AttributeStackPartErrors
 )
 
@@ -335,6 +474,8 @@ func (av AttributeStackPart) String() string {
 		return "md"
 	case AttributeStackPartDeviceMapper:
 		return "device_mapper"
+	case AttributeStackPartNvme:
+		return "nvme"
 	case AttributeStackPartErrors:
 		return "errors"
 	}
@@ -345,6 +486,7 @@ func (av AttributeStackPart) String() string {
 var MapAttributeStackPart = map[string]AttributeStackPart{
 	"md":            AttributeStackPartMd,
 	"device_mapper": AttributeStackPartDeviceMapper,
+	"nvme":          AttributeStackPartNvme,
 	"errors":        AttributeStackPartErrors,
 }
 
@@ -451,6 +593,25 @@ var MapAttributeThinPoolMode = map[string]AttributeThinPoolMode{
 }
 
 var MetricsInfo = metricsInfo{
+	DiskHealthNvmeNamespacePathsLive: metricInfo{
+		Name:       "disk_health.nvme.namespace.paths.live",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent"},
+	},
+	DiskHealthNvmeNamespacePathsLiveMax: metricInfo{
+		Name:       "disk_health.nvme.namespace.paths.live_max",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent"},
+	},
+	DiskHealthNvmeNamespacePathsOptimized: metricInfo{
+		Name:       "disk_health.nvme.namespace.paths.optimized",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "hw.parent"},
+	},
+	DiskHealthNvmeSubsystemPaths: metricInfo{
+		Name:       "disk_health.nvme.subsystem.paths",
+		Attributes: []string{"hw.id", "hw.name", "hw.type", "disk_health.nvme.controller.state", "disk_health.nvme.ana.state", "disk_health.nvme.transport"},
+	},
+	DiskHealthNvmeSubsystemsOmitted: metricInfo{
+		Name: "disk_health.nvme.subsystems.omitted",
+	},
 	DiskHealthStackReadStatus: metricInfo{
 		Name:       "disk_health.stack.read.status",
 		Attributes: []string{"stack.part", "stack.read.status"},
@@ -558,32 +719,37 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	DiskHealthStackReadStatus           metricInfo
-	HwErrors                            metricInfo
-	HwLogicalDiskLimit                  metricInfo
-	HwLogicalDiskMdArrayState           metricInfo
-	HwLogicalDiskMdDegraded             metricInfo
-	HwLogicalDiskMdMemberState          metricInfo
-	HwLogicalDiskMdMismatches           metricInfo
-	HwLogicalDiskMdRaidDisks            metricInfo
-	HwLogicalDiskMdSyncProgress         metricInfo
-	HwLogicalDiskMdSyncRemainingTime    metricInfo
-	HwLogicalDiskMdSyncSpeed            metricInfo
-	HwLogicalDiskMdSyncAction           metricInfo
-	HwLogicalDiskMetadataLimit          metricInfo
-	HwLogicalDiskMetadataUsage          metricInfo
-	HwLogicalDiskMetadataUtilization    metricInfo
-	HwLogicalDiskMultipathPaths         metricInfo
-	HwLogicalDiskThinPoolMode           metricInfo
-	HwLogicalDiskThinPoolNeedsCheck     metricInfo
-	HwLogicalDiskUsage                  metricInfo
-	HwLogicalDiskUtilization            metricInfo
-	HwPhysicalDiskScsiCommands          metricInfo
-	HwStatus                            metricInfo
-	SystemFilesystemDeviceErrors        metricInfo
-	SystemFilesystemErrors              metricInfo
-	SystemFilesystemErrorsTime          metricInfo
-	SystemFilesystemReadOnlyAfterErrors metricInfo
+	DiskHealthNvmeNamespacePathsLive      metricInfo
+	DiskHealthNvmeNamespacePathsLiveMax   metricInfo
+	DiskHealthNvmeNamespacePathsOptimized metricInfo
+	DiskHealthNvmeSubsystemPaths          metricInfo
+	DiskHealthNvmeSubsystemsOmitted       metricInfo
+	DiskHealthStackReadStatus             metricInfo
+	HwErrors                              metricInfo
+	HwLogicalDiskLimit                    metricInfo
+	HwLogicalDiskMdArrayState             metricInfo
+	HwLogicalDiskMdDegraded               metricInfo
+	HwLogicalDiskMdMemberState            metricInfo
+	HwLogicalDiskMdMismatches             metricInfo
+	HwLogicalDiskMdRaidDisks              metricInfo
+	HwLogicalDiskMdSyncProgress           metricInfo
+	HwLogicalDiskMdSyncRemainingTime      metricInfo
+	HwLogicalDiskMdSyncSpeed              metricInfo
+	HwLogicalDiskMdSyncAction             metricInfo
+	HwLogicalDiskMetadataLimit            metricInfo
+	HwLogicalDiskMetadataUsage            metricInfo
+	HwLogicalDiskMetadataUtilization      metricInfo
+	HwLogicalDiskMultipathPaths           metricInfo
+	HwLogicalDiskThinPoolMode             metricInfo
+	HwLogicalDiskThinPoolNeedsCheck       metricInfo
+	HwLogicalDiskUsage                    metricInfo
+	HwLogicalDiskUtilization              metricInfo
+	HwPhysicalDiskScsiCommands            metricInfo
+	HwStatus                              metricInfo
+	SystemFilesystemDeviceErrors          metricInfo
+	SystemFilesystemErrors                metricInfo
+	SystemFilesystemErrorsTime            metricInfo
+	SystemFilesystemReadOnlyAfterErrors   metricInfo
 }
 
 type metricInfo struct {
@@ -611,6 +777,294 @@ func WithMdMemberMetricAttribute(mdMemberAttributeValue string) MetricAttributeO
 	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
 		dp.Attributes().PutStr("md.member", mdMemberAttributeValue)
 	})
+}
+
+type metricDiskHealthNvmeNamespacePathsLive struct {
+	data     pmetric.Metric                               // data buffer for generated metric.
+	config   DiskHealthNvmeNamespacePathsLiveMetricConfig // metric config provided by user.
+	capacity int                                          // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.nvme.namespace.paths.live metric with initial data.
+func (m *metricDiskHealthNvmeNamespacePathsLive) init() {
+	m.data.SetName("disk_health.nvme.namespace.paths.live")
+	m.data.SetDescription("Paths of an NVMe namespace that serve I/O now - its controller live and its ANA state, where it has one, optimized or non-optimized (the paths the kernel's multipath selects from). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{path}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthNvmeNamespacePathsLive) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
+	}
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespacePathsLive) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespacePathsLive) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespacePathsLive(cfg DiskHealthNvmeNamespacePathsLiveMetricConfig) metricDiskHealthNvmeNamespacePathsLive {
+	m := metricDiskHealthNvmeNamespacePathsLive{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeNamespacePathsLiveMax struct {
+	data     pmetric.Metric                                  // data buffer for generated metric.
+	config   DiskHealthNvmeNamespacePathsLiveMaxMetricConfig // metric config provided by user.
+	capacity int                                             // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.nvme.namespace.paths.live_max metric with initial data.
+func (m *metricDiskHealthNvmeNamespacePathsLiveMax) init() {
+	m.data.SetName("disk_health.nvme.namespace.paths.live_max")
+	m.data.SetDescription("The most live paths the NVMe namespace had since the collector first saw it (forgotten when its subsystem disappears): below it, the namespace lost paths it had. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{path}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthNvmeNamespacePathsLiveMax) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
+	}
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespacePathsLiveMax) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespacePathsLiveMax) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespacePathsLiveMax(cfg DiskHealthNvmeNamespacePathsLiveMaxMetricConfig) metricDiskHealthNvmeNamespacePathsLiveMax {
+	m := metricDiskHealthNvmeNamespacePathsLiveMax{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeNamespacePathsOptimized struct {
+	data     pmetric.Metric                                    // data buffer for generated metric.
+	config   DiskHealthNvmeNamespacePathsOptimizedMetricConfig // metric config provided by user.
+	capacity int                                               // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.nvme.namespace.paths.optimized metric with initial data.
+func (m *metricDiskHealthNvmeNamespacePathsOptimized) init() {
+	m.data.SetName("disk_health.nvme.namespace.paths.optimized")
+	m.data.SetDescription("Live paths of an NVMe namespace that are ANA optimized (every live path where the controller reports no ANA). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{path}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthNvmeNamespacePathsOptimized) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, options ...MetricAttributeOption) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	for _, op := range options {
+		op.apply(dp)
+	}
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeNamespacePathsOptimized) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeNamespacePathsOptimized) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeNamespacePathsOptimized(cfg DiskHealthNvmeNamespacePathsOptimizedMetricConfig) metricDiskHealthNvmeNamespacePathsOptimized {
+	m := metricDiskHealthNvmeNamespacePathsOptimized{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeSubsystemPaths struct {
+	data     pmetric.Metric                           // data buffer for generated metric.
+	config   DiskHealthNvmeSubsystemPathsMetricConfig // metric config provided by user.
+	capacity int                                      // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.nvme.subsystem.paths metric with initial data.
+func (m *metricDiskHealthNvmeSubsystemPaths) init() {
+	m.data.SetName("disk_health.nvme.subsystem.paths")
+	m.data.SetDescription("Paths of an NVMe subsystem (one per namespace and controller) by controller state, ANA state and transport; a combination the subsystem had since first seen stays, at 0. Stack. Not in semantic conventions.")
+	m.data.SetUnit("{path}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
+}
+
+func (m *metricDiskHealthNvmeSubsystemPaths) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue string, diskHealthNvmeControllerStateAttributeValue string, diskHealthNvmeAnaStateAttributeValue string, diskHealthNvmeTransportAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+	dp.Attributes().PutStr("hw.id", hwIDAttributeValue)
+	dp.Attributes().PutStr("hw.name", hwNameAttributeValue)
+	dp.Attributes().PutStr("hw.type", hwTypeAttributeValue)
+	dp.Attributes().PutStr("disk_health.nvme.controller.state", diskHealthNvmeControllerStateAttributeValue)
+	dp.Attributes().PutStr("disk_health.nvme.ana.state", diskHealthNvmeAnaStateAttributeValue)
+	dp.Attributes().PutStr("disk_health.nvme.transport", diskHealthNvmeTransportAttributeValue)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeSubsystemPaths) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeSubsystemPaths) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeSubsystemPaths(cfg DiskHealthNvmeSubsystemPathsMetricConfig) metricDiskHealthNvmeSubsystemPaths {
+	m := metricDiskHealthNvmeSubsystemPaths{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricDiskHealthNvmeSubsystemsOmitted struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   DiskHealthNvmeSubsystemsOmittedMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills disk_health.nvme.subsystems.omitted metric with initial data.
+func (m *metricDiskHealthNvmeSubsystemsOmitted) init() {
+	m.data.SetName("disk_health.nvme.subsystems.omitted")
+	m.data.SetDescription("NVMe subsystems past stack.nvme_max_subsystems, not reported (the ones with the highest numbers). Stack. Not in semantic conventions.")
+	m.data.SetUnit("{subsystem}")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricDiskHealthNvmeSubsystemsOmitted) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricDiskHealthNvmeSubsystemsOmitted) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricDiskHealthNvmeSubsystemsOmitted) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricDiskHealthNvmeSubsystemsOmitted(cfg DiskHealthNvmeSubsystemsOmittedMetricConfig) metricDiskHealthNvmeSubsystemsOmitted {
+	m := metricDiskHealthNvmeSubsystemsOmitted{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
 }
 
 type metricDiskHealthStackReadStatus struct {
@@ -2080,37 +2534,42 @@ func newMetricSystemFilesystemReadOnlyAfterErrors(cfg SystemFilesystemReadOnlyAf
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                                    MetricsBuilderConfig // config of the metrics builder.
-	startTime                                 pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                           int                  // maximum observed number of metrics per resource.
-	metricsBuffer                             pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                                 component.BuildInfo  // contains version information.
-	metricDiskHealthStackReadStatus           metricDiskHealthStackReadStatus
-	metricHwErrors                            metricHwErrors
-	metricHwLogicalDiskLimit                  metricHwLogicalDiskLimit
-	metricHwLogicalDiskMdArrayState           metricHwLogicalDiskMdArrayState
-	metricHwLogicalDiskMdDegraded             metricHwLogicalDiskMdDegraded
-	metricHwLogicalDiskMdMemberState          metricHwLogicalDiskMdMemberState
-	metricHwLogicalDiskMdMismatches           metricHwLogicalDiskMdMismatches
-	metricHwLogicalDiskMdRaidDisks            metricHwLogicalDiskMdRaidDisks
-	metricHwLogicalDiskMdSyncProgress         metricHwLogicalDiskMdSyncProgress
-	metricHwLogicalDiskMdSyncRemainingTime    metricHwLogicalDiskMdSyncRemainingTime
-	metricHwLogicalDiskMdSyncSpeed            metricHwLogicalDiskMdSyncSpeed
-	metricHwLogicalDiskMdSyncAction           metricHwLogicalDiskMdSyncAction
-	metricHwLogicalDiskMetadataLimit          metricHwLogicalDiskMetadataLimit
-	metricHwLogicalDiskMetadataUsage          metricHwLogicalDiskMetadataUsage
-	metricHwLogicalDiskMetadataUtilization    metricHwLogicalDiskMetadataUtilization
-	metricHwLogicalDiskMultipathPaths         metricHwLogicalDiskMultipathPaths
-	metricHwLogicalDiskThinPoolMode           metricHwLogicalDiskThinPoolMode
-	metricHwLogicalDiskThinPoolNeedsCheck     metricHwLogicalDiskThinPoolNeedsCheck
-	metricHwLogicalDiskUsage                  metricHwLogicalDiskUsage
-	metricHwLogicalDiskUtilization            metricHwLogicalDiskUtilization
-	metricHwPhysicalDiskScsiCommands          metricHwPhysicalDiskScsiCommands
-	metricHwStatus                            metricHwStatus
-	metricSystemFilesystemDeviceErrors        metricSystemFilesystemDeviceErrors
-	metricSystemFilesystemErrors              metricSystemFilesystemErrors
-	metricSystemFilesystemErrorsTime          metricSystemFilesystemErrorsTime
-	metricSystemFilesystemReadOnlyAfterErrors metricSystemFilesystemReadOnlyAfterErrors
+	config                                      MetricsBuilderConfig // config of the metrics builder.
+	startTime                                   pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                             int                  // maximum observed number of metrics per resource.
+	metricsBuffer                               pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                                   component.BuildInfo  // contains version information.
+	metricDiskHealthNvmeNamespacePathsLive      metricDiskHealthNvmeNamespacePathsLive
+	metricDiskHealthNvmeNamespacePathsLiveMax   metricDiskHealthNvmeNamespacePathsLiveMax
+	metricDiskHealthNvmeNamespacePathsOptimized metricDiskHealthNvmeNamespacePathsOptimized
+	metricDiskHealthNvmeSubsystemPaths          metricDiskHealthNvmeSubsystemPaths
+	metricDiskHealthNvmeSubsystemsOmitted       metricDiskHealthNvmeSubsystemsOmitted
+	metricDiskHealthStackReadStatus             metricDiskHealthStackReadStatus
+	metricHwErrors                              metricHwErrors
+	metricHwLogicalDiskLimit                    metricHwLogicalDiskLimit
+	metricHwLogicalDiskMdArrayState             metricHwLogicalDiskMdArrayState
+	metricHwLogicalDiskMdDegraded               metricHwLogicalDiskMdDegraded
+	metricHwLogicalDiskMdMemberState            metricHwLogicalDiskMdMemberState
+	metricHwLogicalDiskMdMismatches             metricHwLogicalDiskMdMismatches
+	metricHwLogicalDiskMdRaidDisks              metricHwLogicalDiskMdRaidDisks
+	metricHwLogicalDiskMdSyncProgress           metricHwLogicalDiskMdSyncProgress
+	metricHwLogicalDiskMdSyncRemainingTime      metricHwLogicalDiskMdSyncRemainingTime
+	metricHwLogicalDiskMdSyncSpeed              metricHwLogicalDiskMdSyncSpeed
+	metricHwLogicalDiskMdSyncAction             metricHwLogicalDiskMdSyncAction
+	metricHwLogicalDiskMetadataLimit            metricHwLogicalDiskMetadataLimit
+	metricHwLogicalDiskMetadataUsage            metricHwLogicalDiskMetadataUsage
+	metricHwLogicalDiskMetadataUtilization      metricHwLogicalDiskMetadataUtilization
+	metricHwLogicalDiskMultipathPaths           metricHwLogicalDiskMultipathPaths
+	metricHwLogicalDiskThinPoolMode             metricHwLogicalDiskThinPoolMode
+	metricHwLogicalDiskThinPoolNeedsCheck       metricHwLogicalDiskThinPoolNeedsCheck
+	metricHwLogicalDiskUsage                    metricHwLogicalDiskUsage
+	metricHwLogicalDiskUtilization              metricHwLogicalDiskUtilization
+	metricHwPhysicalDiskScsiCommands            metricHwPhysicalDiskScsiCommands
+	metricHwStatus                              metricHwStatus
+	metricSystemFilesystemDeviceErrors          metricSystemFilesystemDeviceErrors
+	metricSystemFilesystemErrors                metricSystemFilesystemErrors
+	metricSystemFilesystemErrorsTime            metricSystemFilesystemErrorsTime
+	metricSystemFilesystemReadOnlyAfterErrors   metricSystemFilesystemReadOnlyAfterErrors
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2132,36 +2591,41 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings scraper.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                                    mbc,
-		startTime:                                 pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                             pmetric.NewMetrics(),
-		buildInfo:                                 settings.BuildInfo,
-		metricDiskHealthStackReadStatus:           newMetricDiskHealthStackReadStatus(mbc.Metrics.DiskHealthStackReadStatus),
-		metricHwErrors:                            newMetricHwErrors(mbc.Metrics.HwErrors),
-		metricHwLogicalDiskLimit:                  newMetricHwLogicalDiskLimit(mbc.Metrics.HwLogicalDiskLimit),
-		metricHwLogicalDiskMdArrayState:           newMetricHwLogicalDiskMdArrayState(mbc.Metrics.HwLogicalDiskMdArrayState),
-		metricHwLogicalDiskMdDegraded:             newMetricHwLogicalDiskMdDegraded(mbc.Metrics.HwLogicalDiskMdDegraded),
-		metricHwLogicalDiskMdMemberState:          newMetricHwLogicalDiskMdMemberState(mbc.Metrics.HwLogicalDiskMdMemberState),
-		metricHwLogicalDiskMdMismatches:           newMetricHwLogicalDiskMdMismatches(mbc.Metrics.HwLogicalDiskMdMismatches),
-		metricHwLogicalDiskMdRaidDisks:            newMetricHwLogicalDiskMdRaidDisks(mbc.Metrics.HwLogicalDiskMdRaidDisks),
-		metricHwLogicalDiskMdSyncProgress:         newMetricHwLogicalDiskMdSyncProgress(mbc.Metrics.HwLogicalDiskMdSyncProgress),
-		metricHwLogicalDiskMdSyncRemainingTime:    newMetricHwLogicalDiskMdSyncRemainingTime(mbc.Metrics.HwLogicalDiskMdSyncRemainingTime),
-		metricHwLogicalDiskMdSyncSpeed:            newMetricHwLogicalDiskMdSyncSpeed(mbc.Metrics.HwLogicalDiskMdSyncSpeed),
-		metricHwLogicalDiskMdSyncAction:           newMetricHwLogicalDiskMdSyncAction(mbc.Metrics.HwLogicalDiskMdSyncAction),
-		metricHwLogicalDiskMetadataLimit:          newMetricHwLogicalDiskMetadataLimit(mbc.Metrics.HwLogicalDiskMetadataLimit),
-		metricHwLogicalDiskMetadataUsage:          newMetricHwLogicalDiskMetadataUsage(mbc.Metrics.HwLogicalDiskMetadataUsage),
-		metricHwLogicalDiskMetadataUtilization:    newMetricHwLogicalDiskMetadataUtilization(mbc.Metrics.HwLogicalDiskMetadataUtilization),
-		metricHwLogicalDiskMultipathPaths:         newMetricHwLogicalDiskMultipathPaths(mbc.Metrics.HwLogicalDiskMultipathPaths),
-		metricHwLogicalDiskThinPoolMode:           newMetricHwLogicalDiskThinPoolMode(mbc.Metrics.HwLogicalDiskThinPoolMode),
-		metricHwLogicalDiskThinPoolNeedsCheck:     newMetricHwLogicalDiskThinPoolNeedsCheck(mbc.Metrics.HwLogicalDiskThinPoolNeedsCheck),
-		metricHwLogicalDiskUsage:                  newMetricHwLogicalDiskUsage(mbc.Metrics.HwLogicalDiskUsage),
-		metricHwLogicalDiskUtilization:            newMetricHwLogicalDiskUtilization(mbc.Metrics.HwLogicalDiskUtilization),
-		metricHwPhysicalDiskScsiCommands:          newMetricHwPhysicalDiskScsiCommands(mbc.Metrics.HwPhysicalDiskScsiCommands),
-		metricHwStatus:                            newMetricHwStatus(mbc.Metrics.HwStatus),
-		metricSystemFilesystemDeviceErrors:        newMetricSystemFilesystemDeviceErrors(mbc.Metrics.SystemFilesystemDeviceErrors),
-		metricSystemFilesystemErrors:              newMetricSystemFilesystemErrors(mbc.Metrics.SystemFilesystemErrors),
-		metricSystemFilesystemErrorsTime:          newMetricSystemFilesystemErrorsTime(mbc.Metrics.SystemFilesystemErrorsTime),
-		metricSystemFilesystemReadOnlyAfterErrors: newMetricSystemFilesystemReadOnlyAfterErrors(mbc.Metrics.SystemFilesystemReadOnlyAfterErrors),
+		config:                                 mbc,
+		startTime:                              pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                          pmetric.NewMetrics(),
+		buildInfo:                              settings.BuildInfo,
+		metricDiskHealthNvmeNamespacePathsLive: newMetricDiskHealthNvmeNamespacePathsLive(mbc.Metrics.DiskHealthNvmeNamespacePathsLive),
+		metricDiskHealthNvmeNamespacePathsLiveMax:   newMetricDiskHealthNvmeNamespacePathsLiveMax(mbc.Metrics.DiskHealthNvmeNamespacePathsLiveMax),
+		metricDiskHealthNvmeNamespacePathsOptimized: newMetricDiskHealthNvmeNamespacePathsOptimized(mbc.Metrics.DiskHealthNvmeNamespacePathsOptimized),
+		metricDiskHealthNvmeSubsystemPaths:          newMetricDiskHealthNvmeSubsystemPaths(mbc.Metrics.DiskHealthNvmeSubsystemPaths),
+		metricDiskHealthNvmeSubsystemsOmitted:       newMetricDiskHealthNvmeSubsystemsOmitted(mbc.Metrics.DiskHealthNvmeSubsystemsOmitted),
+		metricDiskHealthStackReadStatus:             newMetricDiskHealthStackReadStatus(mbc.Metrics.DiskHealthStackReadStatus),
+		metricHwErrors:                              newMetricHwErrors(mbc.Metrics.HwErrors),
+		metricHwLogicalDiskLimit:                    newMetricHwLogicalDiskLimit(mbc.Metrics.HwLogicalDiskLimit),
+		metricHwLogicalDiskMdArrayState:             newMetricHwLogicalDiskMdArrayState(mbc.Metrics.HwLogicalDiskMdArrayState),
+		metricHwLogicalDiskMdDegraded:               newMetricHwLogicalDiskMdDegraded(mbc.Metrics.HwLogicalDiskMdDegraded),
+		metricHwLogicalDiskMdMemberState:            newMetricHwLogicalDiskMdMemberState(mbc.Metrics.HwLogicalDiskMdMemberState),
+		metricHwLogicalDiskMdMismatches:             newMetricHwLogicalDiskMdMismatches(mbc.Metrics.HwLogicalDiskMdMismatches),
+		metricHwLogicalDiskMdRaidDisks:              newMetricHwLogicalDiskMdRaidDisks(mbc.Metrics.HwLogicalDiskMdRaidDisks),
+		metricHwLogicalDiskMdSyncProgress:           newMetricHwLogicalDiskMdSyncProgress(mbc.Metrics.HwLogicalDiskMdSyncProgress),
+		metricHwLogicalDiskMdSyncRemainingTime:      newMetricHwLogicalDiskMdSyncRemainingTime(mbc.Metrics.HwLogicalDiskMdSyncRemainingTime),
+		metricHwLogicalDiskMdSyncSpeed:              newMetricHwLogicalDiskMdSyncSpeed(mbc.Metrics.HwLogicalDiskMdSyncSpeed),
+		metricHwLogicalDiskMdSyncAction:             newMetricHwLogicalDiskMdSyncAction(mbc.Metrics.HwLogicalDiskMdSyncAction),
+		metricHwLogicalDiskMetadataLimit:            newMetricHwLogicalDiskMetadataLimit(mbc.Metrics.HwLogicalDiskMetadataLimit),
+		metricHwLogicalDiskMetadataUsage:            newMetricHwLogicalDiskMetadataUsage(mbc.Metrics.HwLogicalDiskMetadataUsage),
+		metricHwLogicalDiskMetadataUtilization:      newMetricHwLogicalDiskMetadataUtilization(mbc.Metrics.HwLogicalDiskMetadataUtilization),
+		metricHwLogicalDiskMultipathPaths:           newMetricHwLogicalDiskMultipathPaths(mbc.Metrics.HwLogicalDiskMultipathPaths),
+		metricHwLogicalDiskThinPoolMode:             newMetricHwLogicalDiskThinPoolMode(mbc.Metrics.HwLogicalDiskThinPoolMode),
+		metricHwLogicalDiskThinPoolNeedsCheck:       newMetricHwLogicalDiskThinPoolNeedsCheck(mbc.Metrics.HwLogicalDiskThinPoolNeedsCheck),
+		metricHwLogicalDiskUsage:                    newMetricHwLogicalDiskUsage(mbc.Metrics.HwLogicalDiskUsage),
+		metricHwLogicalDiskUtilization:              newMetricHwLogicalDiskUtilization(mbc.Metrics.HwLogicalDiskUtilization),
+		metricHwPhysicalDiskScsiCommands:            newMetricHwPhysicalDiskScsiCommands(mbc.Metrics.HwPhysicalDiskScsiCommands),
+		metricHwStatus:                              newMetricHwStatus(mbc.Metrics.HwStatus),
+		metricSystemFilesystemDeviceErrors:          newMetricSystemFilesystemDeviceErrors(mbc.Metrics.SystemFilesystemDeviceErrors),
+		metricSystemFilesystemErrors:                newMetricSystemFilesystemErrors(mbc.Metrics.SystemFilesystemErrors),
+		metricSystemFilesystemErrorsTime:            newMetricSystemFilesystemErrorsTime(mbc.Metrics.SystemFilesystemErrorsTime),
+		metricSystemFilesystemReadOnlyAfterErrors:   newMetricSystemFilesystemReadOnlyAfterErrors(mbc.Metrics.SystemFilesystemReadOnlyAfterErrors),
 	}
 
 	for _, op := range options {
@@ -2228,6 +2692,11 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	ils.Scope().SetName(ScopeName)
 	ils.Scope().SetVersion(mb.buildInfo.Version)
 	ils.Metrics().EnsureCapacity(mb.metricsCapacity)
+	mb.metricDiskHealthNvmeNamespacePathsLive.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeNamespacePathsLiveMax.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeNamespacePathsOptimized.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeSubsystemPaths.emit(ils.Metrics())
+	mb.metricDiskHealthNvmeSubsystemsOmitted.emit(ils.Metrics())
 	mb.metricDiskHealthStackReadStatus.emit(ils.Metrics())
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwLogicalDiskLimit.emit(ils.Metrics())
@@ -2273,6 +2742,31 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 	metrics := mb.metricsBuffer
 	mb.metricsBuffer = pmetric.NewMetrics()
 	return metrics
+}
+
+// RecordDiskHealthNvmeNamespacePathsLiveDataPoint adds a data point to disk_health.nvme.namespace.paths.live metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespacePathsLiveDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricDiskHealthNvmeNamespacePathsLive.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthNvmeNamespacePathsLiveMaxDataPoint adds a data point to disk_health.nvme.namespace.paths.live_max metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespacePathsLiveMaxDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricDiskHealthNvmeNamespacePathsLiveMax.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthNvmeNamespacePathsOptimizedDataPoint adds a data point to disk_health.nvme.namespace.paths.optimized metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeNamespacePathsOptimizedDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, options ...MetricAttributeOption) {
+	mb.metricDiskHealthNvmeNamespacePathsOptimized.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), options...)
+}
+
+// RecordDiskHealthNvmeSubsystemPathsDataPoint adds a data point to disk_health.nvme.subsystem.paths metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeSubsystemPathsDataPoint(ts pcommon.Timestamp, val int64, hwIDAttributeValue string, hwNameAttributeValue string, hwTypeAttributeValue AttributeHwType, diskHealthNvmeControllerStateAttributeValue AttributeDiskHealthNvmeControllerState, diskHealthNvmeAnaStateAttributeValue AttributeDiskHealthNvmeAnaState, diskHealthNvmeTransportAttributeValue AttributeDiskHealthNvmeTransport) {
+	mb.metricDiskHealthNvmeSubsystemPaths.recordDataPoint(mb.startTime, ts, val, hwIDAttributeValue, hwNameAttributeValue, hwTypeAttributeValue.String(), diskHealthNvmeControllerStateAttributeValue.String(), diskHealthNvmeAnaStateAttributeValue.String(), diskHealthNvmeTransportAttributeValue.String())
+}
+
+// RecordDiskHealthNvmeSubsystemsOmittedDataPoint adds a data point to disk_health.nvme.subsystems.omitted metric.
+func (mb *MetricsBuilder) RecordDiskHealthNvmeSubsystemsOmittedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricDiskHealthNvmeSubsystemsOmitted.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordDiskHealthStackReadStatusDataPoint adds a data point to disk_health.stack.read.status metric.

@@ -59,70 +59,85 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespacePathsLiveDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, WithHwParentMetricAttribute("hw.parent-val"))
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespacePathsLiveMaxDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, WithHwParentMetricAttribute("hw.parent-val"))
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeNamespacePathsOptimizedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, WithHwParentMetricAttribute("hw.parent-val"))
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeSubsystemPathsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeDiskHealthNvmeControllerStateNew, AttributeDiskHealthNvmeAnaStateNone, AttributeDiskHealthNvmeTransportPcie)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordDiskHealthNvmeSubsystemsOmittedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordDiskHealthStackReadStatusDataPoint(ts, 1, AttributeStackPartMd, AttributeStackReadStatusOk)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "error.type-val", WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			mb.RecordHwErrorsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "error.type-val", WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val")
+			mb.RecordHwLogicalDiskLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val")
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdArrayStateClear)
+			mb.RecordHwLogicalDiskMdArrayStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdArrayStateClear)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
+			mb.RecordHwLogicalDiskMdDegradedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdMemberStateInSync, WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
+			mb.RecordHwLogicalDiskMdMemberStateDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdMemberStateInSync, WithMdMemberMetricAttribute("md.member-val"), WithHwParentMetricAttribute("hw.parent-val"))
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
+			mb.RecordHwLogicalDiskMdMismatchesDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
+			mb.RecordHwLogicalDiskMdRaidDisksDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
+			mb.RecordHwLogicalDiskMdSyncProgressDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdSyncActionIdle)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
+			mb.RecordHwLogicalDiskMdSyncRemainingTimeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdSyncActionIdle)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
+			mb.RecordHwLogicalDiskMdSyncSpeedDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdSyncActionIdle)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMdSyncActionIdle)
+			mb.RecordHwLogicalDiskMdSyncActionDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMdSyncActionIdle)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMetadataLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
+			mb.RecordHwLogicalDiskMetadataLimitDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskMetadataUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskMetadataUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskMultipathPathsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeMultipathPathStateActive)
+			mb.RecordHwLogicalDiskMultipathPathsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeMultipathPathStateActive)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskThinPoolModeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeThinPoolModeRw)
+			mb.RecordHwLogicalDiskThinPoolModeDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeThinPoolModeRw)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk)
+			mb.RecordHwLogicalDiskThinPoolNeedsCheckDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskUsageDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
+			mb.RecordHwLogicalDiskUtilizationDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, "hw.logical_disk.raid_level-val", AttributeHwLogicalDiskStateUsed)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwPhysicalDiskScsiCommandsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeScsiCommandOutcomeRequested)
+			mb.RecordHwPhysicalDiskScsiCommandsDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeScsiCommandOutcomeRequested)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeLogicalDisk, AttributeHwStateOk)
+			mb.RecordHwStatusDataPoint(ts, 1, "hw.id-val", "hw.name-val", AttributeHwTypeDiskController, AttributeHwStateOk)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordSystemFilesystemDeviceErrorsDataPoint(ts, 1, "system.device-val", "system.filesystem.mountpoint-val", AttributeSystemFilesystemTypeExt4, "error.type-val")
@@ -164,6 +179,130 @@ func TestMetricsBuilder(t *testing.T) {
 			validatedMetrics := make(map[string]bool)
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
+				case "disk_health.nvme.namespace.paths.live":
+					assert.False(t, validatedMetrics["disk_health.nvme.namespace.paths.live"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.paths.live")
+					validatedMetrics["disk_health.nvme.namespace.paths.live"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Paths of an NVMe namespace that serve I/O now - its controller live and its ANA state, where it has one, optimized or non-optimized (the paths the kernel's multipath selects from). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{path}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
+					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+				case "disk_health.nvme.namespace.paths.live_max":
+					assert.False(t, validatedMetrics["disk_health.nvme.namespace.paths.live_max"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.paths.live_max")
+					validatedMetrics["disk_health.nvme.namespace.paths.live_max"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "The most live paths the NVMe namespace had since the collector first saw it (forgotten when its subsystem disappears): below it, the namespace lost paths it had. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{path}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
+					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+				case "disk_health.nvme.namespace.paths.optimized":
+					assert.False(t, validatedMetrics["disk_health.nvme.namespace.paths.optimized"], "Found a duplicate in the metrics slice: disk_health.nvme.namespace.paths.optimized")
+					validatedMetrics["disk_health.nvme.namespace.paths.optimized"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Live paths of an NVMe namespace that are ANA optimized (every live path where the controller reports no ANA). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{path}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
+					hwParentAttrVal, ok := dp.Attributes().Get("hw.parent")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.parent-val", hwParentAttrVal.Str())
+				case "disk_health.nvme.subsystem.paths":
+					assert.False(t, validatedMetrics["disk_health.nvme.subsystem.paths"], "Found a duplicate in the metrics slice: disk_health.nvme.subsystem.paths")
+					validatedMetrics["disk_health.nvme.subsystem.paths"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Paths of an NVMe subsystem (one per namespace and controller) by controller state, ANA state and transport; a combination the subsystem had since first seen stays, at 0. Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{path}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+					hwIDAttrVal, ok := dp.Attributes().Get("hw.id")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.id-val", hwIDAttrVal.Str())
+					hwNameAttrVal, ok := dp.Attributes().Get("hw.name")
+					assert.True(t, ok)
+					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
+					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
+					assert.True(t, ok)
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
+					diskHealthNvmeControllerStateAttrVal, ok := dp.Attributes().Get("disk_health.nvme.controller.state")
+					assert.True(t, ok)
+					assert.Equal(t, "new", diskHealthNvmeControllerStateAttrVal.Str())
+					diskHealthNvmeAnaStateAttrVal, ok := dp.Attributes().Get("disk_health.nvme.ana.state")
+					assert.True(t, ok)
+					assert.Equal(t, "none", diskHealthNvmeAnaStateAttrVal.Str())
+					diskHealthNvmeTransportAttrVal, ok := dp.Attributes().Get("disk_health.nvme.transport")
+					assert.True(t, ok)
+					assert.Equal(t, "pcie", diskHealthNvmeTransportAttrVal.Str())
+				case "disk_health.nvme.subsystems.omitted":
+					assert.False(t, validatedMetrics["disk_health.nvme.subsystems.omitted"], "Found a duplicate in the metrics slice: disk_health.nvme.subsystems.omitted")
+					validatedMetrics["disk_health.nvme.subsystems.omitted"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "NVMe subsystems past stack.nvme_max_subsystems, not reported (the ones with the highest numbers). Stack. Not in semantic conventions.", mi.Description())
+					assert.Equal(t, "{subsystem}", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "disk_health.stack.read.status":
 					assert.False(t, validatedMetrics["disk_health.stack.read.status"], "Found a duplicate in the metrics slice: disk_health.stack.read.status")
 					validatedMetrics["disk_health.stack.read.status"] = true
@@ -206,7 +345,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					errorTypeAttrVal, ok := dp.Attributes().Get("error.type")
 					assert.True(t, ok)
 					assert.Equal(t, "error.type-val", errorTypeAttrVal.Str())
@@ -238,7 +377,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
@@ -264,7 +403,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdArrayStateAttrVal, ok := dp.Attributes().Get("md.array_state")
 					assert.True(t, ok)
 					assert.Equal(t, "clear", mdArrayStateAttrVal.Str())
@@ -290,7 +429,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.member.state":
 					assert.False(t, validatedMetrics["hw.logical_disk.md.member.state"], "Found a duplicate in the metrics slice: hw.logical_disk.md.member.state")
 					validatedMetrics["hw.logical_disk.md.member.state"] = true
@@ -313,7 +452,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdMemberAttrVal, ok := dp.Attributes().Get("md.member")
 					assert.True(t, ok)
 					assert.Equal(t, "md.member-val", mdMemberAttrVal.Str())
@@ -345,7 +484,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.raid_disks":
 					assert.False(t, validatedMetrics["hw.logical_disk.md.raid_disks"], "Found a duplicate in the metrics slice: hw.logical_disk.md.raid_disks")
 					validatedMetrics["hw.logical_disk.md.raid_disks"] = true
@@ -368,7 +507,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 				case "hw.logical_disk.md.sync.progress":
 					assert.False(t, validatedMetrics["hw.logical_disk.md.sync.progress"], "Found a duplicate in the metrics slice: hw.logical_disk.md.sync.progress")
 					validatedMetrics["hw.logical_disk.md.sync.progress"] = true
@@ -389,7 +528,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
 					assert.True(t, ok)
 					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
@@ -413,7 +552,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
 					assert.True(t, ok)
 					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
@@ -437,7 +576,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
 					assert.True(t, ok)
 					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
@@ -463,7 +602,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					mdSyncActionAttrVal, ok := dp.Attributes().Get("md.sync_action")
 					assert.True(t, ok)
 					assert.Equal(t, "idle", mdSyncActionAttrVal.Str())
@@ -489,7 +628,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 				case "hw.logical_disk.metadata.usage":
 					assert.False(t, validatedMetrics["hw.logical_disk.metadata.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.metadata.usage")
 					validatedMetrics["hw.logical_disk.metadata.usage"] = true
@@ -512,7 +651,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
 					assert.True(t, ok)
 					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
@@ -536,7 +675,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskStateAttrVal, ok := dp.Attributes().Get("hw.logical_disk.state")
 					assert.True(t, ok)
 					assert.Equal(t, "used", hwLogicalDiskStateAttrVal.Str())
@@ -562,7 +701,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					multipathPathStateAttrVal, ok := dp.Attributes().Get("multipath.path.state")
 					assert.True(t, ok)
 					assert.Equal(t, "active", multipathPathStateAttrVal.Str())
@@ -588,7 +727,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					thinPoolModeAttrVal, ok := dp.Attributes().Get("thin_pool.mode")
 					assert.True(t, ok)
 					assert.Equal(t, "rw", thinPoolModeAttrVal.Str())
@@ -612,7 +751,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 				case "hw.logical_disk.usage":
 					assert.False(t, validatedMetrics["hw.logical_disk.usage"], "Found a duplicate in the metrics slice: hw.logical_disk.usage")
 					validatedMetrics["hw.logical_disk.usage"] = true
@@ -635,7 +774,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
@@ -662,7 +801,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwLogicalDiskRaidLevelAttrVal, ok := dp.Attributes().Get("hw.logical_disk.raid_level")
 					assert.True(t, ok)
 					assert.Equal(t, "hw.logical_disk.raid_level-val", hwLogicalDiskRaidLevelAttrVal.Str())
@@ -691,7 +830,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					scsiCommandOutcomeAttrVal, ok := dp.Attributes().Get("scsi.command.outcome")
 					assert.True(t, ok)
 					assert.Equal(t, "requested", scsiCommandOutcomeAttrVal.Str())
@@ -717,7 +856,7 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, "hw.name-val", hwNameAttrVal.Str())
 					hwTypeAttrVal, ok := dp.Attributes().Get("hw.type")
 					assert.True(t, ok)
-					assert.Equal(t, "logical_disk", hwTypeAttrVal.Str())
+					assert.Equal(t, "disk_controller", hwTypeAttrVal.Str())
 					hwStateAttrVal, ok := dp.Attributes().Get("hw.state")
 					assert.True(t, ok)
 					assert.Equal(t, "ok", hwStateAttrVal.Str())
