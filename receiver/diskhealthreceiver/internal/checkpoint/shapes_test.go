@@ -31,6 +31,10 @@ type shapeJob struct {
 	keep        int
 	rotation    Rotation
 	log         float64
+	// jobLog: the log is the job's own, started with its first save, on a filesystem whose usage did not
+	// move at all before (an idle ext4 is exact to the block: every step zero), as on the real loop ext4
+	// of TestFSScraperCheckpointRealTimeShapes; else another program's, growing from the first scrape.
+	jobLog bool
 	// used0 is the usage before the job starts (the dataset, the logs so far).
 	used0 float64
 	// fillAfter: another writer starts after that many saves, at fillRate, until ENOSPC (0: none).
@@ -73,6 +77,7 @@ func (j shapeJob) run(seed uint64) shapeRun {
 	saving, completed := false, 0
 	tick, readAt := time.Duration(0), -1
 	next := 5 + 2*rng.Float64() // the collector runs before the job starts
+	start := next
 	write := func(n float64) bool {
 		if used+n > shapeLimit {
 			return false
@@ -88,7 +93,10 @@ func (j shapeJob) run(seed uint64) shapeRun {
 	for i := 0; time.Duration(i)*shapeStep < j.horizon; i++ {
 		now := float64(i) * h
 		at := time.Duration(i) * shapeStep
-		ok := write(j.log * h * (0.5 + rng.Float64()))
+		ok := true
+		if !j.jobLog || now >= start {
+			ok = write(j.log * h * (0.5 + rng.Float64()))
+		}
 		if j.fillAfter > 0 && completed >= j.fillAfter {
 			ok = write(j.fillRate*h) && ok
 		}
@@ -212,6 +220,11 @@ func shapeCases() map[string]shapeJob {
 		// The table's first two rows: 4 shards over about 3 and 5 s.
 		"table-4shards-keep3-after-log1.3":  {size: 0.085, cadence: 11, shards: 4, write: 2, lull: 0.9, keep: 3, rotation: RotationAfter, log: 1.3 * mib},
 		"table-4shards-keep2-before-log1.8": {size: 0.13, cadence: 17, shards: 4, write: 2, lull: 1.4, keep: 2, rotation: RotationBefore, log: 1.8 * mib},
+	}
+	for _, name := range []string{"table-4shards-keep3-after-log1.3", "table-4shards-keep2-before-log1.8"} {
+		j := cases[name]
+		j.jobLog = true
+		cases[name+"-joblog"] = j
 	}
 	for _, shards := range []int{1, 2, 4, 8} {
 		for _, log := range []float64{0, 1, 2} {
