@@ -18,7 +18,7 @@
 // the next Lookahead saves, each save's peak need (its size; minus the
 // copy removed first when rotation runs before it) against the free space then. The state is
 // will_fail when one of them does not fit, tight when the least headroom is under a quarter of a save,
-// fits otherwise; nothing is predicted until three saves at a regular cadence and of a consistent size
+// fits otherwise; nothing is predicted until three saves at a regular cadence and of one size (±10 %)
 // have been seen, so log growth, unpack-and-delete bursts and one-off bulk writes predict nothing.
 //
 // Each save learned is reported once (Prediction.Saved, Save: its span of samples and its bytes), so
@@ -838,6 +838,18 @@ func excursions(levels []uint64) (rise, fall uint64, riseAt, fallAt int) {
 	return rise, fall, riseAt, fallAt
 }
 
+// How much larger than the smallest save kept the largest may be: to learn a pattern (sizeSpread), the
+// sizes within ±10 % of one size, as close as the learned size is to be to every save; to keep one
+// learned (keptSpread), more, so that a save measured with part of another writer's burst in it does
+// not drop the pattern while that writer fills the disk. A job saves the same state every time;
+// unpack-and-delete bursts of 37–62 MiB that came at a steady cadence by chance
+// (TestFSScraperCheckpointRealTimeShapes' noise: 51, 46 and 62 MiB, 37 and 38 scrapes apart) were taken
+// for a staging job's saves when 1.5 was allowed to learn one, and a copy then for a save that will not fit.
+const (
+	sizeSpread = 1.1 / 0.9
+	keptSpread = 1.5
+)
+
 // regular reports whether the saves so far are a pattern: enough of them, starts at a steady cadence
 // and sizes that agree.
 func (l *Learner) regular(interval time.Duration) bool {
@@ -851,7 +863,11 @@ func (l *Learner) regular(interval time.Duration) bool {
 	}
 	sizes := slices.Clone(l.sizes)
 	slices.Sort(sizes)
-	return float64(sizes[len(sizes)-1]) <= 1.5*float64(sizes[0])
+	spread := sizeSpread
+	if l.isRegular {
+		spread = keptSpread
+	}
+	return float64(sizes[len(sizes)-1]) <= spread*float64(sizes[0])
 }
 
 func later(a, b time.Time) time.Time {

@@ -425,3 +425,47 @@ func TestLearnerRestartBeforeASave(t *testing.T) {
 		}
 	}
 }
+
+// TestLearnerNoiseSteadyByChance replays TestFSScraperCheckpointRealTimeShapes' noise write for write (its
+// seed, a 256 MiB ext4 scraped every 300 ms, the log's usage in whole 4 KiB blocks): a log, bursts unpacked
+// over 3 scrapes into 8 files and deleted 4 scrapes after, at gaps of 15–40 scrapes that this seed draws
+// 37 and 38 scrapes apart (a steady cadence), and a 117 MiB copy: no pattern and no event. With sizes
+// allowed to spread 1.5× the bursts (51, 46 and 62 MiB) were learned as a staging job's saves from scrape
+// 89 on, and the copy then sent will_fail and relearning, on the loop ext4 as here.
+func TestLearnerNoiseSteadyByChance(t *testing.T) {
+	const total, block = 256 << 20, 4096
+	rng := rand.New(rand.NewPCG(43, 3))
+	l := NewLearner(Config{})
+	var logBytes, files uint64
+	nextBurst, burstSize, learned, events := 10, 0, 0, 0
+	for i := range 200 {
+		logBytes += total / 5120
+		switch phase := i - nextBurst; {
+		case phase == 0:
+			burstSize = (37 + rng.IntN(26)) << 20
+			fallthrough
+		case phase >= 0 && phase < 3:
+			for k := range 8 {
+				if k*3/8 == phase {
+					files += uint64(burstSize / 8)
+				}
+			}
+		case phase == 7:
+			files -= 8 * uint64(burstSize/8)
+			nextBurst = i + 15 + rng.IntN(26)
+		}
+		if i >= 100 && i < 110 {
+			files += total * 46 / 100 / 10
+		}
+		used := files + (logBytes+block-1)/block*block
+		p := l.Observe(Sample{Time: simT0.Add(time.Duration(i) * 300 * time.Millisecond), Used: used, Free: total - used})
+		if p.SizeP50 > 0 && p.State != Learning {
+			learned++
+		}
+		if p.Alert || p.Lost {
+			events++
+		}
+	}
+	assert.Zero(t, learned, "scrapes with a pattern learned from noise")
+	assert.Zero(t, events, "events on noise")
+}
