@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 )
 
 // The shapes of issue 43's table, as a training job writes them on a 1 GiB filesystem scraped every
@@ -434,28 +436,14 @@ func TestLearnerRestartBeforeASave(t *testing.T) {
 // 89 on, and the copy then sent will_fail and relearning, on the loop ext4 as here.
 func TestLearnerNoiseSteadyByChance(t *testing.T) {
 	const total, block = 256 << 20, 4096
-	rng := rand.New(rand.NewPCG(43, 3))
 	l := NewLearner(Config{})
 	var logBytes, files uint64
-	nextBurst, burstSize, learned, events := 10, 0, 0, 0
-	for i := range 200 {
-		logBytes += total / 5120
-		switch phase := i - nextBurst; {
-		case phase == 0:
-			burstSize = (37 + rng.IntN(26)) << 20
-			fallthrough
-		case phase >= 0 && phase < 3:
-			for k := range 8 {
-				if k*3/8 == phase {
-					files += uint64(burstSize / 8)
-				}
-			}
-		case phase == 7:
-			files -= 8 * uint64(burstSize/8)
-			nextBurst = i + 15 + rng.IntN(26)
-		}
-		if i >= 100 && i < 110 {
-			files += total * 46 / 100 / 10
+	learned, events := 0, 0
+	for i, n := range dhtest.CheckpointNoise(total) {
+		logBytes += uint64(n.Log)
+		files += uint64(len(n.Write)*n.FileSize + n.Copy)
+		if n.Remove {
+			files -= uint64(dhtest.NoiseFiles * n.FileSize)
 		}
 		used := files + (logBytes+block-1)/block*block
 		p := l.Observe(Sample{Time: simT0.Add(time.Duration(i) * 300 * time.Millisecond), Used: used, Free: total - used})

@@ -3,7 +3,6 @@ package filesystemscraper
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -391,33 +390,22 @@ func TestFSScraperCheckpointRealTimeShapes(t *testing.T) {
 		defer clean()
 		run := startRealTime(t, mnt, nil)
 		defer func() { require.NoError(t, run.s.shutdown(t.Context())) }()
-		rng := rand.New(rand.NewPCG(43, 3))
-		// A burst is unpacked over 3 scrapes into 8 files and deleted 4 scrapes after, at gaps of 15–40
-		// scrapes; the copy is written over 10 scrapes once, in the middle, and kept.
-		nextBurst, burst, burstSize := 10, 0, 0
+		// The noise as the learner's replay (TestLearnerNoiseSteadyByChance) feeds it.
+		noise := dhtest.CheckpointNoise(total)
 		learned, firstAt, firstSize := 0, -1, int64(0)
-		for i := range 200 {
-			require.Equal(t, "ok", w.do(t, "w train.log %d", total/5120))
-			switch phase := i - nextBurst; {
-			case phase == 0:
-				burstSize = (37 + rng.IntN(26)) << 20
-				fallthrough
-			case phase >= 0 && phase < 3:
-				for k := range 8 {
-					if k*3/8 == phase {
-						require.Equal(t, "ok", w.do(t, "w burst-%d.%d %d", burst, k, burstSize/8))
-						require.Equal(t, "ok", w.do(t, "close burst-%d.%d", burst, k))
-					}
-				}
-			case phase == 7:
-				for k := range 8 {
-					require.Equal(t, "ok", w.do(t, "rm burst-%d.%d", burst, k))
-				}
-				burst++
-				nextBurst = i + 15 + rng.IntN(26)
+		for i, n := range noise {
+			require.Equal(t, "ok", w.do(t, "w train.log %d", n.Log))
+			for _, k := range n.Write {
+				require.Equal(t, "ok", w.do(t, "w burst-%d.%d %d", n.Burst, k, n.FileSize))
+				require.Equal(t, "ok", w.do(t, "close burst-%d.%d", n.Burst, k))
 			}
-			if i >= 100 && i < 110 {
-				require.Equal(t, "ok", w.do(t, "w copy %d", total*46/100/10))
+			if n.Remove {
+				for k := range dhtest.NoiseFiles {
+					require.Equal(t, "ok", w.do(t, "rm burst-%d.%d", n.Burst, k))
+				}
+			}
+			if n.Copy > 0 {
+				require.Equal(t, "ok", w.do(t, "w copy %d", n.Copy))
 			}
 			md := run.scrape(t)
 			if p50, _, ok := checkpointPoint(md, "size", run.dom, 0, "system.filesystem.checkpoint.percentile", "p50"); ok {
@@ -427,7 +415,7 @@ func TestFSScraperCheckpointRealTimeShapes(t *testing.T) {
 				learned++
 			}
 		}
-		t.Logf("noise: %d bursts, a size learned at %d scrapes (first at scrape %d: %.1f MiB), events %v", burst, learned, firstAt, float64(firstSize)/(1<<20), run.events())
+		t.Logf("noise: %d bursts, a size learned at %d scrapes (first at scrape %d: %.1f MiB), events %v", noise[len(noise)-1].Burst, learned, firstAt, float64(firstSize)/(1<<20), run.events())
 		assert.Zero(t, learned, "no save learned from noise")
 		assert.Empty(t, run.events(), "no event on noise")
 	})
