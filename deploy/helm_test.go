@@ -153,18 +153,16 @@ func TestHelmValuesRenderOurDaemonSet(t *testing.T) {
 		}
 	}
 
-	// The config is the shipped one; the chart adds only its service.telemetry (the collector's own
-	// telemetry on the pod IP, port 8888, not exposed).
-	want := loadYAML(t, collectorConfig)
-	got := deepCopyJSON(t, r.config)
-	service, _ := got["service"].(map[string]any)
-	delete(service, "telemetry")
-	assert.Equal(t, normalizeConfig(want), normalizeConfig(got),
-		"deploy/helm/values.yaml's config (merged with the chart's defaults) differs from config/kubernetes.yaml")
-
+	// The config is the shipped one with the shipped DaemonSet's args applied; the chart adds only its
+	// service.telemetry (the collector's own telemetry on the pod IP, port 8888, not exposed).
 	var shipped appsv1.DaemonSet
 	decodeStrict(t, "kubernetes/daemonset.yaml", &shipped)
 	sc := shipped.Spec.Template.Spec.Containers[0]
+	got := deepCopyJSON(t, r.config)
+	service, _ := got["service"].(map[string]any)
+	delete(service, "telemetry")
+	assert.Equal(t, normalizeConfig(shippedConfig(t, sc)), normalizeConfig(got),
+		"deploy/helm/values.yaml's config (merged with the chart's defaults) differs from config/kubernetes.yaml with the shipped DaemonSet's args")
 	pod := r.ds.Spec.Template.Spec
 	require.Len(t, pod.Containers, 1)
 	c := pod.Containers[0]
@@ -222,7 +220,7 @@ func TestHelmDaemonSetUnderContainerd(t *testing.T) {
 		unavailable(t, "containerd here runs as root; run `make test` as root (CI does)")
 	}
 	r := renderChart(t)
-	runPod(t, "containerd", runUnderContainerd, r.ds.Spec.Template.Spec, r.cm, list)
+	assertServesThisHost(t, runPod(t, runUnderContainerd, r.ds.Spec.Template.Spec, r.cm, list), "containerd")
 }
 
 // tolerates: a toleration lets a pod onto a node with the taint (any value) when its effect is the

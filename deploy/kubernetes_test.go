@@ -205,9 +205,30 @@ func TestRBAC(t *testing.T) {
 // stateDir is where the DaemonSet keeps the collector's sending queues (a hostPath).
 const stateDir = "/var/lib/otelcol-diskhealth"
 
+// profiles are the shipped DaemonSets: the default, least-privilege one, and the SMART and storage-stack
+// one beside it. caps are the capabilities each adds back after dropping all; escalation whether it may
+// leave allowPrivilegeEscalation unset (the API server refuses false with SYS_ADMIN); seccomp its profile.
+var profiles = []struct {
+	name, file string
+	caps       []corev1.Capability
+	escalation bool
+	seccomp    corev1.SeccompProfileType
+}{
+	{"default", "kubernetes/daemonset.yaml", []corev1.Capability{"BPF", "PERFMON"}, false, corev1.SeccompProfileTypeUnconfined},
+	{"smart", "kubernetes/daemonset-smart.yaml", []corev1.Capability{"SYS_ADMIN", "SYS_RAWIO"}, true, corev1.SeccompProfileTypeRuntimeDefault},
+}
+
 func TestDaemonSet(t *testing.T) {
+	for _, p := range profiles {
+		t.Run(p.name, func(t *testing.T) {
+			testDaemonSet(t, p.file, p.caps, p.escalation, p.seccomp)
+		})
+	}
+}
+
+func testDaemonSet(t *testing.T, file string, caps []corev1.Capability, escalation bool, seccomp corev1.SeccompProfileType) {
 	var ds appsv1.DaemonSet
-	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
+	decodeStrict(t, file, &ds)
 	assert.Equal(t, "apps/v1", ds.APIVersion)
 	assert.Equal(t, "DaemonSet", ds.Kind)
 	require.NotEmpty(t, ds.Name)
@@ -264,7 +285,8 @@ func TestDaemonSet(t *testing.T) {
 	if assert.True(t, ok, "no mount at %s", stateDir) {
 		assert.False(t, stateMount.ReadOnly, "%s must be writable", stateDir)
 		if v := volumes[stateMount.Name]; assert.NotNil(t, v.HostPath, "%s is not a hostPath", stateDir) {
-			assert.Equal(t, stateDir, v.HostPath.Path)
+			// Each profile's own: file_storage locks its files, so two pods of a node never share them.
+			assert.True(t, strings.HasPrefix(v.HostPath.Path, stateDir), v.HostPath.Path)
 			require.NotNil(t, v.HostPath.Type)
 			assert.Equal(t, corev1.HostPathDirectoryOrCreate, *v.HostPath.Type)
 		}
@@ -326,8 +348,8 @@ func TestDaemonSet(t *testing.T) {
 		}
 	}
 
-	// Capabilities instead of privileged: everything dropped, only SMART's two and latency's two
-	// (the BPF probe) added back.
+	// Capabilities instead of privileged: everything dropped, only the profile's added back (the BPF
+	// probe's two; SMART's and the stack's two).
 	sc := c.SecurityContext
 	require.NotNil(t, sc)
 	require.NotNil(t, sc.Privileged)
@@ -338,13 +360,19 @@ func TestDaemonSet(t *testing.T) {
 	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
 	added := slices.Clone(sc.Capabilities.Add)
 	slices.Sort(added)
-	assert.Equal(t, []corev1.Capability{"BPF", "PERFMON", "SYS_ADMIN", "SYS_RAWIO"}, added)
-	// The API server rejects allowPrivilegeEscalation=false with CAP_SYS_ADMIN.
-	if sc.AllowPrivilegeEscalation != nil {
-		assert.True(t, *sc.AllowPrivilegeEscalation)
+	assert.Equal(t, caps, added)
+	if escalation {
+		// The API server rejects allowPrivilegeEscalation=false with CAP_SYS_ADMIN.
+		if sc.AllowPrivilegeEscalation != nil {
+			assert.True(t, *sc.AllowPrivilegeEscalation)
+		}
+	} else {
+		require.NotNil(t, sc.AllowPrivilegeEscalation)
+		assert.False(t, *sc.AllowPrivilegeEscalation)
+		assert.NotContains(t, added, corev1.Capability("SYS_ADMIN"))
 	}
 	require.NotNil(t, sc.SeccompProfile)
-	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+	assert.Equal(t, seccomp, sc.SeccompProfile.Type)
 }
 
 // requiredEnv lists the ${env:NAME} references of a collector config that have no :- default.
@@ -388,5 +416,5 @@ func TestManifestsAreKubernetesObjects(t *testing.T) {
 		kinds = append(kinds, meta.Kind)
 	}
 	slices.Sort(kinds)
-	assert.Equal(t, []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet", "ServiceAccount"}, kinds)
+	assert.Equal(t, []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet", "DaemonSet", "ServiceAccount"}, kinds)
 }

@@ -173,13 +173,13 @@ func TestOperatorCollectorIsTheShippedDaemonSet(t *testing.T) {
 	assert.Equal(t, "daemonset", cr.Spec.Mode)
 	assert.Equal(t, defaultImage(t), cr.Spec.Image, "the image `make image` builds")
 
-	assert.Equal(t, normalizeConfig(loadYAML(t, collectorConfig)), normalizeConfig(cr.Spec.Config),
-		"the CR's config differs from config/kubernetes.yaml")
-
 	var shipped appsv1.DaemonSet
 	decodeStrict(t, "kubernetes/daemonset.yaml", &shipped)
 	pod := shipped.Spec.Template.Spec
 	c := pod.Containers[0]
+	// The CR's args are a map (one --config), so it carries the shipped args in its config.
+	assert.Equal(t, normalizeConfig(shippedConfig(t, c)), normalizeConfig(cr.Spec.Config),
+		"the CR's config differs from config/kubernetes.yaml with the shipped DaemonSet's args")
 	var sa corev1.ServiceAccount
 	decodeStrict(t, "kubernetes/serviceaccount.yaml", &sa)
 	assert.Equal(t, sa.Name, cr.Spec.ServiceAccount, "the shipped ServiceAccount, bound to the shipped ClusterRole")
@@ -201,4 +201,39 @@ func TestOperatorCollectorIsTheShippedDaemonSet(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(vdata, &values))
 	assert.Equal(t, values.Tolerations, cr.Spec.Tolerations, "the Helm values' tolerations")
 	require.NotEmpty(t, cr.Spec.Tolerations)
+}
+
+// shippedConfig is the config the shipped DaemonSet's container c runs: config/kubernetes.yaml (its
+// ConfigMap) with its --config=yaml: args applied.
+func shippedConfig(t *testing.T, c corev1.Container) map[string]any {
+	t.Helper()
+	config := loadYAML(t, collectorConfig)
+	require.Equal(t, "--config=/etc/otelcol/config.yaml", c.Args[0])
+	for _, arg := range c.Args[1:] {
+		applyYAMLArg(t, config, arg)
+	}
+	return config
+}
+
+// applyYAMLArg applies one --config=yaml:a::b::c: value argument (the collector's yaml: provider,
+// a path of keys and a scalar) to config.
+func applyYAMLArg(t *testing.T, config map[string]any, arg string) {
+	t.Helper()
+	spec, ok := strings.CutPrefix(arg, "--config=yaml:")
+	require.True(t, ok, "%q is no --config=yaml: argument", arg)
+	path, value, ok := strings.Cut(spec, ": ")
+	require.True(t, ok, "%q has no value", arg)
+	var v any
+	require.NoError(t, yaml.Unmarshal([]byte(value), &v))
+	keys := strings.Split(path, "::")
+	m := config
+	for _, k := range keys[:len(keys)-1] {
+		next, _ := m[k].(map[string]any)
+		if next == nil {
+			next = map[string]any{}
+			m[k] = next
+		}
+		m = next
+	}
+	m[keys[len(keys)-1]] = v
 }

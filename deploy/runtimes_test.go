@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -352,38 +353,174 @@ func runUnderPodman(t *testing.T, pc podContainer, list string) podRun {
 	}}
 }
 
-// TestDaemonSetUnderRuntimes runs the shipped DaemonSet's container (deploy/kubernetes/daemonset.yaml and
-// its ConfigMap, as shipped) under the runtimes Kubernetes nodes use, each with its own default seccomp
-// profile — what `seccompProfile: RuntimeDefault` means there: containerd (ctr, runc) and podman with
-// runc (containers/common's profile, as CRI-O). The manifest's capabilities, user, read-only root,
-// environment and host mounts apply, in a network namespace of the pod's own. Every source of the
-// config must deliver: the I/O and filesystem series of this host's disks and `/`, health checks, and
-// the block-latency probe attached.
+// runtimes are the container runtimes Kubernetes nodes use, each run with its own default seccomp
+// profile where a manifest says RuntimeDefault, in the order of the measured table.
+var runtimes = []struct {
+	name, label string
+	start       func(*testing.T, podContainer, string) podRun
+}{
+	{"containerd", "containerd 1.6 (ctr, runc)", runUnderContainerd},
+	{"podman", "podman 4 + runc (containers/common)", runUnderPodman},
+}
+
+// statusRe is one series of disk_health.source.status as the Prometheus exporter serves it.
+var (
+	statusRe = regexp.MustCompile(`(?m)^disk_health_source_status\{([^}]*)\} 1$`)
+	labelRe  = regexp.MustCompile(`([a-z_]+)="([^"]*)"`)
+)
+
+// sourceStatus reads disk_health.source.status out of a scrape: source → state and reason.
+func sourceStatus(body string) map[string][2]string {
+	out := map[string][2]string{}
+	for _, m := range statusRe.FindAllStringSubmatch(body, -1) {
+		labels := map[string]string{}
+		for _, l := range labelRe.FindAllStringSubmatch(m[1], -1) {
+			labels[l[1]] = l[2]
+		}
+		out[labels["disk_health_source_name"]] = [2]string{labels["disk_health_source_state"], labels["disk_health_source_reason"]}
+	}
+	return out
+}
+
+// statusCell is a source's state in the measured table: ok, or its state and reason.
+func statusCell(s [2]string) string {
+	if s[0] == "ok" {
+		return "ok"
+	}
+	return s[0] + ": " + s[1]
+}
+
+// runtimesTable is where docs/deployment.md holds TestDaemonSetUnderRuntimes's measured table.
+const (
+	deploymentDoc    = "../docs/deployment.md"
+	tableBegin       = "<!-- measured by TestDaemonSetUnderRuntimes: do not edit -->\n"
+	tableEnd         = "<!-- end of the measured table -->\n"
+	statusWaitWindow = 35 * time.Second // the status is emitted every collection_interval (30 s)
+)
+
+// TestDaemonSetUnderRuntimes runs the containers of both shipped DaemonSets (deploy/kubernetes/daemonset.yaml,
+// the default profile, and daemonset-smart.yaml, SMART and the storage stack; with their ConfigMap, as
+// shipped) under the runtimes Kubernetes nodes use, each with its own default seccomp profile where the
+// manifest asks for RuntimeDefault — containerd (ctr, runc) and podman with runc (containers/common's
+// profile, as CRI-O). The manifest's capabilities, user, read-only root, environment and host mounts
+// apply, in a network namespace of the pod's own. For each runtime × profile every source of the
+// registry has its disk_health.source.status series, every source the profile enables delivers (ok) or
+// says why not (its reason), the default profile serves this host's disks and `/` with the block-latency
+// probe attached, and the measured table is exactly the one in docs/deployment.md
+// (DISKHEALTH_UPDATE_GOLDEN=1 rewrites it).
 func TestDaemonSetUnderRuntimes(t *testing.T) {
 	list := imageName(t)
 	if os.Geteuid() != 0 {
 		unavailable(t, "the runtimes here run as root; run `make test` as root (CI does)")
 	}
-	var ds appsv1.DaemonSet
-	decodeStrict(t, "kubernetes/daemonset.yaml", &ds)
 	var cm corev1.ConfigMap
 	decodeStrict(t, configMapFile, &cm)
-	for name, start := range map[string]func(*testing.T, podContainer, string) podRun{
-		"containerd": runUnderContainerd,
-		"podman":     runUnderPodman,
-	} {
-		t.Run(name, func(t *testing.T) {
-			runPod(t, name, start, ds.Spec.Template.Spec, cm, list)
-		})
+	type row struct {
+		profile, runtime string
+		status           map[string][2]string
 	}
+	var rows []row
+	// The shipped profiles, and the default one under RuntimeDefault (not shipped): the measurement
+	// behind its Unconfined (docs/deployment.md "Profiles").
+	type variant struct {
+		id, name, file string
+		runtimeDefault bool
+	}
+	var variants []variant
+	for _, p := range profiles {
+		variants = append(variants, variant{id: p.name, name: p.name, file: p.file})
+	}
+	variants = append(variants, variant{id: "default-runtimedefault", name: "default, RuntimeDefault (not shipped)", file: profiles[0].file, runtimeDefault: true})
+	for _, p := range variants {
+		var ds appsv1.DaemonSet
+		decodeStrict(t, p.file, &ds)
+		if p.runtimeDefault {
+			ds.Spec.Template.Spec.Containers[0].SecurityContext.SeccompProfile.Type = corev1.SeccompProfileTypeRuntimeDefault
+		}
+		for _, rt := range runtimes {
+			t.Run(p.id+"/"+rt.name, func(t *testing.T) {
+				seen := runPod(t, rt.start, ds.Spec.Template.Spec, cm, list)
+				status := seen.status
+				rows = append(rows, row{p.name, rt.label, status})
+				var enabled []string
+				for name, s := range status {
+					require.Contains(t, []string{"ok", "degraded", "off"}, s[0], name)
+					if s[1] == "not_configured" {
+						assert.Equal(t, "off", s[0], name)
+						continue
+					}
+					enabled = append(enabled, name)
+					if s[0] != "ok" {
+						assert.NotEqual(t, "none", s[1], "%s is %s and says why", name, s[0])
+					}
+				}
+				require.NotEmpty(t, enabled, "the profile runs a source")
+				switch {
+				case p.runtimeDefault:
+					// containers/common's profile refuses bpf() without CAP_SYS_ADMIN: said as data.
+					want := [2]string{"ok", "none"}
+					if rt.name == "podman" {
+						want = [2]string{"off", "seccomp"}
+					}
+					assert.Equal(t, want, status["latency"], "latency under %s's default profile", rt.name)
+				case p.name == "default":
+					assert.NotContains(t, enabled, "smart")
+					assert.NotContains(t, enabled, "stack")
+					assertServesThisHost(t, seen, rt.name)
+				case p.name == "smart":
+					slices.Sort(enabled)
+					assert.Equal(t, []string{"smart", "stack"}, enabled)
+				}
+			})
+		}
+	}
+	if t.Failed() || len(rows) != len(variants)*len(runtimes) {
+		return
+	}
+	var sources []string
+	for name := range rows[0].status {
+		sources = append(sources, name)
+	}
+	slices.Sort(sources)
+	var b strings.Builder
+	b.WriteString("| profile | runtime (default seccomp) | " + strings.Join(sources, " | ") + " |\n")
+	b.WriteString("|---|---|" + strings.Repeat("---|", len(sources)) + "\n")
+	for _, r := range rows {
+		cells := []string{r.profile, r.runtime}
+		for _, s := range sources {
+			cells = append(cells, statusCell(r.status[s]))
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	table := b.String()
+	t.Logf("measured:\n%s", table)
+	doc, err := os.ReadFile(deploymentDoc)
+	require.NoError(t, err)
+	before, rest, ok := strings.Cut(string(doc), tableBegin)
+	require.True(t, ok, "%s has no %q", deploymentDoc, tableBegin)
+	old, after, ok := strings.Cut(rest, tableEnd)
+	require.True(t, ok, "%s has no %q", deploymentDoc, tableEnd)
+	if os.Getenv(updateEnv) != "" && old != table {
+		require.NoError(t, os.WriteFile(deploymentDoc, []byte(before+tableBegin+table+tableEnd+after), 0o644))
+		t.Fatalf("%s rewritten (%s is set): review the diff and run the test again without it", deploymentDoc, updateEnv)
+	}
+	assert.Equal(t, table, old, "docs/deployment.md holds the table this test measured (%s=1 rewrites it)", updateEnv)
+}
+
+// podSeen is what a pod served: its last scrape of the Prometheus endpoint, each source's
+// disk_health.source.status (source → state, reason) and the container's output.
+type podSeen struct {
+	body   string
+	status map[string][2]string
+	logs   string
 }
 
 // runPod translates a pod spec (one container, its config in cm) for a runtime, starts it there with
-// the images of list, and checks that it delivers what the collector config promises on this host: the
-// I/O and filesystem series of this host's disks and `/` on the Prometheus endpoint (port 9464 of the
-// pod's IP), the health check (13133), and the block-latency probe attached under the runtime's default
-// seccomp profile.
-func runPod(t *testing.T, runtimeName string, start func(*testing.T, podContainer, string) podRun, spec corev1.PodSpec, cm corev1.ConfigMap, list string) {
+// the images of list, and returns what it served once every source has said how it is: the
+// Prometheus endpoint (port 9464 of the pod's IP) is read until disk_health.source.status has been
+// emitted twice (the second one has seen every source's first scrape). The health check (13133) must
+// answer.
+func runPod(t *testing.T, start func(*testing.T, podContainer, string) podRun, spec corev1.PodSpec, cm corev1.ConfigMap, list string) podSeen {
 	t.Helper()
 	hostname, err := os.Hostname()
 	require.NoError(t, err)
@@ -393,29 +530,42 @@ func runPod(t *testing.T, runtimeName string, start func(*testing.T, podContaine
 		"metadata.namespace": "diskhealth", "metadata.name": "otelcol-diskhealth-test",
 	})
 	pod := start(t, pc, list)
-	defer func() {
+	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("container output:\n%s", pod.logs())
 		}
-	}()
+	})
 	client := inNetns(t, pod.netns)
-	ioRe := regexp.MustCompile(`(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`)
-	fsRe := regexp.MustCompile(`(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`)
-	deadline := time.Now().Add(60 * time.Second)
+	var seen podSeen
+	var first time.Time
+	deadline := time.Now().Add(90 * time.Second)
 	for {
-		body := scrapeWith(client, pc.podEnv["POD_IP"]+":9464")
-		if ioRe.MatchString(body) && fsRe.MatchString(body) {
+		seen.body = scrapeWith(client, pc.podEnv["POD_IP"]+":9464")
+		seen.status = sourceStatus(seen.body)
+		if len(seen.status) > 0 && first.IsZero() {
+			first = time.Now()
+		}
+		if !first.IsZero() && time.Since(first) > statusWaitWindow {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "no disk I/O and / filesystem series within 60 s; last scrape:\n%s", body)
-		time.Sleep(500 * time.Millisecond)
+		require.True(t, time.Now().Before(deadline), "no disk_health.source.status within 90 s; last scrape:\n%s", seen.body)
+		time.Sleep(time.Second)
 	}
-	assert.Contains(t, pod.logs(), "Block latency probe attached.",
-		"the manifest's capabilities let the probe load under %s's default seccomp profile", runtimeName)
 	resp, err := client.Get("http://" + pc.podEnv["POD_IP"] + ":13133/")
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "health_check")
+	seen.logs = pod.logs()
+	return seen
+}
+
+// assertServesThisHost: the pod served this host's disks and `/`, with the block-latency probe attached.
+func assertServesThisHost(t *testing.T, seen podSeen, runtimeName string) {
+	t.Helper()
+	assert.Equal(t, [2]string{"ok", "none"}, seen.status["latency"], "the probe loads under %s with the profile's capabilities and seccomp", runtimeName)
+	assert.Contains(t, seen.logs, "Block latency probe attached.")
+	assert.Regexp(t, `(?m)^system_disk_io_bytes_total\{[^}]*system_device="[^"]+"`, seen.body, "this host's disks")
+	assert.Regexp(t, `(?m)^system_filesystem_limit_bytes\{[^}]*system_filesystem_mountpoint="/"`, seen.body, "this host's /")
 }
 
 // inNetns returns an HTTP client whose connections are made in the network namespace at path (the

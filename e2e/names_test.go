@@ -30,6 +30,10 @@ type docMetric struct {
 // documentationGlob finds the generated documentation.md of every source.
 const documentationGlob = "../receiver/diskhealthreceiver/internal/scraper/*/documentation.md"
 
+// receiverDocumentation is the receiver's own documentation.md: the metric it emits about its sources
+// (disk_health.source.status).
+const receiverDocumentation = "../receiver/diskhealthreceiver/documentation.md"
+
 // parseDocumentation reads the metric sections of an mdatagen documentation.md: each `### name`
 // heading up to the resource attributes, with Unit, Metric Type and Monotonic from its table.
 func parseDocumentation(data []byte) ([]docMetric, error) {
@@ -102,6 +106,7 @@ func loadDocumentation(t *testing.T) []docMetric {
 	docs, err := filepath.Glob(documentationGlob)
 	require.NoError(t, err)
 	require.NotEmpty(t, docs)
+	docs = append(docs, receiverDocumentation)
 	var all []docMetric
 	seen := map[string]docMetric{}
 	for _, doc := range docs {

@@ -137,7 +137,7 @@ func startReported(t *testing.T, cfg *Config, snaps *tick.Shared, core zapcore.C
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape)
+		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape, nil)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.New(core).With(zap.String("source", src.name))
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)

@@ -3,6 +3,7 @@ package diskhealthreceiver // import "github.com/diskhealth/diskhealth/receiver/
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 )
@@ -47,6 +49,10 @@ type Config struct {
 	// sections are the sources' sections by name, the metrics: and resource_attributes: keys already
 	// split among them; Unmarshal and Marshal map them to the user's keys.
 	sections map[string]component.Config
+
+	// status is the receiver's own metric (disk_health.source.status), switched by the metrics: key
+	// like the sources' metrics.
+	status metadata.MetricsBuilderConfig
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -129,6 +135,17 @@ func (cfg *Config) unmarshalShared(conf *confmap.Conf, key string) []error {
 			errs = append(errs, keyErrors(key, confmap.NewFromStringMap(mine).Unmarshal(target))...)
 		}
 	}
+	if key == metricsKey {
+		// The receiver's own metric.
+		mine := map[string]any{}
+		for name := range settingNames(&cfg.status.Metrics) {
+			known[name] = true
+			if v, ok := given[name]; ok {
+				mine[name] = v
+			}
+		}
+		errs = append(errs, keyErrors(key, confmap.NewFromStringMap(mine).Unmarshal(&cfg.status.Metrics))...)
+	}
 	var unknown []string
 	for name := range given {
 		if !known[name] {
@@ -175,6 +192,11 @@ func (cfg *Config) Marshal(conf *confmap.Conf) error {
 				}
 			}
 		}
+	}
+	if m, err := marshalled(&cfg.status.Metrics); err == nil {
+		maps.Copy(shared[metricsKey], m)
+	} else {
+		return fmt.Errorf("%s: %w", metricsKey, err)
 	}
 	for key, all := range shared {
 		out[key] = all

@@ -26,7 +26,8 @@ func NewFactory() receiver.Factory {
 func createDefaultConfig() component.Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = 30 * time.Second
-	return &Config{ControllerConfig: cc, Conventions: emit.ConventionsSemconv, MaxPointsPerScrape: defaultMaxPointsPerScrape, sections: defaultSections()}
+	return &Config{ControllerConfig: cc, Conventions: emit.ConventionsSemconv, MaxPointsPerScrape: defaultMaxPointsPerScrape, sections: defaultSections(),
+		status: metadata.NewDefaultMetricsBuilderConfig()}
 }
 
 func createMetricsReceiver(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

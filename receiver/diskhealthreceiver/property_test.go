@@ -725,7 +725,7 @@ func runProperty(t *testing.T, data []byte) {
 		if !src.enabled {
 			continue
 		}
-		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape)
+		f := reported(src.factory, component.ID{}, &notes, &problems, cfg.MaxPointsPerScrape, nil)
 		set := scrapertest.NewNopSettings(f.Type())
 		set.Logger = zap.NewNop()
 		s, err := f.CreateMetrics(t.Context(), set, src.cfg)

@@ -87,7 +87,11 @@ func (r *diskHealthReceiver) build() error {
 	}
 	board := signs.New()
 	snaps := tick.New(r.cfg.rootPath(), time.Now, r.openDiskstats)
+	var statuses []sourceStatus
 	for _, src := range r.cfg.sources(r.logs, board, snaps) {
+		st := emit.NewStatus()
+		*field(src.cfg, statusField).(**emit.Status) = st
+		statuses = append(statuses, sourceStatus{name: src.name, running: src.enabled, status: st})
 		if !src.enabled || (r.metrics == nil && !src.events) {
 			continue
 		}
@@ -95,12 +99,22 @@ func (r *diskHealthReceiver) build() error {
 		if src.interval > 0 {
 			cc.CollectionInterval, cc.Timeout = src.interval, 0
 		}
-		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, r.set.ID, &r.notes, &r.problems, r.cfg.MaxPointsPerScrape), src.cfg))
+		c, err := scraperhelper.NewMetricsController(&cc, r.set, next, scraperhelper.AddFactoryWithConfig(reported(src.factory, r.set.ID, &r.notes, &r.problems, r.cfg.MaxPointsPerScrape, st), src.cfg))
 		if err != nil {
 			return err
 		}
 		r.controllers = append(r.controllers, c)
 	}
+	if r.metrics == nil {
+		return nil
+	}
+	// Last, so that every source's start has said what of it cannot run before the first status.
+	c, err := scraperhelper.NewMetricsController(&r.cfg.ControllerConfig, r.set, next,
+		scraperhelper.AddMetricsScraper(statusType, statusScraper(r.set, r.cfg.status, statuses)))
+	if err != nil {
+		return err
+	}
+	r.controllers = append(r.controllers, c)
 	return nil
 }
 
@@ -146,11 +160,12 @@ func (r *diskHealthReceiver) Shutdown(ctx context.Context) error {
 // (emit.Reporter) instead of at ERROR by the controller every scrape; the scrape's output, partial or
 // not, still goes on; a problem several sources meet is logged once. After each scrape, notes logs what
 // input strings had to be sanitised (once per kind), and the scrape's data points are capped at
-// maxPoints (max_points_per_scrape, emit.PointBound). Each scraper is named after its receiver rid
+// maxPoints (max_points_per_scrape, emit.PointBound); whether it had a problem goes into st
+// (disk_health.source.status). Each scraper is named after its receiver rid
 // (filesystem/gpu for disk_health/gpu): its ID is the owner of its storage clients, and scraperhelper
 // names it after its type alone, so two disk_health receivers on one storage extension opened the same
 // client (file_storage: the same file, which the first one locks).
-func reported(f scraper.Factory, rid component.ID, notes *sanitize.Notes, problems *emit.Problems, maxPoints int) scraper.Factory {
+func reported(f scraper.Factory, rid component.ID, notes *sanitize.Notes, problems *emit.Problems, maxPoints int, st *emit.Status) scraper.Factory {
 	return scraper.NewFactory(f.Type(), f.CreateDefaultConfig, scraper.WithMetrics(
 		func(ctx context.Context, set scraper.Settings, cfg component.Config) (scraper.Metrics, error) {
 			set.ID = component.NewIDWithName(f.Type(), rid.Name())
@@ -162,6 +177,7 @@ func reported(f scraper.Factory, rid component.ID, notes *sanitize.Notes, proble
 			bound := emit.NewPointBound(set.Logger, maxPointsKey, maxPoints)
 			return scraper.NewMetrics(func(ctx context.Context) (pmetric.Metrics, error) {
 				md, err := s.ScrapeMetrics(ctx)
+				recordScrape(st, err)
 				notes.Log(set.Logger)
 				return bound.Apply(md), rep.Report(err)
 			}, scraper.WithStart(s.Start), scraper.WithShutdown(s.Shutdown))

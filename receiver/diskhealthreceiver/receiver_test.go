@@ -52,6 +52,7 @@ func TestSharedReceiver(t *testing.T) {
 // TestOnePipelineRule: every source follows the same rule. Metrics-only sources run only with a metrics
 // pipeline (pressure and cgroups once walked the cgroup tree for a logs pipeline alone); the SMART and
 // stack sources, which send events, also run for a logs pipeline alone; a disabled source never runs.
+// With a metrics pipeline one more controller runs: disk_health.source.status's.
 func TestOnePipelineRule(t *testing.T) {
 	set := receivertest.NewNopSettings(metadata.Type)
 	var withEvents, withoutEvents []string
@@ -98,7 +99,11 @@ func TestOnePipelineRule(t *testing.T) {
 				r.logs = consumertest.NewNop()
 			}
 			require.NoError(t, r.build())
-			assert.Len(t, r.controllers, tc.want)
+			want := tc.want
+			if tc.metrics {
+				want++ // disk_health.source.status
+			}
+			assert.Len(t, r.controllers, want)
 		})
 	}
 }
@@ -165,7 +170,7 @@ func TestReportedBoundsPoints(t *testing.T) {
 	set.Logger = zap.New(core)
 	var notes sanitize.Notes
 	var problems emit.Problems
-	s, err := reported(big, component.ID{}, &notes, &problems, defaultMaxPointsPerScrape).CreateMetrics(t.Context(), set, nil)
+	s, err := reported(big, component.ID{}, &notes, &problems, defaultMaxPointsPerScrape, nil).CreateMetrics(t.Context(), set, nil)
 	require.NoError(t, err)
 	for range 3 {
 		md, err := s.ScrapeMetrics(t.Context())

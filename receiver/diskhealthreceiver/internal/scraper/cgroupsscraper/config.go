@@ -3,6 +3,7 @@ package cgroupsscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 import (
 	"errors"
 	"fmt"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/match"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
@@ -35,7 +36,9 @@ type Config struct {
 	Devices match.Config `mapstructure:"devices"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
-	RootPath             string                        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status               *emit.Status                  `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 	// Tick is the receiver's shared /proc/diskstats snapshot, at this source's interval; nil: the source
 	// reads its own.

@@ -74,6 +74,7 @@ func (s *cgroupScraper) start(context.Context, component.Host) error {
 	h, err := cgroupio.Detect(filepath.Join(s.root, "sys", "fs", "cgroup"))
 	if errors.Is(err, cgroupio.ErrNoIOAccounting) {
 		s.logger.Info("No per-cgroup I/O accounting on this host: container.disk.* are not reported.", zap.Error(err))
+		s.cfg.Status.Set("hierarchy", emit.StateOff, emit.ReasonUnsupportedKernel)
 		return nil
 	}
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper/internal/metadata"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
 )
 
@@ -138,13 +139,18 @@ func TestCgroupScraperDeviceNamesAndFilter(t *testing.T) {
 }
 
 // TestCgroupScraperNoAccounting: a host without cgroup I/O accounting is logged once at start; scrapes
-// report nothing and no error.
+// report nothing and no error; the source's status says it is off, the kernel (as booted) lacking it.
 func TestCgroupScraperNoAccounting(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys", "fs", "cgroup", "unified"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "sys", "fs", "cgroup", "unified", "cgroup.controllers"), []byte("memory\n"), 0o644))
 	clock := t0
-	s, logs := newTestCgroupScraper(t, testConfig(root), &clock)
+	cfg := testConfig(root)
+	cfg.Status = emit.NewStatus()
+	s, logs := newTestCgroupScraper(t, cfg, &clock)
+	state, reason := cfg.Status.Get()
+	assert.Equal(t, emit.StateOff, state)
+	assert.Equal(t, emit.ReasonUnsupportedKernel, reason)
 	for range 3 {
 		md, err := s.scrape(t.Context())
 		require.NoError(t, err)

@@ -35,7 +35,9 @@ type Config struct {
 	DeviceClasses []string `mapstructure:"device_classes"`
 
 	// Set by the receiver from its top-level keys (root_path, conventions, metrics, resource_attributes).
-	RootPath             string                        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status               *emit.Status                  `mapstructure:"-"`
 	Conventions          emit.Conventions              `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 	// Hostmetrics is the hostmetrics-compatible set (hostmetrics.yaml), emitted under conventions:

@@ -2,6 +2,7 @@ package latencyscraper // import "github.com/diskhealth/diskhealth/receiver/disk
 
 import (
 	"errors"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 
 	"fmt"
@@ -39,7 +40,9 @@ type Config struct {
 
 	// Set by the receiver, never in this section: root_path and metrics from the top-level keys, the
 	// device filter and classes from the iostat section, so that latency covers iostat's devices.
-	RootPath      string        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status        *emit.Status  `mapstructure:"-"`
 	Devices       match.Config  `mapstructure:"-"`
 	DeviceClasses []string      `mapstructure:"-"`
 	Metrics       MetricsConfig `mapstructure:"-"`

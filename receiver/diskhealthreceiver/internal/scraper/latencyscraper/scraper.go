@@ -133,6 +133,7 @@ func (s *latencyScraper) start(context.Context, component.Host) error {
 		return nil
 	}
 	msg := err.Error() + ". The latency source reports nothing; every other source runs on."
+	s.cfg.Status.Set(probePart, emit.StateOff, reason(err))
 	var ue *biolat.UnavailableError
 	if !errors.As(err, &ue) || ue.Cause == biolat.CauseRejected {
 		s.logger.Warn(msg, zap.String("cause", causeName(err)))
@@ -153,11 +154,13 @@ func (s *latencyScraper) startCgroups() {
 	h, err := cgroupio.Detect(filepath.Join(s.cfg.RootPath, "sys", "fs", "cgroup"))
 	if err != nil {
 		s.logger.Info("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", "no_cgroup_io"))
+		s.cfg.Status.Set(perCgroupPart, emit.StateDegraded, emit.ReasonUnsupportedKernel)
 		return
 	}
 	p, err := s.openCgroups(biolat.CgroupOptions{MaxCgroups: s.cfg.PerCgroup.MaxCgroups, MaxDevices: s.cfg.MaxDevices})
 	if err != nil {
 		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", causeName(err)))
+		s.cfg.Status.Set(perCgroupPart, emit.StateDegraded, reason(err))
 		return
 	}
 	s.cgProbe, s.cgDir = p, h.Dir
@@ -190,6 +193,31 @@ func causeName(err error) string {
 		return "denied"
 	}
 	return "rejected"
+}
+
+// The parts of the source's status (disk_health.source.status) its start sets.
+const (
+	probePart     = "probe"
+	perCgroupPart = "per_cgroup"
+)
+
+// reason classifies why the probe is off for disk_health.source.status, from the cause biolat read
+// off the errno and the process (its capabilities, its Seccomp: line): bpf() refused with the
+// capabilities held is a seccomp filter's (or, rarer, kernel lockdown's; the log line says which).
+func reason(err error) emit.Reason {
+	var ue *biolat.UnavailableError
+	if !errors.As(err, &ue) {
+		return emit.ReasonError
+	}
+	switch ue.Cause {
+	case biolat.CauseUnsupportedOS, biolat.CauseNoBTF, biolat.CauseOldKernel:
+		return emit.ReasonUnsupportedKernel
+	case biolat.CauseMissingCapabilities:
+		return emit.ReasonMissingCapability
+	case biolat.CauseDenied:
+		return emit.ReasonSeccomp
+	}
+	return emit.ReasonError
 }
 
 func (s *latencyScraper) shutdown(context.Context) error {

@@ -26,6 +26,7 @@ import (
 	dhtest "github.com/diskhealth/diskhealth/internal/testkit"
 	"github.com/diskhealth/diskhealth/internal/testkit/pdatawalk"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper/internal/metadata"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/signs"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/tick"
@@ -313,23 +314,28 @@ func devicesIn(md pmetric.Metrics) map[string][]pcommon.Timestamp {
 
 // TestFallbackLogsOneLine: where the probe cannot load, start succeeds, exactly one line says why and
 // what to do (INFO; WARN for a rejection, which is a bug), and every scrape reports nothing and no error.
+// The source's status says the same: off, for the reason the line gives (disk_health.source.status).
 func TestFallbackLogsOneLine(t *testing.T) {
 	for _, tc := range []struct {
-		err   error
-		level zapcore.Level
-		cause string
-		want  string
+		err    error
+		level  zapcore.Level
+		cause  string
+		want   string
+		reason emit.Reason
 	}{
 		{&biolat.UnavailableError{Cause: biolat.CauseMissingCapabilities, Missing: []string{"CAP_BPF", "CAP_PERFMON"}, Err: syscall.EPERM},
-			zapcore.InfoLevel, "missing_capabilities", "lacks CAP_BPF, CAP_PERFMON: grant it (Kubernetes: securityContext.capabilities.add [BPF, PERFMON]"},
-		{&biolat.UnavailableError{Cause: biolat.CauseNoBTF}, zapcore.InfoLevel, "no_btf", "CONFIG_DEBUG_INFO_BTF=y"},
-		{&biolat.UnavailableError{Cause: biolat.CauseUnsupportedOS, Detail: "darwin/arm64"}, zapcore.InfoLevel, "unsupported_os", "this is darwin/arm64"},
-		{&biolat.UnavailableError{Cause: biolat.CauseDenied, Detail: "a seccomp filter", Err: syscall.EPERM}, zapcore.InfoLevel, "denied", "seccomp"},
-		{&biolat.UnavailableError{Cause: biolat.CauseRejected, Detail: "6.18.0", Err: fmt.Errorf("invalid argument")}, zapcore.WarnLevel, "rejected", "please report it"},
+			zapcore.InfoLevel, "missing_capabilities", "lacks CAP_BPF, CAP_PERFMON: grant it (Kubernetes: securityContext.capabilities.add [BPF, PERFMON]",
+			emit.ReasonMissingCapability},
+		{&biolat.UnavailableError{Cause: biolat.CauseNoBTF}, zapcore.InfoLevel, "no_btf", "CONFIG_DEBUG_INFO_BTF=y", emit.ReasonUnsupportedKernel},
+		{&biolat.UnavailableError{Cause: biolat.CauseOldKernel, Detail: "5.4.0"}, zapcore.InfoLevel, "old_kernel", "kernel 5.4.0 has neither", emit.ReasonUnsupportedKernel},
+		{&biolat.UnavailableError{Cause: biolat.CauseUnsupportedOS, Detail: "darwin/arm64"}, zapcore.InfoLevel, "unsupported_os", "this is darwin/arm64", emit.ReasonUnsupportedKernel},
+		{&biolat.UnavailableError{Cause: biolat.CauseDenied, Detail: "a seccomp filter", Err: syscall.EPERM}, zapcore.InfoLevel, "denied", "seccomp", emit.ReasonSeccomp},
+		{&biolat.UnavailableError{Cause: biolat.CauseRejected, Detail: "6.18.0", Err: fmt.Errorf("invalid argument")}, zapcore.WarnLevel, "rejected", "please report it", emit.ReasonError},
 	} {
 		t.Run(tc.cause, func(t *testing.T) {
 			cfg := createDefaultConfig()
 			cfg.RootPath = fakeRoot(t, "sda")
+			cfg.Status = emit.NewStatus()
 			s, logs := newTestScraper(t, cfg, func(biolat.Options) (probe, error) { return nil, tc.err }, &clock{t0})
 			for range 3 {
 				md, err := s.scrape(t.Context())
@@ -343,6 +349,9 @@ func TestFallbackLogsOneLine(t *testing.T) {
 			assert.Contains(t, e.Message, "The latency source reports nothing; every other source runs on.")
 			assert.NotContains(t, e.Message, "\n")
 			assert.Equal(t, tc.cause, e.ContextMap()["cause"])
+			state, reason := cfg.Status.Get()
+			assert.Equal(t, emit.StateOff, state)
+			assert.Equal(t, tc.reason, reason)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package netfsscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"errors"
 	"fmt"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
@@ -34,7 +35,9 @@ type Config struct {
 
 	// Set by the receiver from its top-level keys (root_path, metrics; the source has no resource
 	// attributes: a mount's identity is on its points).
-	RootPath             string                        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status               *emit.Status                  `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 	// KernelLog is the kernel log device whose NFS server lines are evidence for the state:
 	// /dev/kmsg of the collector itself, not under root_path (the log is the kernel's, one for every

@@ -127,11 +127,15 @@ func (s *netfsScraper) ready() error {
 		klog, err := openKernelLog(s.cfg.KernelLog)
 		if err != nil {
 			s.logger.Info("netfs: the kernel log is not readable: the NFS client states are judged without the kernel's \"server … not responding\" and \"OK\" lines (reading it needs CAP_SYSLOG or kernel.dmesg_restrict=0)", zap.Error(err))
+			s.cfg.Status.Set(kernelLogPart, emit.StateDegraded, emit.Classify(err, emit.HasCapability(emit.CapSyslog)))
 		}
 		s.klog = klog
 	}
 	return nil
 }
+
+// kernelLogPart is the part of the source's status (disk_health.source.status) the kernel log sets.
+const kernelLogPart = "kernel_log"
 
 // readKernelLog returns the kernel's NFS server lines since the previous scrape, by server; a read
 // error is said once and ends the reading.
@@ -144,6 +148,7 @@ func (s *netfsScraper) readKernelLog() map[string][]clientstate.KernelLine {
 		s.logger.Warn("netfs: reading the kernel log failed: the NFS client states are judged without the kernel's lines from now on", zap.String("path", s.cfg.KernelLog), zap.Error(err))
 		_ = s.klog.close() // read-only
 		s.klog = nil
+		s.cfg.Status.Set(kernelLogPart, emit.StateDegraded, emit.ReasonError)
 	}
 	return lines
 }

@@ -1,6 +1,9 @@
 package pressurescraper // import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper"
 
-import "github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper/internal/metadata"
+import (
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper/internal/metadata"
+)
 
 // MetricsConfig is this source's part of the receiver's metrics: key.
 type MetricsConfig = metadata.MetricsConfig
@@ -10,8 +13,10 @@ type Config struct {
 	Enabled bool `mapstructure:"enabled"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics), never in this section.
-	RootPath string        `mapstructure:"-"`
-	Metrics  MetricsConfig `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status  *emit.Status  `mapstructure:"-"`
+	Metrics MetricsConfig `mapstructure:"-"`
 }
 
 func createDefaultConfig() *Config {

@@ -13,12 +13,15 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/boottime"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/pressure"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/pressurescraper/internal/metadata"
 )
 
 // pressureScraper reports the host's I/O pressure stall information. A kernel without PSI is found at
 // start and logged once; the scraper then reports nothing, and no error, every scrape.
 type pressureScraper struct {
+	// status is where the source says it cannot run (disk_health.source.status).
+	status  *emit.Status
 	mb      *metadata.MetricsBuilder
 	logger  *zap.Logger
 	procDir string
@@ -40,6 +43,7 @@ func newScraper(set scraper.Settings, cfg *Config, now func() time.Time) *pressu
 	return &pressureScraper{
 		mb:      metadata.NewMetricsBuilder(metadata.MetricsBuilderConfig{Metrics: cfg.Metrics}, set),
 		logger:  set.Logger,
+		status:  cfg.Status,
 		procDir: procDir,
 		path:    filepath.Join(procDir, "pressure", "io"),
 		now:     now,
@@ -50,6 +54,7 @@ func (s *pressureScraper) start(context.Context, component.Host) error {
 	_, err := pressure.Read(s.path)
 	if pressure.Unavailable(err) {
 		s.off = true
+		s.status.Set("psi", emit.StateOff, emit.ReasonUnsupportedKernel)
 		s.logger.Info("The kernel has no I/O pressure stall information (CONFIG_PSI off or booted with psi=0): "+
 			"system.io.linux.pressure.* are not reported.", zap.String("path", s.path), zap.Error(err))
 	}

@@ -62,7 +62,9 @@ type Config struct {
 	CloudNear float64 `mapstructure:"cloud_near"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics, resource_attributes).
-	RootPath             string                        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status               *emit.Status                  `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 	// Signs is the receiver's signs board: the error counters other sources (stack) saw on a disk join
 	// its health rules (kernel_io_errors_rising, filesystem_errors_rising). Nil: SMART data only.

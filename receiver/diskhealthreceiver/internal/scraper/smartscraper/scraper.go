@@ -56,6 +56,9 @@ type smartScraper struct {
 	// cloudLimits and cloudNear are smart.cloud_limits and smart.cloud_near.
 	cloudLimits []CloudLimit
 	cloudNear   float64
+
+	// status is where the disks this source cannot read are said (disk_health.source.status).
+	status *emit.Status
 }
 
 // newScraper takes the reader configuration apart from cfg, so tests can plug in device doubles.
@@ -69,6 +72,7 @@ func newScraper(set scraper.Settings, cfg *Config, dc device.Config, sink consum
 		sink:   sink,
 		reader: device.NewReader(dc),
 		signs:  cfg.Signs,
+		status: cfg.Status,
 		disks:  map[string]*diskTrack{},
 		now:    now,
 
@@ -159,6 +163,7 @@ func (s *smartScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 			delete(s.disks, k)
 		}
 	}
+	s.recordStatus(results)
 
 	// The receiver's own point, on a resource of its own: Emit's, after every disk's.
 	s.drivedb.record(s.mb, pcommon.NewTimestampFromTime(s.now()))

@@ -3,6 +3,8 @@ package smartscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"time"
 
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
+
 	"go.uber.org/zap"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/smart/device"
@@ -47,3 +49,45 @@ func (s *smartScraper) logStatus(res *device.Result, tr *diskTrack) {
 		}
 	}
 }
+
+// readsPart is the part of the source's status its disk reads set.
+const readsPart = "reads"
+
+// recordStatus says, in disk_health.source.status, what logStatus logs per disk: off when every disk
+// found was refused (the source delivers no SMART value), degraded when some were refused or failed.
+// A disk in standby or without SMART is no problem of the source.
+func (s *smartScraper) recordStatus(results []device.Result) {
+	var refused, failed int
+	var refusal error
+	for i := range results {
+		switch results[i].Status {
+		case device.StatusPermissionDenied:
+			refused++
+			if refusal == nil {
+				refusal = results[i].Err
+			}
+		case device.StatusTimeout, device.StatusError:
+			failed++
+		}
+	}
+	switch {
+	case refused > 0 && refused == len(results):
+		s.status.Set(readsPart, emit.StateOff, refusedReason(refusal))
+	case refused > 0:
+		s.status.Set(readsPart, emit.StateDegraded, refusedReason(refusal))
+	case failed > 0:
+		s.status.Set(readsPart, emit.StateDegraded, emit.ReasonError)
+	default:
+		s.status.Clear(readsPart)
+	}
+}
+
+// refusedReason classifies a refused read: the open of the /dev node (no_device_access), or the
+// ioctl, which needs CAP_SYS_RAWIO (ATA, SG_IO) and CAP_SYS_ADMIN (NVMe admin commands): refused with
+// both held it is a seccomp filter's.
+func refusedReason(err error) emit.Reason {
+	return emit.Refused(err, hasCapability(emit.CapSysAdmin) && hasCapability(emit.CapSysRawio))
+}
+
+// hasCapability is emit.HasCapability; tests replace it.
+var hasCapability = emit.HasCapability

@@ -3,6 +3,7 @@ package stackscraper // import "github.com/diskhealth/diskhealth/receiver/diskhe
 import (
 	"errors"
 	"fmt"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 	"time"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/stackscraper/internal/metadata"
@@ -36,7 +37,9 @@ type Config struct {
 	Timeout time.Duration `mapstructure:"timeout"`
 
 	// Set by the receiver from its top-level keys (root_path, metrics) and its signs board.
-	RootPath             string                        `mapstructure:"-"`
+	RootPath string `mapstructure:"-"`
+	// Status is where the source says what of it cannot run (disk_health.source.status); nil: nowhere.
+	Status               *emit.Status                  `mapstructure:"-"`
 	MetricsBuilderConfig metadata.MetricsBuilderConfig `mapstructure:"-"`
 	// Signs receives the error counters this source sees on each physical disk, for the SMART verdict.
 	Signs *signs.Board `mapstructure:"-"`

@@ -46,6 +46,8 @@ type stackScraper struct {
 	nvmeOmitted int
 	// status is each part's last read status, so a lasting one (permission_denied) is logged once.
 	status map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus
+	// source is where the parts this source cannot read are said (disk_health.source.status).
+	source *emit.Status
 
 	now func() time.Time
 }
@@ -59,7 +61,7 @@ func newScraper(set scraper.Settings, cfg *Config, r readers, sink consumer.Logs
 		events: emit.NewEvents(metadata.ScopeName, set.BuildInfo.Version), sink: sink, board: cfg.Signs,
 		nvme:    nvmesubsys.NewTracker(),
 		history: map[string]health.History{}, status: map[metadata.AttributeStackPart]metadata.AttributeStackReadStatus{},
-		now: now,
+		source: cfg.Status, now: now,
 	}
 }
 
@@ -155,6 +157,7 @@ func (s *stackScraper) readPart(sc *scrape, part metadata.AttributeStackPart, er
 	}
 	prev, seen := s.status[part]
 	s.status[part] = st
+	s.source.Set(part.String(), sourceState(st), sourceReason(st, err))
 	if !seen || prev != st {
 		fields := []zap.Field{zap.String("part", part.String()), zap.String("status", st.String())}
 		switch st {
@@ -174,6 +177,27 @@ func (s *stackScraper) readPart(sc *scrape, part metadata.AttributeStackPart, er
 		sc.partial(err)
 	}
 }
+
+// sourceState is what a part's read status makes of the source: a part this host does not have is
+// no problem of the source.
+func sourceState(st metadata.AttributeStackReadStatus) emit.SourceState {
+	if st == metadata.AttributeStackReadStatusOk || st == metadata.AttributeStackReadStatusUnsupported {
+		return emit.StateOK
+	}
+	return emit.StateDegraded
+}
+
+// sourceReason classifies a part's read error: device-mapper's ioctls need CAP_SYS_ADMIN, refused with
+// it held they are a seccomp filter's.
+func sourceReason(st metadata.AttributeStackReadStatus, err error) emit.Reason {
+	if st != metadata.AttributeStackReadStatusPermissionDenied {
+		return emit.ReasonError
+	}
+	return emit.Refused(err, hasCapability(emit.CapSysAdmin))
+}
+
+// hasCapability is emit.HasCapability; tests replace it.
+var hasCapability = emit.HasCapability
 
 var hwStates = []struct {
 	attr  metadata.AttributeHwState
