@@ -232,3 +232,44 @@ func TestLearnerSaysAChangedPattern(t *testing.T) {
 	assert.NotEqual(t, Learning, p.State)
 	assert.InDelta(t, 1000*mib, float64(p.SizeP50), 100*mib)
 }
+
+// TestLearnerAlertsAgainAfterThePatternIsLost: a will_fail said while a pattern was learned does not
+// silence the next filling disk once that pattern is lost. The issue's fill kills the job (ENOSPC);
+// the other writer's data is deleted and the pattern lost (the job stopped saving); then another
+// writer fills the disk while nothing is learned: will_fail (filling without a pattern) is said again
+// before ENOSPC. The learner kept the first episode's alert across the lost pattern and said nothing.
+func TestLearnerAlertsAgainAfterThePatternIsLost(t *testing.T) {
+	f := issueFS()
+	l := NewLearner(Config{})
+	alerts := 0
+	at := time.Duration(0)
+	for ; at <= 200*time.Second; at += f.scrape {
+		if l.Observe(f.step(at)).Alert {
+			alerts++
+		}
+	}
+	require.Equal(t, 1, alerts, "the first fill is said once")
+	// The other writer stops and its data goes: the disk has room again, and the dead job saves no more.
+	f.fillUntil = at
+	f.used -= f.filled
+	f.filled = 0
+	var p Prediction
+	for range 60 {
+		at += f.scrape
+		p = l.Observe(f.step(at))
+		require.False(t, p.Alert, "at %v: nothing new to say while the disk has room", at)
+	}
+	require.Equal(t, Learning, p.State, "the pattern is lost: the job stopped saving")
+	// Another writer fills the disk while nothing is learned.
+	f.fillRate, f.fillFrom, f.fillUntil = 40*mib, at, 0
+	alertFree := -1.0
+	for s := f.step(at); s.Free > 0; s = f.step(at) {
+		if p = l.Observe(s); p.Alert {
+			require.True(t, p.Filling, "at %v: the alert is the fill's", at)
+			alertFree = float64(s.Free)
+		}
+		at += f.scrape
+	}
+	require.Positive(t, alertFree, "will_fail said again before ENOSPC")
+	t.Logf("said again at %.0f MiB free", alertFree/mib)
+}

@@ -960,7 +960,9 @@ func (l *Learner) predict(s Sample, prev State) Prediction {
 		if l.filling = l.fillsFirst(s, &p); l.filling {
 			p.State, p.Filling = WillFail, true
 			p.Alert, l.alerted = !l.alerted, true
-		} else if wasFilling {
+		} else {
+			// The episode is over: the fill stopped, or the pattern whose will_fail was said is lost.
+			// Kept, that alert would silence the next filling disk.
 			l.alerted = false
 		}
 		l.state = p.State
