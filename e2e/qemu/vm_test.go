@@ -71,9 +71,10 @@ var vmModules = []string{"nvme", "sd_mod", "ahci", "ata_piix", "virtio_pci", "vi
 // vmExtraModules are packed into the initramfs (with the dependencies vmModules do not bring) but not
 // loaded at boot: a guest program loads them from /lib/modules/extra, in extra.list's order, with the
 // parameters it needs (null_blk's completion time, device-mapper for dmsetup; XFS and ext4 with the quota
-// format module, whose project quotas the CI host's kernel is built without).
+// format module, whose project quotas the CI host's kernel is built without; the NVMe target nvmet and the
+// host over TCP, for native NVMe multipath on 127.0.0.1: Debian's 6.1 kernel has no nvme-loop).
 var vmExtraModules = []string{"null_blk", "dm_mod", "raid1", "dm_thin_pool", "dm_multipath", "dm_round_robin",
-	"loop", "xfs", "ext4", "quota_v2"}
+	"loop", "xfs", "ext4", "quota_v2", "nvmet_tcp", "nvme_tcp"}
 
 // baseKey names the base initramfs after what goes into it, so that a cache built by an older
 // harness (other modules, other tools) is rebuilt instead of used.

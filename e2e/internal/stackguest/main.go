@@ -2,11 +2,12 @@
 
 // Command stackguest runs inside the QEMU VM of the storage-stack end-to-end test
 // (e2e/qemu/stack_qemu_test.go): it starts the disk_health receiver with only the stack source, builds an
-// md RAID1 over two scsi_debug disks, a dm thin pool over null_blk and a dm-multipath map over two
-// null_blk paths, breaks each the way the test asks (mdadm --fail, remove and re-add; filling the pool
-// past its threshold and out of space; dmsetup fail_path), and prints what the tools (mdadm --detail,
-// /proc/mdstat, dmsetup status) and the receiver's exports said at each step as one JSON line for the
-// host test to compare. It is built by that test and means nothing outside the VM.
+// md RAID1 over two scsi_debug disks, a dm thin pool over null_blk, a dm-multipath map over two
+// null_blk paths and a native NVMe multipath namespace over two NVMe/TCP ports of the kernel's own
+// target, breaks each the way the test asks (mdadm --fail, remove and re-add; filling the pool past its
+// threshold and out of space; dmsetup fail_path; unlinking the target's port), and prints what the tools
+// (mdadm --detail, /proc/mdstat, dmsetup status, nvme list-subsys) and the receiver's exports said at
+// each step as one JSON line for the host test to compare. It is built by that test and means nothing outside the VM.
 package main
 
 import (
@@ -59,12 +60,14 @@ func run(b *vmproto.StackBundle) error {
 	for _, p := range []struct {
 		name string
 		f    func(*env) error
-	}{{"md", mdPart}, {"thin", thinPart}, {"multipath", multipathPart}, {"unprivileged", unprivilegedPart}} {
+	}{{"md", mdPart}, {"thin", thinPart}, {"multipath", multipathPart}, {"nvme", nvmePart}, {"unprivileged", unprivilegedPart}} {
 		part := &vmproto.StackPart{Tools: map[string]string{}, Series: map[string]float64{}}
 		b.Parts[p.name] = part
+		t0 := time.Now()
 		if err := p.f(&env{ms: ms, ls: ls, part: part}); err != nil {
 			part.Errors = append(part.Errors, err.Error())
 		}
+		part.Logs = append(part.Logs, fmt.Sprintf("the %s part took %v", p.name, time.Since(t0).Round(100*time.Millisecond)))
 	}
 	return nil
 }
@@ -77,19 +80,20 @@ func start(logger *zap.Logger, iostat bool) (stop func(), ms *consumertest.Metri
 	})
 }
 
-// loadExtraModules inserts the harness's extra modules in order: null_blk with four memory-backed
-// 1 GiB devices (pages are allocated only when written), md and the dm targets.
+// loadExtraModules inserts the harness's extra modules in order: null_blk with five memory-backed
+// 1 GiB devices (pages are allocated only when written; the fifth is the NVMe target's namespace), md,
+// the dm targets, and the NVMe target and host over TCP.
 func loadExtraModules() error {
 	list, err := readFile("/lib/modules/extra/extra.list")
 	if err != nil {
 		return err
 	}
-	params := map[string][]string{"null_blk.ko": {"nr_devices=4", "memory_backed=1", "gb=1"}}
+	params := map[string][]string{"null_blk.ko": {"nr_devices=5", "memory_backed=1", "gb=1"}}
 	for _, m := range strings.Fields(list) {
 		args := append([]string{"/lib/modules/extra/" + m}, params[m]...)
 		if out, err := exec.Command("insmod", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("insmod %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	return waitFile("/sys/block/nullb3", 10*time.Second)
+	return waitFile("/sys/block/nullb4", 10*time.Second)
 }

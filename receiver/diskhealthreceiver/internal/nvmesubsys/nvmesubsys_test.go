@@ -36,11 +36,13 @@ func read(t *testing.T, sys fs.FS) []Result {
 // k6.1-pcie a single-port drive (no multipath head: its namespace hangs off its controller),
 // k6.18-tcp that drive and an NVMe/TCP subsystem with two controllers and two multipath heads (6.18's
 // queue_depth, numa_nodes, delayed_removal_secs and multipath/ links present and ignored), k6.1-ana one
-// head over three controllers whose paths are ANA optimized, non-optimized and inaccessible.
+// head over three controllers whose paths are ANA optimized, non-optimized and inaccessible,
+// k6.1-tcp-connecting the QEMU guest's own sysfs (TestStackQEMU's nvme part, Debian 6.1: no multipath/
+// links, hidden path disks listed in block/) with one path's controller connecting.
 func TestGolden(t *testing.T) {
 	scenarios, err := filepath.Glob("testdata/*/sys")
 	require.NoError(t, err)
-	require.Len(t, scenarios, 3)
+	require.Len(t, scenarios, 4)
 	for _, sysDir := range scenarios {
 		scenario := filepath.Base(filepath.Dir(sysDir))
 		t.Run(scenario, func(t *testing.T) {
@@ -84,13 +86,35 @@ func TestCountAndNamespaces(t *testing.T) {
 	assert.Equal(t, []NamespacePaths{{Name: "nvme1n1", Total: 2, Live: 1, Optimized: 1}, {Name: "nvme1n2", Total: 2, Live: 1, Optimized: 1}}, Namespaces(&tcp))
 }
 
+// TestGuestConnecting: the tree copied from the QEMU guest (e2e/qemu TestStackQEMU, nvme part) after the
+// target unlinked its subsystem from one of two NVMe/TCP ports: nvme2 is connecting, its path keeps its
+// last ANA state, and nvme-cli's `nvme list-subsys` showed the same one live and one connecting path.
+func TestGuestConnecting(t *testing.T) {
+	_, sys := fixture(t, "k6.1-tcp-connecting")
+	res := read(t, sys)
+	require.Len(t, res, 2)
+	for _, r := range res {
+		require.NoError(t, r.Err)
+	}
+	pcie, tcp := res[0].Subsystem, res[1].Subsystem
+	assert.Equal(t, map[PathKey]int{{StateLive, ANANone, TransportPCIe}: 1}, Count(&pcie))
+	assert.Equal(t, "nqn.2026-12.io.diskhealth:e2e-mpath", tcp.NQN)
+	assert.Equal(t, map[PathKey]int{{StateLive, ANAOptimized, TransportTCP}: 1, {StateConnecting, ANAOptimized, TransportTCP}: 1}, Count(&tcp))
+	assert.Equal(t, []NamespacePaths{{Name: "nvme1n1", Total: 2, Live: 1, Optimized: 1}}, Namespaces(&tcp))
+	assert.Equal(t, "traddr=127.0.0.1,trsvcid=4421", tcp.Controllers[1].Address, "a controller that lost its connection has no src_addr")
+}
+
 // TestBadFileCostsThatSubsystem: garbage in one controller's state, a multi-line ana_state or an
 // unreadable subsysnqn is an error naming the file's owner for that subsystem; the other is read.
 func TestBadFileCostsThatSubsystem(t *testing.T) {
 	for name, edit := range map[string]func(r *testkit.Root){
-		"state":     func(r *testkit.Root) { r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme2/state", "sleeping\n") },
-		"ana_state": func(r *testkit.Root) { r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1c1n2/ana_state", "optimized\nx\n") },
-		"ana_grpid": func(r *testkit.Root) { r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1c1n2/ana_grpid", "-1\n") },
+		"state": func(r *testkit.Root) { r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme2/state", "sleeping\n") },
+		"ana_state": func(r *testkit.Root) {
+			r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1c1n2/ana_state", "optimized\nx\n")
+		},
+		"ana_grpid": func(r *testkit.Root) {
+			r.Write("sys/devices/virtual/nvme-fabrics/ctl/nvme1/nvme1c1n2/ana_grpid", "-1\n")
+		},
 		"subsysnqn": func(r *testkit.Root) {
 			require.NoError(t, os.Remove(r.Path("sys/devices/virtual/nvme-subsystem/nvme-subsys1/subsysnqn")))
 		},
