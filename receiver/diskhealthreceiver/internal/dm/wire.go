@@ -117,9 +117,13 @@ type listedDevice struct {
 }
 
 // decodeNameList parses DM_LIST_DEVICES's payload: dm_name_list records,
-// each "next" bytes after the previous (0 ends the list); a first record
-// with dev 0 means no devices.
+// each "next" bytes after the previous (0 ends the list). No devices is an
+// empty payload (the kernel needs no bytes for them, and writes its "no
+// data" record, dev 0, past data_size) or a first record with dev 0.
 func decodeNameList(data []byte) ([]listedDevice, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
 	var out []listedDevice
 	ne := binary.NativeEndian
 	for off := 0; ; {
