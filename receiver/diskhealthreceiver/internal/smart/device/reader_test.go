@@ -304,11 +304,30 @@ func TestEmptySMARTLogIsNoReading(t *testing.T) {
 	require.NoError(t, err)
 	nv := byName(t, results)["nvme0"]
 	assert.Equal(t, device.StatusError, nv.Status)
-	require.ErrorContains(t, nv.Err, "composite temperature 0 K")
+	require.ErrorContains(t, nv.Err, "every byte 0")
 	require.NotNil(t, nv.Snapshot)
 	require.NotNil(t, nv.Snapshot.NVMe, "the identity read before it")
 	assert.Nil(t, nv.Snapshot.NVMe.Log)
 	assert.Equal(t, device.StatusOK, byName(t, results)["sda"].Status, "the other disks are read")
+}
+
+// Linux's NVMe target (nvmet, as an NVMe/TCP or RDMA controller) fills only the data units and the
+// commands of its SMART / health log, and leaves the composite temperature at 0 K: that is a reading,
+// with no temperature (the stack guest's nvmet controller read as error before).
+func TestPartlyFilledSMARTLogIsAReading(t *testing.T) {
+	m := devicetest.QEMU(t, "k6.12")
+	page := make([]byte, nvme.SMARTLogSize)
+	page[32], page[48], page[64], page[80] = 7, 3, 140, 60 // data units read/written, host reads/writes
+	m.Disk("nvme0").Pages[devicetest.NVMeLog(nvme.LogSMART)] = page
+	results, err := newReader(t, m, nil).Collect(t.Context())
+	require.NoError(t, err)
+	nv := byName(t, results)["nvme0"]
+	require.Equal(t, device.StatusOK, nv.Status, "%v", nv.Err)
+	l := nv.Snapshot.NVMe.Log
+	require.NotNil(t, l)
+	assert.Equal(t, uint64(140), l.HostReadCommands.Lo)
+	_, hasTemp := l.Temperature.Celsius()
+	assert.False(t, hasTemp, "0 K is no temperature")
 }
 
 func TestPanicCostsOneDisk(t *testing.T) {

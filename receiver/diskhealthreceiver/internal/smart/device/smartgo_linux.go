@@ -127,18 +127,19 @@ func readNVMeSMART(lib Library, disk, node string, deadline time.Time) (*nvme.SM
 		return nil, err
 	}
 	// Its reserved bytes come back as zeros; the decoder reads none of them.
-	l, err := reencoded(log, "SMART log", nvme.ParseSMARTLog)
-	if err == nil && l.Temperature == 0 {
+	if *log == (smartgo.NvmeSMARTLog{}) {
 		// smart.go drops the NVMe status the ioctl returns: a controller that refused the command
-		// leaves the buffer as it was, all zeros. No controller's composite temperature is 0 K, so
-		// this page was never written; its zeros (0 % spare, no errors) are no reading.
+		// leaves the buffer as it was, all zeros. No drive that answers has a composite temperature
+		// of 0 K and nothing else, so this page was never written; its zeros (0 % spare, no errors)
+		// are no reading. A target that fills only some fields (Linux nvmet: the data units and
+		// commands, a temperature of 0 K) is read with what it fills; 0 K is no temperature.
 		return nil, &CommandError{Command: "NVMe Get Log Page 02h", Err: errEmptySMARTLog}
 	}
-	return l, err
+	return reencoded(log, "SMART log", nvme.ParseSMARTLog)
 }
 
 // errEmptySMARTLog is a SMART / health log the controller did not fill.
-var errEmptySMARTLog = errors.New("the controller returned no SMART / health log (composite temperature 0 K: the page was not written)")
+var errEmptySMARTLog = errors.New("the controller returned no SMART / health log (every byte 0: the page was not written)")
 
 // libCall runs one library call for disk: never once the read's deadline has
 // passed (the call's own ioctl timeout is smart.go's, not ours, so the read's
