@@ -1,0 +1,180 @@
+//go:build (386 || amd64 || arm || arm64 || loong64 || mips64le || mipsle || ppc64le || riscv64) && linux
+
+package filelat
+
+import (
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/diskhealth/diskhealth/internal/testkit"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
+)
+
+// ext4OnLoop makes an ext4 of size bytes on a fresh loop device over a sparse file in the test's
+// temp directory and mounts it; all of it goes when the test ends. The loop device does direct I/O
+// on its image, so that a read the page cache misses reaches the disk, not the image's own cache.
+func ext4OnLoop(t *testing.T, size int64) string {
+	t.Helper()
+	requireRoot(t)
+	losetup := requireTool(t, "mount", "losetup")
+	mkfs := requireTool(t, "e2fsprogs", "mkfs.ext4")
+	dir := t.TempDir()
+	img := filepath.Join(dir, "disk.img")
+	f, err := os.Create(img)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(size))
+	require.NoError(t, f.Close())
+	out, err := exec.Command(losetup, "--find", "--show", "--direct-io=on", img).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	loop := strings.TrimSpace(string(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command(losetup, "-d", loop).CombinedOutput(); err != nil {
+			t.Errorf("losetup -d %s: %v: %s", loop, err, out)
+		}
+	})
+	out, err = exec.Command(mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	mnt := filepath.Join(dir, "mnt")
+	require.NoError(t, os.Mkdir(mnt, 0o755))
+	require.NoError(t, unix.Mount(loop, mnt, "ext4", 0, ""))
+	t.Cleanup(func() { require.NoError(t, unix.Unmount(mnt, 0)) })
+	return mnt
+}
+
+// readPass reads path from start to end with read(2) in chunk-sized calls, as a data loader does,
+// and returns the calls it made and the time it spent in them.
+func readPass(t *testing.T, path string, chunk int) (calls uint64, inCalls time.Duration) {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	buf := make([]byte, chunk)
+	for {
+		start := time.Now()
+		n, err := f.Read(buf)
+		inCalls += time.Since(start)
+		calls++
+		if err == io.EOF {
+			return calls, inCalls
+		}
+		require.NoError(t, err)
+		require.Positive(t, n)
+	}
+}
+
+// mountSeries is the read series of the mount at mnt, resolved through /proc/self/mountinfo.
+func mountSeries(t *testing.T, p *Probe, mnt string) Series {
+	t.Helper()
+	s, err := p.Collect()
+	require.NoError(t, err)
+	require.Zero(t, s.Drops.Full)
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	require.NoError(t, err)
+	mounts, err := fsusage.ParseMountInfo(b)
+	require.NoError(t, err)
+	resolved, _ := Resolve(s.Series, mounts)
+	for _, x := range resolved {
+		if x.Mount.MountPoint == mnt && x.Op == Read {
+			return x.Series
+		}
+	}
+	return Series{}
+}
+
+// passStats is what one pass added to a read series: calls, seconds, pages and the bucket counts.
+type passStats struct {
+	count                      uint64
+	sum                        float64
+	bytes, pages, hits, misses uint64
+	buckets                    map[int32]uint64
+}
+
+func delta(before, after Series) passStats {
+	hb, mb := before.CachePages()
+	ha, ma := after.CachePages()
+	d := passStats{
+		count: after.Histogram.Count - before.Histogram.Count, sum: after.Histogram.Sum - before.Histogram.Sum,
+		bytes: after.Bytes - before.Bytes, pages: after.Pages - before.Pages, hits: ha - hb, misses: ma - mb,
+		buckets: map[int32]uint64{math.MinInt32: after.Histogram.ZeroCount - before.Histogram.ZeroCount},
+	}
+	for j, n := range after.Histogram.Buckets {
+		d.buckets[after.Histogram.Offset+int32(j)] += n
+	}
+	for j, n := range before.Histogram.Buckets {
+		d.buckets[before.Histogram.Offset+int32(j)] -= n
+	}
+	return d
+}
+
+func (d passStats) quantile(q float64) time.Duration {
+	return time.Duration(testkit.QuantileLowerBound(d.buckets, d.count, q, biolat.Scale) * 1e9)
+}
+
+// A data loader reading a file twice: the first pass, after the file's pages were dropped, misses the
+// page cache and waits for the disk; the second is served from memory. The probe must count the
+// reader's own calls and bytes, see the misses and hits, and time the calls within what the reader
+// measured around them.
+func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
+	const size, chunk = 256 << 20, 128 << 10
+	mnt := ext4OnLoop(t, size+64<<20)
+	path := filepath.Join(mnt, "data")
+	writeFile(t, path, size)
+
+	p, err := Open(Options{})
+	require.NoError(t, err)
+	defer p.Close()
+
+	var passes [2]passStats
+	for i, name := range []string{"cold", "warm"} {
+		before := mountSeries(t, p, mnt)
+		calls, inCalls := readPass(t, path, chunk)
+		d := delta(before, mountSeries(t, p, mnt))
+		passes[i] = d
+		t.Logf("%s: %d calls (reader), %d (probe); %.3f s in calls (reader), %.3f s (probe); pages %d: hits %d, misses %d; p50 ≥ %v, p99 ≥ %v",
+			name, calls, d.count, inCalls.Seconds(), d.sum, d.pages, d.hits, d.misses, d.quantile(0.5), d.quantile(0.99))
+		require.InDelta(t, float64(calls), float64(d.count), float64(calls)/100, "%s: calls", name)
+		require.Equal(t, uint64(size), d.bytes, "%s: bytes", name)
+		require.Equal(t, uint64(size/os.Getpagesize()), d.pages, "%s: pages", name)
+		// The probe's interval lies inside the reader's: entry to return of the same calls. No bound
+		// from below: on a busy machine the reader's share (Go's syscall entry and exit, waiting for a
+		// P after a blocking call) was measured at more than half of its time.
+		require.LessOrEqual(t, d.sum, inCalls.Seconds(), "%s: probe time within the reader's", name)
+	}
+	cold, warm := passes[0], passes[1]
+	require.GreaterOrEqual(t, float64(cold.misses), 0.95*float64(cold.pages), "cold: miss ratio")
+	require.GreaterOrEqual(t, float64(warm.hits), 0.95*float64(warm.pages), "warm: hit ratio")
+	// Memory speed: a 128 KiB copy from the page cache takes microseconds. Readahead keeps most cold
+	// reads short too, so the disk shows in the tail and the total.
+	require.Less(t, warm.quantile(0.5), 200*time.Microsecond, "warm: median at memory speed")
+	require.Greater(t, cold.quantile(0.99), 10*warm.quantile(0.99), "cold: the tail waits for the disk")
+	require.Greater(t, cold.sum, 4*warm.sum, "cold: the disk's time")
+}
+
+// writeFile writes size bytes to path, flushes them and drops them from the page cache, so that the
+// next read misses it (FADV_DONTNEED on clean pages: only this file's, no drop_caches).
+func writeFile(t *testing.T, path string, size int) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for range size / len(buf) {
+		_, err := f.Write(buf)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Sync())
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+}
