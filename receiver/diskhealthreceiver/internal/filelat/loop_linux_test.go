@@ -75,6 +75,12 @@ func readPass(t *testing.T, path string, chunk int) (calls uint64, inCalls time.
 // mountSeries is the read series of the mount at mnt, resolved through /proc/self/mountinfo.
 func mountSeries(t *testing.T, p *Probe, mnt string) Series {
 	t.Helper()
+	return mountOps(t, p, mnt)[Read]
+}
+
+// mountOps is every series of the mount at mnt, by operation.
+func mountOps(t *testing.T, p *Probe, mnt string) map[Op]Series {
+	t.Helper()
 	s, err := p.Collect()
 	require.NoError(t, err)
 	require.Zero(t, s.Drops.Full)
@@ -83,12 +89,13 @@ func mountSeries(t *testing.T, p *Probe, mnt string) Series {
 	mounts, err := fsusage.ParseMountInfo(b)
 	require.NoError(t, err)
 	resolved, _ := Resolve(s.Series, mounts)
+	out := map[Op]Series{}
 	for _, x := range resolved {
-		if x.Mount.MountPoint == mnt && x.Op == Read {
-			return x.Series
+		if x.Mount.MountPoint == mnt {
+			out[x.Op] = x.Series
 		}
 	}
-	return Series{}
+	return out
 }
 
 // passStats is what one pass added to a read series: calls, seconds, pages and the bucket counts.
@@ -177,4 +184,35 @@ func writeFile(t *testing.T, path string, size int) {
 	}
 	require.NoError(t, f.Sync())
 	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+}
+
+// Writes and fsyncs are their own series: the writer's calls and bytes, each fsync and fdatasync once,
+// and no read pages.
+func TestWritesAndFsyncsOnLoopExt4(t *testing.T) {
+	const writes, size = 100, 64 << 10
+	mnt := ext4OnLoop(t, 64<<20)
+	p, err := Open(Options{})
+	require.NoError(t, err)
+	defer p.Close()
+
+	f, err := os.Create(filepath.Join(mnt, "out"))
+	require.NoError(t, err)
+	defer f.Close()
+	buf := make([]byte, size)
+	for range writes {
+		_, err := f.Write(buf)
+		require.NoError(t, err)
+	}
+	require.NoError(t, f.Sync())
+	require.NoError(t, unix.Fdatasync(int(f.Fd())))
+
+	ops := mountOps(t, p, mnt)
+	w, s := ops[Write], ops[Fsync]
+	t.Logf("write: %d calls, %.6f s; fsync: %d calls, %.6f s", w.Histogram.Count, w.Histogram.Sum, s.Histogram.Count, s.Histogram.Sum)
+	require.Equal(t, uint64(writes), w.Histogram.Count)
+	require.Equal(t, uint64(writes*size), w.Bytes)
+	require.Zero(t, w.Pages)
+	require.Equal(t, uint64(2), s.Histogram.Count)
+	require.Positive(t, s.Histogram.Sum)
+	require.NotContains(t, ops, Read)
 }
