@@ -2,8 +2,9 @@ package filelat
 
 // Options configures Open.
 type Options struct {
-	// MaxMounts bounds the mounts with series (and sizes the preallocated table: 3 operations of
-	// 1.96 KiB each per mount); calls on further mounts count in Drops.Full. 0 means 256.
+	// MaxMounts bounds the mounts with series and sizes the preallocated table: 3 operations of 1960 B
+	// per mount, 1.5 MiB for the default 256. Only mounts with file I/O take entries; calls on further
+	// mounts count in Drops.Full.
 	MaxMounts int
 }
 

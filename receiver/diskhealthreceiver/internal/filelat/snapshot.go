@@ -113,8 +113,8 @@ type MountSeries struct {
 	Series
 }
 
-// Resolve joins series with this mount namespace's mounts (fsusage.ParseMountInfo of
-// /proc/self/mountinfo) by mount ID. Gone lists the IDs with no mount: unmounted since (give them
+// Resolve joins series, sorted as Snapshot's, with this mount namespace's mounts
+// (fsusage.ParseMountInfo of /proc/self/mountinfo) by mount ID. Gone lists the IDs with no mount: unmounted since (give them
 // to Probe.Forget, so that an ID the kernel reuses starts from zero) or in another mount namespace.
 func Resolve(series []Series, mounts []fsusage.Mount) (resolved []MountSeries, gone []uint32) {
 	byID := make(map[uint32]*fsusage.Mount, len(mounts))
