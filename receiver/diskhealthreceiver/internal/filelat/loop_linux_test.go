@@ -6,9 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,37 +17,6 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 )
-
-// ext4OnLoop makes an ext4 of size bytes on a fresh loop device over a sparse file in the test's
-// temp directory and mounts it; all of it goes when the test ends. The loop device does direct I/O
-// on its image, so that a read the page cache misses reaches the disk, not the image's own cache.
-func ext4OnLoop(t *testing.T, size int64) string {
-	t.Helper()
-	requireRoot(t)
-	losetup := requireTool(t, "mount", "losetup")
-	mkfs := requireTool(t, "e2fsprogs", "mkfs.ext4")
-	dir := t.TempDir()
-	img := filepath.Join(dir, "disk.img")
-	f, err := os.Create(img)
-	require.NoError(t, err)
-	require.NoError(t, f.Truncate(size))
-	require.NoError(t, f.Close())
-	out, err := exec.Command(losetup, "--find", "--show", "--direct-io=on", img).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	loop := strings.TrimSpace(string(out))
-	t.Cleanup(func() {
-		if out, err := exec.Command(losetup, "-d", loop).CombinedOutput(); err != nil {
-			t.Errorf("losetup -d %s: %v: %s", loop, err, out)
-		}
-	})
-	out, err = exec.Command(mkfs, "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	mnt := filepath.Join(dir, "mnt")
-	require.NoError(t, os.Mkdir(mnt, 0o755))
-	require.NoError(t, unix.Mount(loop, mnt, "ext4", 0, ""))
-	t.Cleanup(func() { require.NoError(t, unix.Unmount(mnt, 0)) })
-	return mnt
-}
 
 // readPass reads path from start to end with read(2) in chunk-sized calls, as a data loader does,
 // and returns the calls it made and the time it spent in them.
@@ -133,7 +100,7 @@ func (d passStats) quantile(q float64) time.Duration {
 // measured around them.
 func TestColdAndWarmReadsOnLoopExt4(t *testing.T) {
 	const size, chunk = 256 << 20, 128 << 10
-	mnt := ext4OnLoop(t, size+64<<20)
+	mnt := testkit.Ext4OnLoop(t, size+64<<20)
 	path := filepath.Join(mnt, "data")
 	writeFile(t, path, size)
 
@@ -190,7 +157,7 @@ func writeFile(t *testing.T, path string, size int) {
 // and no read pages.
 func TestWritesAndFsyncsOnLoopExt4(t *testing.T) {
 	const writes, size = 100, 64 << 10
-	mnt := ext4OnLoop(t, 64<<20)
+	mnt := testkit.Ext4OnLoop(t, 64<<20)
 	p, err := Open(Options{})
 	require.NoError(t, err)
 	defer p.Close()

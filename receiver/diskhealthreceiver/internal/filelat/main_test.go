@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 )
 
-// childEnv makes the test binary open a probe, print "attached" or the error, and exit: the privilege
+// childEnv makes the test binary open a probe, print "attached" or the error (its cause first), and exit: the privilege
 // tests run it as nobody.
 const childEnv = "FILELAT_TEST_OPEN_CHILD"
 
@@ -30,7 +32,7 @@ func openChild() string {
 		err = errors.Join(err, p.Close())
 	}
 	if err != nil {
-		return err.Error()
+		return biolat.CauseName(err) + ": " + err.Error()
 	}
 	return "attached"
 }

@@ -9,3 +9,6 @@ type Options struct {
 }
 
 const defaultMaxMounts = 256
+
+// measure names this probe in an *biolat.UnavailableError's sentence.
+const measure = "file latency"

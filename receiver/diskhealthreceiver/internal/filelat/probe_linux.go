@@ -40,18 +40,19 @@ type Probe struct {
 	closed  bool
 }
 
-// Open loads the program, sized for opts, and attaches it.
+// Open loads the program, sized for opts, and attaches it. When BPF cannot be used here the error is
+// an *biolat.UnavailableError whose message names the cause and the fix, as biolat's.
 func Open(opts Options) (*Probe, error) {
 	spec, err := loadFilelat()
 	if err != nil {
-		return nil, err
+		return nil, biolat.Unavailable(measure, err)
 	}
 	if err := configure(spec, opts); err != nil {
-		return nil, err
+		return nil, biolat.Unavailable(measure, err)
 	}
 	coll, err := ebpf.NewCollection(spec)
 	if err != nil {
-		return nil, fmt.Errorf("filelat: load: %w", err)
+		return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: load: %w", err))
 	}
 	p := &Probe{coll: coll}
 	// The page-cache program first, so that no read's exit precedes it.
@@ -59,7 +60,7 @@ func Open(opts Options) (*Probe, error) {
 		l, err := link.AttachTracing(link.TracingOptions{Program: coll.Programs[name], AttachType: ebpf.AttachTraceRawTp})
 		if err != nil {
 			_ = p.Close() // the attach error is the one to report
-			return nil, fmt.Errorf("filelat: attach %s: %w", name, err)
+			return nil, biolat.Unavailable(measure, fmt.Errorf("filelat: attach %s: %w", name, err))
 		}
 		p.links = append(p.links, l)
 	}

@@ -3,14 +3,15 @@
 package filelat
 
 import (
-	"errors"
 	"time"
+
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 )
 
 // Probe exists here only so that callers compile: Open always fails on this platform.
 type Probe struct{}
 
-var errUnsupported = errors.New("file latency needs Linux eBPF on a little-endian CPU")
+var errUnsupported = biolat.Unavailable(measure, nil)
 
 // Open reports that file latency needs Linux eBPF on a little-endian CPU.
 func Open(Options) (*Probe, error) { return nil, errUnsupported }

@@ -164,13 +164,13 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 	for k, x := range byKey {
 		st := f.states[k]
 		dSum := x.Histogram.Sum - st.last.Sum
-		delta := subHist(x.Histogram, st.last)
+		delta := x.Histogram.Sub(st.last)
 		w := windows[cgDevKey{k.id, k.dev}]
 		if w == nil {
 			w = &cgWindow{path: x.Path, dev: k.dev}
 			windows[cgDevKey{k.id, k.dev}] = w
 		}
-		w.hist = addHist(w.hist, delta)
+		w.hist = w.hist.Add(delta)
 		if f.holders[k.dev][k.id] {
 			if !st.shown {
 				st.shown, st.base, st.baseBytes = true, st.last, st.lastBytes
@@ -179,7 +179,7 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 				}
 			}
 			out = append(out, cgPoint{path: x.Path, dev: k.dev, direction: k.dir, start: st.since,
-				hist: subHist(x.Histogram, st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
+				hist: x.Histogram.Sub(st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
 		} else {
 			st.shown = false
 			addRest(f.acc, devDir{k.dev, k.dir}, delta, x.Bytes-st.lastBytes, 1)
@@ -301,64 +301,8 @@ func addRest(m map[devDir]*rest, k devDir, h biolat.Histogram, bytes uint64, sig
 		m[k] = r
 	}
 	if sign < 0 {
-		r.hist, r.bytes = subHist(r.hist, h), r.bytes-bytes
+		r.hist, r.bytes = r.hist.Sub(h), r.bytes-bytes
 		return
 	}
-	r.hist, r.bytes = addHist(r.hist, h), r.bytes+bytes
-}
-
-// addHist and subHist add and subtract histograms of the same scale bucket by bucket; subHist's b is
-// an earlier value of a (or a part of it), so no count goes below zero. Empty buckets at the ends are
-// trimmed, as the probe's histograms are.
-func addHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, 1) }
-
-func subHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, -1) }
-
-func combine(a, b biolat.Histogram, sign int) biolat.Histogram {
-	out := biolat.Histogram{ZeroCount: a.ZeroCount, Sum: a.Sum}
-	if sign > 0 {
-		out.ZeroCount += b.ZeroCount
-		out.Sum += b.Sum
-	} else {
-		out.ZeroCount -= b.ZeroCount
-		out.Sum -= b.Sum
-	}
-	lo, hi := int32(0), int32(0)
-	for i, h := range []biolat.Histogram{a, b} {
-		if len(h.Buckets) == 0 {
-			continue
-		}
-		if i == 0 || len(a.Buckets) == 0 {
-			lo, hi = h.Offset, h.Offset+int32(len(h.Buckets))
-			continue
-		}
-		lo, hi = min(lo, h.Offset), max(hi, h.Offset+int32(len(h.Buckets)))
-	}
-	buckets := make([]uint64, hi-lo)
-	for j, n := range a.Buckets {
-		buckets[a.Offset+int32(j)-lo] = n
-	}
-	for j, n := range b.Buckets {
-		if sign > 0 {
-			buckets[b.Offset+int32(j)-lo] += n
-		} else {
-			buckets[b.Offset+int32(j)-lo] -= n
-		}
-	}
-	first, last := -1, -1
-	out.Count = out.ZeroCount
-	for j, n := range buckets {
-		if n != 0 {
-			if first < 0 {
-				first = j
-			}
-			last = j
-			out.Count += n
-		}
-	}
-	if first >= 0 {
-		out.Offset = lo + int32(first)
-		out.Buckets = buckets[first : last+1]
-	}
-	return out
+	r.hist, r.bytes = r.hist.Add(h), r.bytes+bytes
 }

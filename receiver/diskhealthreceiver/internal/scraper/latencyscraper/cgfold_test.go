@@ -169,13 +169,3 @@ func TestFolderEvictionBounded(t *testing.T) {
 	}
 	require.Positive(t, ended, "no eviction happened")
 }
-
-func TestCombineHistograms(t *testing.T) {
-	a := biolat.Histogram{ZeroCount: 1, Offset: -10, Buckets: []uint64{1, 0, 2}, Count: 4, Sum: 1}
-	b := biolat.Histogram{ZeroCount: 2, Offset: -12, Buckets: []uint64{3}, Count: 5, Sum: 2}
-	sum := addHist(a, b)
-	require.Equal(t, biolat.Histogram{ZeroCount: 3, Offset: -12, Buckets: []uint64{3, 0, 1, 0, 2}, Count: 9, Sum: 3}, sum)
-	require.Equal(t, a, subHist(sum, b))
-	require.Equal(t, biolat.Histogram{}, subHist(a, a))
-	require.Equal(t, a, addHist(biolat.Histogram{}, a))
-}

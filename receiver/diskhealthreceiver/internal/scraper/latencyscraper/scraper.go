@@ -135,10 +135,10 @@ func (s *latencyScraper) start(context.Context, component.Host) error {
 	msg := err.Error() + ". The latency source reports nothing; every other source runs on."
 	var ue *biolat.UnavailableError
 	if !errors.As(err, &ue) || ue.Cause == biolat.CauseRejected {
-		s.logger.Warn(msg, zap.String("cause", causeName(err)))
+		s.logger.Warn(msg, zap.String("cause", biolat.CauseName(err)))
 		return nil
 	}
-	fields := []zap.Field{zap.String("cause", causeName(err))}
+	fields := []zap.Field{zap.String("cause", biolat.CauseName(err))}
 	if len(ue.Missing) > 0 {
 		fields = append(fields, zap.Strings("missing", ue.Missing))
 	}
@@ -157,7 +157,7 @@ func (s *latencyScraper) startCgroups() {
 	}
 	p, err := s.openCgroups(biolat.CgroupOptions{MaxCgroups: s.cfg.PerCgroup.MaxCgroups, MaxDevices: s.cfg.MaxDevices})
 	if err != nil {
-		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", causeName(err)))
+		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", biolat.CauseName(err)))
 		return
 	}
 	s.cgProbe, s.cgDir = p, h.Dir
@@ -169,27 +169,6 @@ func (s *latencyScraper) startCgroups() {
 		}
 	}
 	s.logger.Info("Per-cgroup block latency probe attached.", zap.String("hierarchy", h.Version.String()), zap.Int("top_n", s.cfg.PerCgroup.TopN))
-}
-
-// causeName is the log field naming why the probe is off.
-func causeName(err error) string {
-	var ue *biolat.UnavailableError
-	if !errors.As(err, &ue) {
-		return "error"
-	}
-	switch ue.Cause {
-	case biolat.CauseUnsupportedOS:
-		return "unsupported_os"
-	case biolat.CauseNoBTF:
-		return "no_btf"
-	case biolat.CauseOldKernel:
-		return "old_kernel"
-	case biolat.CauseMissingCapabilities:
-		return "missing_capabilities"
-	case biolat.CauseDenied:
-		return "denied"
-	}
-	return "rejected"
 }
 
 func (s *latencyScraper) shutdown(context.Context) error {
@@ -465,14 +444,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 	recordCgroups(mb, cg, ids, ts)
 	recordNoisy(mb, nn, ids, ts)
 	md := mb.Emit()
-	if md.ResourceMetrics().Len() == 0 {
-		rm := md.ResourceMetrics().AppendEmpty()
-		rm.SetSchemaUrl(conventions.SchemaURL)
-		sm := rm.ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(metadata.ScopeName)
-		sm.Scope().SetVersion(s.version)
-	}
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	ms := emit.ScopeMetrics(md, conventions.SchemaURL, metadata.ScopeName, s.version)
 	appendHistograms(ms, snap.Series, ids, s.startOf, ts, s.cfg.DeviceTime)
 	appendCgroupHistograms(ms, cg, ids, ts)
 	if ms.Len() == 0 {
