@@ -5,7 +5,7 @@ package biolat
 // so no count goes below zero. Empty buckets at the ends are trimmed, as the probe's histograms are.
 func (h Histogram) Add(b Histogram) Histogram { return combine(h, b, 1) }
 
-// Sub: see Add.
+// Sub subtracts b, an earlier value of h or a part of it (see Add).
 func (h Histogram) Sub(b Histogram) Histogram { return combine(h, b, -1) }
 
 func combine(a, b Histogram, sign int) Histogram {

@@ -6,13 +6,8 @@ import (
 	"github.com/diskhealth/diskhealth/internal/testkit"
 )
 
-// requireRoot and requireTool are the test kit's, with what this package's tests need root for.
+// requireRoot is the test kit's, with what this package's tests need root for.
 func requireRoot(t testing.TB) {
 	t.Helper()
 	testkit.RequireRoot(t, "loads BPF, creates loop devices and mounts")
-}
-
-func requireTool(t testing.TB, pkg, tool string) string {
-	t.Helper()
-	return testkit.Tool(t, tool, pkg)
 }

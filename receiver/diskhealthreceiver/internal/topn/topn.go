@@ -81,6 +81,8 @@ func (h *Holders[K]) Update(ops map[K]uint64, tie func(a, b K) int) {
 // Held reports whether k holds a slot.
 func (h *Holders[K]) Held(k K) bool { return h.held[k] }
 
-// Len is the number of slots held; Live the number of keys tracked (those of the last update).
-func (h *Holders[K]) Len() int  { return len(h.held) }
+// Len is the number of slots held.
+func (h *Holders[K]) Len() int { return len(h.held) }
+
+// Live is the number of keys tracked: those of the last update.
 func (h *Holders[K]) Live() int { return len(h.activity) }

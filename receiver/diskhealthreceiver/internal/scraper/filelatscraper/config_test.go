@@ -30,7 +30,7 @@ func TestConfigValidateCaps(t *testing.T) {
 	} {
 		c := createDefaultConfig()
 		c.MaxMounts, c.TopN = tc.maxMounts, tc.topN
-		assert.ErrorContains(t, c.Validate("filelat"), tc.want, "%+v", tc)
+		require.ErrorContains(t, c.Validate("filelat"), tc.want, "%+v", tc)
 	}
 	c := createDefaultConfig()
 	c.MaxMounts, c.TopN = 4096, 1000
