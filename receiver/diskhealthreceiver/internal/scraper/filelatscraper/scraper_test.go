@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scrapertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -80,11 +81,17 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func newTestScraper(t *testing.T, cfg *Config, p *fakeProbe, table *string, c *clock) (*filelatScraper, *observer.ObservedLogs) {
-	t.Helper()
+// observed is the scraper's settings with its log lines kept.
+func observed() (scraper.Settings, *observer.ObservedLogs) {
 	core, logs := observer.New(zapcore.DebugLevel)
 	set := scrapertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
+	return set, logs
+}
+
+func newTestScraper(t *testing.T, cfg *Config, p *fakeProbe, table *string, c *clock) (*filelatScraper, *observer.ObservedLogs) {
+	t.Helper()
+	set, logs := observed()
 	open := func(o filelat.Options) (probe, error) {
 		assert.Equal(t, filelat.Options{MaxMounts: cfg.MaxMounts}, o)
 		return p, nil
@@ -235,9 +242,7 @@ func TestFallbackLogsOneWarning(t *testing.T) {
 		{&biolat.UnavailableError{Measure: "file latency", Cause: biolat.CauseRejected, Detail: "6.18.0", Err: fmt.Errorf("invalid argument")},
 			"rejected", "the kernel rejected the file latency BPF program (invalid argument)"},
 	} {
-		core, logs := observer.New(zapcore.DebugLevel)
-		set := scrapertest.NewNopSettings(metadata.Type)
-		set.Logger = zap.New(core)
+		set, logs := observed()
 		s := newScraper(set, createDefaultConfig(), func(filelat.Options) (probe, error) { return nil, tc.err },
 			func() ([]byte, fsusage.View, error) { return nil, 0, os.ErrNotExist }, time.Now)
 		require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
@@ -289,4 +294,27 @@ func TestHistogramsDocumented(t *testing.T) {
 		}
 		assert.Equal(t, put, keys, "the attributes documented are the ones the code puts")
 	}
+}
+
+// TestCollectorsOwnView: where only the collector's own mount table can be read in a container
+// (ViewSelf), host mounts under root_path are reported at their host paths and the container's own
+// mounts (its overlay root) are not named: their calls go to other, and they are forgotten.
+func TestCollectorsOwnView(t *testing.T) {
+	cfg := createDefaultConfig()
+	cfg.Enabled, cfg.RootPath = true, "/hostfs"
+	p := &fakeProbe{started: t0}
+	p.add(500, filelat.Read, 4, -100, 4<<12, 4, 0)
+	p.add(510, filelat.Read, 6, -100, 6<<12, 6, 6)
+	table := `500 400 0:60 / / rw,relatime - overlay overlay rw,lowerdir=/l,upperdir=/u,workdir=/w
+510 500 259:3 / /hostfs/data ro,relatime - xfs /dev/nvme0n1p3 rw
+`
+	set, _ := observed()
+	s := newScraper(set, cfg, func(filelat.Options) (probe, error) { return p, nil },
+		func() ([]byte, fsusage.View, error) { return []byte(table), fsusage.ViewSelf, nil }, func() time.Time { return t0.Add(time.Minute) })
+	require.NoError(t, s.start(t.Context(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, s.shutdown(t.Context())) }()
+	md, err := s.scrape(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]uint64{"/data:read": 6, "other:read": 4}, counts(md))
+	assert.Equal(t, []uint32{500}, p.forgotten)
 }
