@@ -10,7 +10,7 @@
 #               collector's footprint (takes minutes); results in bench.out, see BENCHMARKS.md
 #   make bench-latency  only the block latency source's benchmarks (root: BPF run time per I/O beside
 #               bpftrace, fio IOPS A/B, memory and scrape cost per device); bench-latency.{out,md}
-#   make bpf    regenerate the committed block-latency BPF object and its Go bindings (clang-14)
+#   make bpf    regenerate the committed BPF objects (block and file latency) and their Go bindings (clang-14)
 
 SHELL        := /bin/bash
 GO           ?= go
@@ -109,6 +109,7 @@ bpf:
 	command -v clang-14 >/dev/null && command -v llvm-strip-14 >/dev/null && test -f /usr/include/bpf/bpf_helpers.h || \
 		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends clang-14 llvm-14 libbpf-dev; }
 	cd $(RECEIVER)/internal/biolat && $(GO) generate ./...
+	cd $(RECEIVER)/internal/filelat && $(GO) generate ./...
 
 # The receiver runs on Linux only, but the module must build elsewhere: creating it there fails with an
 # error that says so.

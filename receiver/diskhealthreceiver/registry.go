@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/cgroupsscraper"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filelatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/filesystemscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/iostatscraper"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/latencyscraper"
@@ -31,6 +32,7 @@ var registry = register(
 	registration{factory: metricsOnly(pressurescraper.NewFactory)},
 	registration{factory: metricsOnly(cgroupsscraper.NewFactory), needs: []input{diskstatsSnapshot}},
 	registration{factory: latencyscraper.NewFactoryWithEvents, events: true, needs: []input{diskstatsSnapshot, signsBoard}, wire: iostatDevices},
+	registration{factory: metricsOnly(filelatscraper.NewFactory)}, // off by default: its probe costs every system call
 	registration{factory: stackscraper.NewFactoryWithEvents, events: true, needs: []input{signsBoard}},
 	registration{factory: netfsscraper.NewFactoryWithEvents, events: true},
 )

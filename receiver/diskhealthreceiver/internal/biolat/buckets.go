@@ -43,6 +43,13 @@ func thresholds(s int) (t []uint64, base int32) {
 	return t, int32(-a - 1)
 }
 
+// SlotConstants is what bpf/slots.h's thresholds and index_base are set to before a program that
+// includes it is loaded.
+func SlotConstants() (t [1 << Scale]uint64, base int32) {
+	s, base := thresholds(Scale)
+	return [1 << Scale]uint64(s), base
+}
+
 // bucketIndex is slot_of's math without the slot range: the scale-s bucket index of ns > 0
 // nanoseconds, given thresholds(s).
 func bucketIndex(ns uint64, t []uint64, base int32, s int) int32 {

@@ -105,7 +105,7 @@ func addCgVal(dst *rawCgVal, src []byte) {
 
 func cgSeries(k cgKey, path string, v []byte) CgroupSeries {
 	return CgroupSeries{CgroupID: k.cgid, Path: path, Dev: k.dev, Direction: k.dir,
-		Histogram: decodeHist(v), Bytes: binary.LittleEndian.Uint64(v[8*(slotCount+2):])}
+		Histogram: DecodeHist(v), Bytes: binary.LittleEndian.Uint64(v[8*(slotCount+2):])}
 }
 
 // cgEntry is one map entry as read.

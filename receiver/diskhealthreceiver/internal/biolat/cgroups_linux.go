@@ -109,12 +109,12 @@ func configureCgroups(spec *ebpf.CollectionSpec, k kernelConfig, ioStart bool, o
 	spec.Maps[cglatMapCghists].MaxEntries = uint32(2 * cmp.Or(opts.MaxCgroups, defaultMaxCgroups))
 	spec.Maps[cglatMapOthers].MaxEntries = uint32(int(numDirections) * cmp.Or(opts.MaxDevices, defaultMaxDevices))
 	spec.Maps[cglatMapOwners].MaxEntries = ownerEntries
-	t, base := thresholds(Scale)
+	t, base := SlotConstants()
 	vars := []struct {
 		name  string
 		value any
 	}{
-		{cglatVarThresholds, [8]uint64(t)},
+		{cglatVarThresholds, t},
 		{cglatVarIndexBase, base},
 		{cglatVarRqfIoStat, k.rqfIOStat},
 		{cglatVarRqfFlushSeq, k.rqfFlushSeq},

@@ -75,7 +75,8 @@
 //
 // # Build
 //
-// bpf/biolat.bpf.c, bpf/cglat.bpf.c, bpf/hist.h (what they share) and bpf/kernel.h are the sources;
+// bpf/biolat.bpf.c, bpf/cglat.bpf.c, bpf/hist.h (what they share), bpf/kernel.h, and bpf/slots.h and
+// bpf/types.h (which filelat shares too) are the sources;
 // biolat_bpfel.{o,go} and cglat_bpfel.{o,go} are generated
 // by `make bpf` (bpf2go, Debian's clang-14) and committed, so nothing else needs clang.
 // TestObjectMatchesSources fails when they drift.

@@ -26,10 +26,13 @@ const (
 	CauseRejected
 )
 
-// UnavailableError says why block latency cannot be measured here and how to fix it, in one
-// sentence (Error), for one log line; Err keeps the underlying error for a debug log.
+// UnavailableError says why a BPF measurement (block latency, or Measure) cannot be made here and how
+// to fix it, in one sentence (Error), for one log line; Err keeps the underlying error for a debug log.
 type UnavailableError struct {
-	Cause Cause
+	// Measure names what cannot be measured in the sentence: "block latency" when empty (this
+	// package's probes); filelat says "file latency".
+	Measure string
+	Cause   Cause
 	// Missing lists the capabilities the process lacks (CauseMissingCapabilities).
 	Missing []string
 	// Detail is what the sentence needs besides the cause: the OS, the kernel release, what blocks bpf().
@@ -38,25 +41,73 @@ type UnavailableError struct {
 }
 
 func (e *UnavailableError) Error() string {
+	what := e.Measure
+	if what == "" {
+		what = "block latency"
+	}
 	switch e.Cause {
 	case CauseUnsupportedOS:
-		return fmt.Sprintf("block latency needs Linux eBPF on a little-endian CPU and this is %s: run the collector on Linux to get it", e.Detail)
+		return fmt.Sprintf("%s needs Linux eBPF on a little-endian CPU and this is %s: run the collector on Linux to get it", what, e.Detail)
 	case CauseNoBTF:
-		return "block latency needs kernel BTF and /sys/kernel/btf/vmlinux is missing: run a kernel built with CONFIG_DEBUG_INFO_BTF=y (the default of current distribution kernels)"
+		return what + " needs kernel BTF and /sys/kernel/btf/vmlinux is missing: run a kernel built with CONFIG_DEBUG_INFO_BTF=y (the default of current distribution kernels)"
 	case CauseOldKernel:
+		if e.Measure != "" {
+			return fmt.Sprintf("%s needs BTF tracepoints this kernel (%s) lacks: upgrade the kernel", what, e.Detail)
+		}
 		return fmt.Sprintf("block latency needs the block_io_done (Linux 6.5+) or block_rq_complete (5.5+) BTF tracepoint and kernel %s has neither: upgrade the kernel", e.Detail)
 	case CauseMissingCapabilities:
 		caps := strings.Join(e.Missing, ", ")
 		short := strings.ReplaceAll(caps, "CAP_", "")
-		return fmt.Sprintf("loading the block latency BPF program was refused because the collector lacks %s: grant it (Kubernetes: securityContext.capabilities.add [%s]; Docker: --cap-add %s)",
-			caps, short, strings.ReplaceAll(short, ", ", " --cap-add "))
+		return fmt.Sprintf("loading the %s BPF program was refused because the collector lacks %s: grant it (Kubernetes: securityContext.capabilities.add [%s]; Docker: --cap-add %s)",
+			what, caps, short, strings.ReplaceAll(short, ", ", " --cap-add "))
 	case CauseDenied:
-		return fmt.Sprintf("loading the block latency BPF program was refused although the collector has the capabilities, so %s blocks bpf(): allow the bpf syscall in the seccomp profile (Kubernetes: seccompProfile Unconfined or a profile that allows bpf) or boot without lockdown", e.Detail)
+		return fmt.Sprintf("loading the %s BPF program was refused although the collector has the capabilities, so %s blocks bpf(): allow the bpf syscall in the seccomp profile (Kubernetes: seccompProfile Unconfined or a profile that allows bpf) or boot without lockdown", what, e.Detail)
 	}
-	return fmt.Sprintf("the kernel rejected the block latency BPF program (%v): this is a diskhealth bug on kernel %s, please report it", e.Err, e.Detail)
+	return fmt.Sprintf("the kernel rejected the %s BPF program (%v): this is a diskhealth bug on kernel %s, please report it", what, e.Err, e.Detail)
 }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// CauseName is the log field naming why a probe is off: unsupported_os, no_btf, old_kernel,
+// missing_capabilities, denied, rejected, or error for an error that is no *UnavailableError.
+func CauseName(err error) string {
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		return "error"
+	}
+	switch ue.Cause {
+	case CauseUnsupportedOS:
+		return "unsupported_os"
+	case CauseNoBTF:
+		return "no_btf"
+	case CauseOldKernel:
+		return "old_kernel"
+	case CauseMissingCapabilities:
+		return "missing_capabilities"
+	case CauseDenied:
+		return "denied"
+	}
+	return "rejected"
+}
+
+// StatusReason is why a probe is off as disk_health.source.reason spells it (emit.Reason's values):
+// unsupported_kernel (no BTF, too old, not Linux), missing_capability, seccomp (bpf() refused with the
+// capabilities held: a seccomp filter's, or kernel lockdown's — the log line says which), or error.
+func StatusReason(err error) string {
+	var ue *UnavailableError
+	if !errors.As(err, &ue) {
+		return "error"
+	}
+	switch ue.Cause {
+	case CauseUnsupportedOS, CauseNoBTF, CauseOldKernel:
+		return "unsupported_kernel"
+	case CauseMissingCapabilities:
+		return "missing_capability"
+	case CauseDenied:
+		return "seccomp"
+	}
+	return "error"
+}
 
 // Capability bits of /proc/self/status CapEff.
 const (

@@ -136,3 +136,17 @@ func loadKernelBTF() (*btf.Spec, error) {
 	}
 	return spec, nil
 }
+
+// Unavailable classifies an error from loading or attaching another package's BPF program (measure
+// names it, as filelat's "file latency") the way Open classifies its own: no kernel BTF, missing
+// capabilities, seccomp or lockdown, else a rejection to report.
+func Unavailable(measure string, err error) *UnavailableError {
+	var ue *UnavailableError
+	if _, berr := loadKernelBTF(); berr != nil {
+		ue = &UnavailableError{Cause: CauseNoBTF, Err: err}
+	} else {
+		ue = classify(err, readProcessState())
+	}
+	ue.Measure = measure
+	return ue
+}

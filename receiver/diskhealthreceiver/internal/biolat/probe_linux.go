@@ -123,12 +123,12 @@ func configure(spec *ebpf.CollectionSpec, k kernelConfig, opts Options) ([]strin
 	if opts.DeviceTime {
 		spec.Maps["inflight"].MaxEntries = inflightEntries
 	}
-	t, base := thresholds(Scale)
+	t, base := SlotConstants()
 	vars := []struct {
 		name  string
 		value any
 	}{
-		{biolatVarThresholds, [8]uint64(t)},
+		{biolatVarThresholds, t},
 		{biolatVarIndexBase, base},
 		{biolatVarRqfIoStat, k.rqfIOStat},
 		{biolatVarRqfFlushSeq, k.rqfFlushSeq},
@@ -177,7 +177,7 @@ func (p *Probe) Collect() (Snapshot, error) {
 		if err != nil {
 			return Snapshot{}, err
 		}
-		s.Series = append(s.Series, Series{Dev: dev, Direction: dir, Kind: kind, Histogram: decodeHist(p.histVals[i][:])})
+		s.Series = append(s.Series, Series{Dev: dev, Direction: dir, Kind: kind, Histogram: DecodeHist(p.histVals[i][:])})
 	}
 	n, err = readAll(p.coll.Maps["errors"], p.errKeys, p.errVals)
 	if err != nil {

@@ -37,3 +37,8 @@ func (*CgroupProbe) Collect(func() (map[uint64]string, error)) (CgroupSnapshot, 
 }
 func (*CgroupProbe) Stats() ([]ProgramStats, error) { return nil, errUnsupported }
 func (*CgroupProbe) Close() error                   { return nil }
+
+// Unavailable reports that measure needs Linux eBPF on a little-endian CPU.
+func Unavailable(measure string, err error) *UnavailableError {
+	return &UnavailableError{Measure: measure, Cause: CauseUnsupportedOS, Detail: runtime.GOOS + "/" + runtime.GOARCH, Err: err}
+}

@@ -157,8 +157,14 @@ func decodeErrKey(b []byte) (Dev, Direction, uint8, error) {
 	return devOf(binary.LittleEndian.Uint32(b)), Direction(b[4]), b[5], nil
 }
 
-// decodeHist turns a struct hist_val into the OTLP shape, trimming empty slots at both ends.
-func decodeHist(b []byte) Histogram {
+// HistSize is the size of the histogram every program keeps with bpf/slots.h: NR_SLOTS slots, the
+// zero bucket and the sum in nanoseconds, each a little-endian u64 (struct hist_val in biolat.bpf.c).
+// A program may keep more after it (cglat's bytes, filelat's pages).
+const HistSize = histValSize
+
+// DecodeHist turns such a histogram (the first HistSize bytes of b) into the OTLP shape, trimming
+// empty slots at both ends.
+func DecodeHist(b []byte) Histogram {
 	slot := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	h := Histogram{
 		ZeroCount: slot(slotCount),

@@ -19,14 +19,14 @@ func histBytes(zero, sumNs uint64, slots map[int]uint64) []byte {
 
 func TestDecodeHist(t *testing.T) {
 	// Slot 80 is bucket -80, which holds 1 ms: (0.977, 1.065] ms.
-	h := decodeHist(histBytes(2, 3_500_000_000, map[int]uint64{80: 5, 82: 1, 239: 4}))
+	h := DecodeHist(histBytes(2, 3_500_000_000, map[int]uint64{80: 5, 82: 1, 239: 4}))
 	require.Equal(t, Histogram{ZeroCount: 2, Offset: -80, Buckets: append([]uint64{5, 0, 1}, append(make([]uint64, 156), 4)...), Count: 12, Sum: 3.5}, h)
 
 	th, base := thresholds(Scale)
 	require.Equal(t, int32(-80), bucketIndex(1_000_000, th, base, Scale))
 
-	require.Equal(t, Histogram{ZeroCount: 7, Count: 7}, decodeHist(histBytes(7, 0, nil)))
-	first := decodeHist(histBytes(0, 1, map[int]uint64{0: 1}))
+	require.Equal(t, Histogram{ZeroCount: 7, Count: 7}, DecodeHist(histBytes(7, 0, nil)))
+	first := DecodeHist(histBytes(0, 1, map[int]uint64{0: 1}))
 	require.Equal(t, int32(firstIndex), first.Offset)
 	require.Equal(t, []uint64{1}, first.Buckets)
 }
@@ -90,7 +90,7 @@ func FuzzDecodeHist(f *testing.F) {
 	f.Fuzz(func(t *testing.T, seed []byte, at uint16) {
 		b := make([]byte, histValSize)
 		copy(b[int(at)%histValSize:], seed)
-		h := decodeHist(b)
+		h := DecodeHist(b)
 		total := h.ZeroCount
 		for _, n := range h.Buckets {
 			total += n

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * What biolat.bpf.c and cglat.bpf.c share: the histogram slots and their exact
- * scale-3 index, and how a request's device and direction are read, so that the
- * per-cgroup histograms have the per-device histograms' buckets and grouping.
+ * What biolat.bpf.c and cglat.bpf.c share: the histogram slots (slots.h) and how
+ * a request's device and direction are read, so that the per-cgroup histograms
+ * have the per-device histograms' buckets and grouping.
  * Include after kernel.h and bpf_helpers.h / bpf_core_read.h.
  */
 #ifndef BIOLAT_HIST_H
 #define BIOLAT_HIST_H
 
-#define NR_SLOTS 240   /* bucket indexes [-160, 80) at scale 3: 2^-20 s .. 2^10 s */
-#define SLOT_BIAS 160  /* slot = index + SLOT_BIAS */
-#define SUBBUCKETS 8   /* 2^scale */
+#include "slots.h"
 
 #define REQ_OP_MASK 0xff
 #define REQ_OP_WRITE 1
@@ -26,53 +24,9 @@
 
 enum dir { DIR_READ, DIR_WRITE, DIR_DISCARD, DIR_FLUSH };
 
-/* Set by the loader (see thresholds.go for the math). */
-const volatile __u64 thresholds[SUBBUCKETS] = {};
-const volatile __s32 index_base = 0;
+/* Set by the loader. */
 const volatile __u32 rqf_io_stat = 0;
 const volatile __u32 rqf_flush_seq = 0;
-
-/* Index of the highest set bit of v != 0. */
-static __always_inline __u32 msb(__u64 v)
-{
-	__u32 e = 0;
-
-	if (v >> 32) { v >>= 32; e += 32; }
-	if (v >> 16) { v >>= 16; e += 16; }
-	if (v >> 8) { v >>= 8; e += 8; }
-	if (v >> 4) { v >>= 4; e += 4; }
-	if (v >> 2) { v >>= 2; e += 2; }
-	if (v >> 1) { e += 1; }
-	return e;
-}
-
-/*
- * Slot of ns in hist_val.slots, or -1 for the zero bucket. With ns = 2^e * m,
- * m in [1, 2), the scale-3 bucket index of ns/1e9 seconds is
- * 8e + index_base + #{k : m > 2^((k + a)/8)}; thresholds[k] holds those
- * bounds as 63-bit fixed point, so the compares are exact.
- */
-static __always_inline __s32 slot_of(__u64 ns)
-{
-	__u32 e;
-	__u64 mant;
-	__s32 i;
-
-	if (!ns)
-		return -1;
-	e = msb(ns);
-	mant = ns << (63 - e);
-	i = (__s32)(e * SUBBUCKETS) + index_base;
-#pragma unroll
-	for (int k = 0; k < SUBBUCKETS; k++)
-		i += mant > thresholds[k];
-	i += SLOT_BIAS;
-	if (i < 0)
-		return -1;
-	if (i >= NR_SLOTS)
-		return NR_SLOTS - 1;
-	return i;
-}
 
 /* The whole disk's dev_t, as /proc/diskstats names it. */
 static __always_inline __u32 rq_dev(struct request *rq)

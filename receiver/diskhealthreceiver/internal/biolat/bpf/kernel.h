@@ -8,28 +8,7 @@
 #ifndef BIOLAT_KERNEL_H
 #define BIOLAT_KERNEL_H
 
-typedef unsigned char __u8;
-typedef unsigned short __u16;
-typedef unsigned int __u32;
-typedef unsigned long long __u64;
-typedef signed char __s8;
-typedef short __s16;
-typedef int __s32;
-typedef long long __s64;
-typedef __u16 __be16;
-typedef __u32 __be32;
-typedef __u32 __wsum;
-
-/* From include/uapi/linux/bpf.h (stable ABI), as far as biolat uses them. */
-enum bpf_map_type {
-	BPF_MAP_TYPE_HASH = 1,
-	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
-	BPF_MAP_TYPE_LRU_HASH = 9,
-};
-enum {
-	BPF_ANY = 0,
-	BPF_NOEXIST = 1,
-};
+#include "types.h"
 
 struct gendisk {
 	int major;

@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/topn"
 )
 
 // otherPath is the cgroup.path of a device's series that sums every cgroup not in its top N, the
@@ -55,19 +56,8 @@ type rest struct {
 	bytes uint64
 }
 
-// Who holds a device's top N. A cgroup's activity on a device is its requests per interval, weighted
-// down by activityDecay per scrape since; a cgroup not shown takes the slot of the shown cgroup with
-// the least activity only when its own is more than evictFactor times that. So a shown cgroup keeps its
-// series through idle intervals (its cumulative values stand still, its start stays) until a busier
-// cgroup needs the slot: one as busy as it was waits out about 8 idle scrapes, one ten times as busy
-// gets the slot at once, and two cgroups busy in turn do not trade the slot every scrape.
-const (
-	activityDecay = 0.75
-	evictFactor   = 2
-)
-
 // folder turns the probe's cumulative per-cgroup series into at most topN cgroups per device (the
-// holders, see activityDecay) plus one "other" series per device and direction, every series
+// holders, see topn.Decay) plus one "other" series per device and direction, every series
 // monotonic and every request counted in exactly one of them:
 //
 //   - a cgroup shown is shown from the value it had when it entered the top N (its start is the
@@ -83,10 +73,8 @@ const (
 type folder struct {
 	topN   int
 	states map[cgKey]*cgState
-	// activity is each live cgroup's decayed requests per interval on a device; holders, per device,
-	// the cgroups shown.
-	activity map[cgDevKey]float64
-	holders  map[biolat.Dev]map[uint64]bool
+	// holders, per device, decide which cgroups are shown (topn: by decayed requests per interval).
+	holders map[biolat.Dev]*topn.Holders[uint64]
 	// acc is what cgroups not shown added, deadSeen the last values of removed cgroups.
 	acc, deadSeen map[devDir]*rest
 	// otherSum is each other series' last sum, for its time in flight in the interval.
@@ -112,8 +100,8 @@ type cgWindow struct {
 }
 
 func newFolder(topN int, started pcommon.Timestamp) *folder {
-	return &folder{topN: topN, states: map[cgKey]*cgState{}, activity: map[cgDevKey]float64{},
-		holders: map[biolat.Dev]map[uint64]bool{}, acc: map[devDir]*rest{}, deadSeen: map[devDir]*rest{},
+	return &folder{topN: topN, states: map[cgKey]*cgState{},
+		holders: map[biolat.Dev]*topn.Holders[uint64]{}, acc: map[devDir]*rest{}, deadSeen: map[devDir]*rest{},
 		otherSum: map[devDir]float64{}, prev: started}
 }
 
@@ -164,14 +152,14 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 	for k, x := range byKey {
 		st := f.states[k]
 		dSum := x.Histogram.Sum - st.last.Sum
-		delta := subHist(x.Histogram, st.last)
+		delta := x.Histogram.Sub(st.last)
 		w := windows[cgDevKey{k.id, k.dev}]
 		if w == nil {
 			w = &cgWindow{path: x.Path, dev: k.dev}
 			windows[cgDevKey{k.id, k.dev}] = w
 		}
-		w.hist = addHist(w.hist, delta)
-		if f.holders[k.dev][k.id] {
+		w.hist = w.hist.Add(delta)
+		if f.holders[k.dev].Held(k.id) {
 			if !st.shown {
 				st.shown, st.base, st.baseBytes = true, st.last, st.lastBytes
 				if st.last.Count > 0 {
@@ -179,7 +167,7 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 				}
 			}
 			out = append(out, cgPoint{path: x.Path, dev: k.dev, direction: k.dir, start: st.since,
-				hist: subHist(x.Histogram, st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
+				hist: x.Histogram.Sub(st.base), bytes: x.Bytes - st.baseBytes, busy: dSum})
 		} else {
 			st.shown = false
 			addRest(f.acc, devDir{k.dev, k.dir}, delta, x.Bytes-st.lastBytes, 1)
@@ -232,64 +220,29 @@ func (f *folder) fold(s *biolat.CgroupSnapshot, keep func(biolat.Dev) bool, star
 	return out
 }
 
-// hold updates each live cgroup's activity from its requests in the interval (deltaOps, over every
-// live {cgroup, device}) and who holds each device's top N: holders that are gone (or whose device
-// is) let go, then cgroups with requests in the interval, the most active first (ties by path), take a
-// free slot or evict the least active holder if more than evictFactor times as active.
+// hold updates who holds each device's top N from every live {cgroup, device}'s requests in the
+// interval (deltaOps; see topn.Holders.Update, ties by path); a device without live cgroups (gone,
+// or filtered out) lets go of its holders.
 func (f *folder) hold(deltaOps map[cgDevKey]uint64, paths map[cgDevKey]string) {
-	for c := range f.activity {
-		if _, ok := deltaOps[c]; !ok {
-			delete(f.activity, c)
-		}
-	}
-	perDev := map[biolat.Dev][]cgDevKey{}
+	perDev := map[biolat.Dev]map[uint64]uint64{}
 	for c, n := range deltaOps {
-		f.activity[c] = f.activity[c]*activityDecay + float64(n)
-		if n > 0 && !f.holders[c.dev][c.id] {
-			perDev[c.dev] = append(perDev[c.dev], c)
+		if perDev[c.dev] == nil {
+			perDev[c.dev] = map[uint64]uint64{}
 		}
+		perDev[c.dev][c.id] = n
 	}
-	for dev, held := range f.holders {
-		for id := range held {
-			if _, ok := deltaOps[cgDevKey{id, dev}]; !ok {
-				delete(held, id)
-			}
-		}
-		if len(held) == 0 {
+	for dev := range f.holders {
+		if _, ok := perDev[dev]; !ok {
 			delete(f.holders, dev)
 		}
 	}
-	order := func(a, b cgDevKey) int {
-		return cmp.Or(cmp.Compare(f.activity[b], f.activity[a]), cmp.Compare(paths[a], paths[b]))
-	}
-	for dev, cs := range perDev {
-		held := f.holders[dev]
-		if held == nil {
-			held = map[uint64]bool{}
-			f.holders[dev] = held
+	for dev, ops := range perDev {
+		h := f.holders[dev]
+		if h == nil {
+			h = topn.New[uint64](f.topN)
+			f.holders[dev] = h
 		}
-		slices.SortFunc(cs, order)
-		for _, c := range cs {
-			if len(held) < f.topN {
-				held[c.id] = true
-				continue
-			}
-			// The least active holder; the candidates come most active first, so once one cannot
-			// evict it none after can.
-			var least cgDevKey
-			first := true
-			for id := range held {
-				h := cgDevKey{id, dev}
-				if first || order(h, least) > 0 {
-					least, first = h, false
-				}
-			}
-			if f.activity[c] <= evictFactor*f.activity[least] {
-				break
-			}
-			delete(held, least.id)
-			held[c.id] = true
-		}
+		h.Update(ops, func(a, b uint64) int { return cmp.Compare(paths[cgDevKey{a, dev}], paths[cgDevKey{b, dev}]) })
 	}
 }
 
@@ -301,64 +254,8 @@ func addRest(m map[devDir]*rest, k devDir, h biolat.Histogram, bytes uint64, sig
 		m[k] = r
 	}
 	if sign < 0 {
-		r.hist, r.bytes = subHist(r.hist, h), r.bytes-bytes
+		r.hist, r.bytes = r.hist.Sub(h), r.bytes-bytes
 		return
 	}
-	r.hist, r.bytes = addHist(r.hist, h), r.bytes+bytes
-}
-
-// addHist and subHist add and subtract histograms of the same scale bucket by bucket; subHist's b is
-// an earlier value of a (or a part of it), so no count goes below zero. Empty buckets at the ends are
-// trimmed, as the probe's histograms are.
-func addHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, 1) }
-
-func subHist(a, b biolat.Histogram) biolat.Histogram { return combine(a, b, -1) }
-
-func combine(a, b biolat.Histogram, sign int) biolat.Histogram {
-	out := biolat.Histogram{ZeroCount: a.ZeroCount, Sum: a.Sum}
-	if sign > 0 {
-		out.ZeroCount += b.ZeroCount
-		out.Sum += b.Sum
-	} else {
-		out.ZeroCount -= b.ZeroCount
-		out.Sum -= b.Sum
-	}
-	lo, hi := int32(0), int32(0)
-	for i, h := range []biolat.Histogram{a, b} {
-		if len(h.Buckets) == 0 {
-			continue
-		}
-		if i == 0 || len(a.Buckets) == 0 {
-			lo, hi = h.Offset, h.Offset+int32(len(h.Buckets))
-			continue
-		}
-		lo, hi = min(lo, h.Offset), max(hi, h.Offset+int32(len(h.Buckets)))
-	}
-	buckets := make([]uint64, hi-lo)
-	for j, n := range a.Buckets {
-		buckets[a.Offset+int32(j)-lo] = n
-	}
-	for j, n := range b.Buckets {
-		if sign > 0 {
-			buckets[b.Offset+int32(j)-lo] += n
-		} else {
-			buckets[b.Offset+int32(j)-lo] -= n
-		}
-	}
-	first, last := -1, -1
-	out.Count = out.ZeroCount
-	for j, n := range buckets {
-		if n != 0 {
-			if first < 0 {
-				first = j
-			}
-			last = j
-			out.Count += n
-		}
-	}
-	if first >= 0 {
-		out.Offset = lo + int32(first)
-		out.Buckets = buckets[first : last+1]
-	}
-	return out
+	r.hist, r.bytes = r.hist.Add(h), r.bytes+bytes
 }

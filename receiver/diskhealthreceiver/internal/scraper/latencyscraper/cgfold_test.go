@@ -37,7 +37,7 @@ func counts(points []cgPoint) map[string][2]uint64 {
 
 // The top N per device go to the most active cgroups; the rest is one other series; a cgroup
 // entering the top N is shown from the value it had then, and keeps its series while idle until a
-// cgroup more than evictFactor times as active needs the slot; a removed cgroup's counts reach other
+// cgroup more than topn.EvictFactor times as active needs the slot; a removed cgroup's counts reach other
 // once. Every series only grows, and the increases add up to the requests done.
 func TestFolderTopNAndOther(t *testing.T) {
 	const t0, t1, t2, t3 = pcommon.Timestamp(100), pcommon.Timestamp(200), pcommon.Timestamp(300), pcommon.Timestamp(400)
@@ -80,7 +80,6 @@ func TestFolderTopNAndOther(t *testing.T) {
 		func(biolat.Dev) bool { return false }, t0, t3+100)
 	require.Empty(t, got)
 	require.Empty(t, f.states)
-	require.Empty(t, f.activity)
 	require.Empty(t, f.holders)
 }
 
@@ -164,18 +163,12 @@ func TestFolderEvictionBounded(t *testing.T) {
 		last = now
 		require.Equal(t, done, ended+sum, "scrape %d: every request in exactly one series", i)
 		require.Len(t, f.states, len(s.Cgroups), "state for live cgroups only")
-		require.Len(t, f.activity, len(s.Cgroups))
-		require.LessOrEqual(t, len(f.holders[biolat.Dev{Major: 8}]), topN)
+		live := 0
+		for _, h := range f.holders {
+			live += h.Live()
+		}
+		require.Equal(t, len(s.Cgroups), live)
+		require.LessOrEqual(t, f.holders[biolat.Dev{Major: 8}].Len(), topN)
 	}
 	require.Positive(t, ended, "no eviction happened")
-}
-
-func TestCombineHistograms(t *testing.T) {
-	a := biolat.Histogram{ZeroCount: 1, Offset: -10, Buckets: []uint64{1, 0, 2}, Count: 4, Sum: 1}
-	b := biolat.Histogram{ZeroCount: 2, Offset: -12, Buckets: []uint64{3}, Count: 5, Sum: 2}
-	sum := addHist(a, b)
-	require.Equal(t, biolat.Histogram{ZeroCount: 3, Offset: -12, Buckets: []uint64{3, 0, 1, 0, 2}, Count: 9, Sum: 3}, sum)
-	require.Equal(t, a, subHist(sum, b))
-	require.Equal(t, biolat.Histogram{}, subHist(a, a))
-	require.Equal(t, a, addHist(biolat.Histogram{}, a))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/biolat"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/cgroupio"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/scraper/emit"
 )
 
 // histogramMetric is one exponential histogram this source emits. mdatagen renders only sums and
@@ -82,22 +83,6 @@ type pointIdentity struct {
 	hwID   string // hw.id, "" for a device that is not a whole physical disk
 }
 
-// setHistogramPoint fills dp from a probe histogram, one to one (biolat's Histogram is the OTLP shape):
-// scale 3, zero threshold 2^-20 s, cumulative since start. Min and max are not kept by the probe.
-func setHistogramPoint(dp pmetric.ExponentialHistogramDataPoint, h *biolat.Histogram, start, ts pcommon.Timestamp) {
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetScale(biolat.Scale)
-	dp.SetZeroThreshold(biolat.ZeroThreshold)
-	dp.SetZeroCount(h.ZeroCount)
-	dp.SetCount(h.Count)
-	dp.SetSum(h.Sum)
-	if len(h.Buckets) > 0 {
-		dp.Positive().SetOffset(h.Offset)
-		dp.Positive().BucketCounts().FromRaw(h.Buckets)
-	}
-}
-
 // appendHistograms adds one exponential histogram metric per table row that has points, in table
 // order, to ms. start gives each device's start time.
 func appendHistograms(ms pmetric.MetricSlice, series []biolat.Series, ids map[biolat.Dev]pointIdentity,
@@ -120,16 +105,10 @@ func appendHistograms(ms pmetric.MetricSlice, series []biolat.Series, ids map[bi
 				continue
 			}
 			if !have[i] {
-				m := ms.AppendEmpty()
-				m.SetName(hm.name)
-				m.SetUnit(hm.unit)
-				m.SetDescription(hm.description)
-				eh := m.SetEmptyExponentialHistogram()
-				eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-				points[i], have[i] = eh.DataPoints(), true
+				points[i], have[i] = emit.AppendExpHistogram(ms, hm.name, hm.unit, hm.description), true
 			}
 			dp := points[i].AppendEmpty()
-			setHistogramPoint(dp, &x.Histogram, start(x.Dev), ts)
+			emit.SetHistogramPoint(dp, &x.Histogram, start(x.Dev), ts)
 			attrs := dp.Attributes()
 			attrs.PutStr("system.device", id.device)
 			if hm.withDirection {
@@ -153,16 +132,10 @@ func appendCgroupHistograms(ms pmetric.MetricSlice, points []cgPoint, ids map[bi
 			continue
 		}
 		if dps == (pmetric.ExponentialHistogramDataPointSlice{}) {
-			m := ms.AppendEmpty()
-			m.SetName(cgroupHistogram.name)
-			m.SetUnit(cgroupHistogram.unit)
-			m.SetDescription(cgroupHistogram.description)
-			eh := m.SetEmptyExponentialHistogram()
-			eh.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-			dps = eh.DataPoints()
+			dps = emit.AppendExpHistogram(ms, cgroupHistogram.name, cgroupHistogram.unit, cgroupHistogram.description)
 		}
 		dp := dps.AppendEmpty()
-		setHistogramPoint(dp, &p.hist, p.start, ts)
+		emit.SetHistogramPoint(dp, &p.hist, p.start, ts)
 		attrs := dp.Attributes()
 		putCgroupIdentity(attrs, p.path, id)
 		attrs.PutStr("disk.io.direction", p.direction.String())

@@ -136,10 +136,10 @@ func (s *latencyScraper) start(context.Context, component.Host) error {
 	s.cfg.Status.Set(probePart, emit.StateOff, reason(err))
 	var ue *biolat.UnavailableError
 	if !errors.As(err, &ue) || ue.Cause == biolat.CauseRejected {
-		s.logger.Warn(msg, zap.String("cause", causeName(err)))
+		s.logger.Warn(msg, zap.String("cause", biolat.CauseName(err)))
 		return nil
 	}
-	fields := []zap.Field{zap.String("cause", causeName(err))}
+	fields := []zap.Field{zap.String("cause", biolat.CauseName(err))}
 	if len(ue.Missing) > 0 {
 		fields = append(fields, zap.Strings("missing", ue.Missing))
 	}
@@ -159,7 +159,7 @@ func (s *latencyScraper) startCgroups() {
 	}
 	p, err := s.openCgroups(biolat.CgroupOptions{MaxCgroups: s.cfg.PerCgroup.MaxCgroups, MaxDevices: s.cfg.MaxDevices})
 	if err != nil {
-		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", causeName(err)))
+		s.logger.Warn("Per-cgroup latency is off: "+err.Error()+".", zap.String("cause", biolat.CauseName(err)))
 		s.cfg.Status.Set(perCgroupPart, emit.StateDegraded, reason(err))
 		return
 	}
@@ -174,51 +174,14 @@ func (s *latencyScraper) startCgroups() {
 	s.logger.Info("Per-cgroup block latency probe attached.", zap.String("hierarchy", h.Version.String()), zap.Int("top_n", s.cfg.PerCgroup.TopN))
 }
 
-// causeName is the log field naming why the probe is off.
-func causeName(err error) string {
-	var ue *biolat.UnavailableError
-	if !errors.As(err, &ue) {
-		return "error"
-	}
-	switch ue.Cause {
-	case biolat.CauseUnsupportedOS:
-		return "unsupported_os"
-	case biolat.CauseNoBTF:
-		return "no_btf"
-	case biolat.CauseOldKernel:
-		return "old_kernel"
-	case biolat.CauseMissingCapabilities:
-		return "missing_capabilities"
-	case biolat.CauseDenied:
-		return "denied"
-	}
-	return "rejected"
-}
-
 // The parts of the source's status (disk_health.source.status) its start sets.
 const (
 	probePart     = "probe"
 	perCgroupPart = "per_cgroup"
 )
 
-// reason classifies why the probe is off for disk_health.source.status, from the cause biolat read
-// off the errno and the process (its capabilities, its Seccomp: line): bpf() refused with the
-// capabilities held is a seccomp filter's (or, rarer, kernel lockdown's; the log line says which).
-func reason(err error) emit.Reason {
-	var ue *biolat.UnavailableError
-	if !errors.As(err, &ue) {
-		return emit.ReasonError
-	}
-	switch ue.Cause {
-	case biolat.CauseUnsupportedOS, biolat.CauseNoBTF, biolat.CauseOldKernel:
-		return emit.ReasonUnsupportedKernel
-	case biolat.CauseMissingCapabilities:
-		return emit.ReasonMissingCapability
-	case biolat.CauseDenied:
-		return emit.ReasonSeccomp
-	}
-	return emit.ReasonError
-}
+// reason is why the probe is off, for disk_health.source.status.
+func reason(err error) emit.Reason { return emit.Reason(biolat.StatusReason(err)) }
 
 func (s *latencyScraper) shutdown(context.Context) error {
 	var err, cgErr error
@@ -493,14 +456,7 @@ func (s *latencyScraper) build(snap *biolat.Snapshot, ids map[biolat.Dev]pointId
 	recordCgroups(mb, cg, ids, ts)
 	recordNoisy(mb, nn, ids, ts)
 	md := mb.Emit()
-	if md.ResourceMetrics().Len() == 0 {
-		rm := md.ResourceMetrics().AppendEmpty()
-		rm.SetSchemaUrl(conventions.SchemaURL)
-		sm := rm.ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(metadata.ScopeName)
-		sm.Scope().SetVersion(s.version)
-	}
-	ms := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	ms := emit.ScopeMetrics(md, conventions.SchemaURL, metadata.ScopeName, s.version)
 	appendHistograms(ms, snap.Series, ids, s.startOf, ts, s.cfg.DeviceTime)
 	appendCgroupHistograms(ms, cg, ids, ts)
 	if ms.Len() == 0 {

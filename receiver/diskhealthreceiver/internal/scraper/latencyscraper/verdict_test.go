@@ -77,8 +77,8 @@ func newNoisyScraper(t *testing.T) *noisyScraper {
 // scrape adds the interval's requests of the victim and the aggressor, 2 s later, and returns the
 // container.disk.noisy_neighbor points.
 func (n *noisyScraper) scrape(victim, aggressor biolat.Histogram) []map[string]any {
-	n.cp.hists[podPath] = addHist(n.cp.hists[podPath], victim)
-	n.cp.hists["/B"] = addHist(n.cp.hists["/B"], aggressor)
+	n.cp.hists[podPath] = n.cp.hists[podPath].Add(victim)
+	n.cp.hists["/B"] = n.cp.hists["/B"].Add(aggressor)
 	n.c.t = n.c.t.Add(2 * time.Second)
 	md, err := n.s.scrape(n.t.Context())
 	require.NoError(n.t, err)
@@ -167,7 +167,7 @@ func TestScrapeNoisyNeighborStall(t *testing.T) {
 
 	// A bad io.pressure is that cgroup's error, the scrape goes on.
 	require.NoError(t, os.WriteFile(filepath.Join(n.cgroup, podPath, "io.pressure"), []byte("bogus\n"), 0o644))
-	n.cp.hists[podPath] = addHist(n.cp.hists[podPath], requests(40, -80))
+	n.cp.hists[podPath] = n.cp.hists[podPath].Add(requests(40, -80))
 	n.c.t = n.c.t.Add(2 * time.Second)
 	md, err := n.s.scrape(t.Context())
 	require.ErrorContains(t, err, "io.pressure")

@@ -13,6 +13,7 @@ import (
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/bounded"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/dm"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/errcount"
+	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/fsusage"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/mdraid"
 	"github.com/diskhealth/diskhealth/receiver/diskhealthreceiver/internal/nvmesubsys"
 )
@@ -66,14 +67,7 @@ func newReaders(c *Config) readers {
 	if c.Errors {
 		r.btrfs = errcount.NewBtrfsReader(r.sys, os.DirFS(filepath.Join(root, "dev")), c.Timeout)
 		r.mountinfo = func() ([]byte, error) {
-			// A seq_file: one read holds a page of it, so read to the end (ReadRecords).
-			b, err := bounded.ReadRecords(filepath.Join(root, "proc", "1", "mountinfo"), bounded.Mountinfo, nil)
-			if err != nil {
-				// Without access to pid 1 (a non-root collector on some kernels) our own view is the next best.
-				if b2, err2 := bounded.ReadRecords(filepath.Join(root, "proc", "self", "mountinfo"), bounded.Mountinfo, nil); err2 == nil {
-					return b2, nil
-				}
-			}
+			b, _, err := fsusage.ReadHostMountInfo(root)
 			return b, err
 		}
 	}
