@@ -212,8 +212,8 @@ func TestFSScraperCheckpointRealTime(t *testing.T) {
 		md := run.scrape(t)
 		state := run.state(md)
 		require.NotEmpty(t, state, "step %d: the checkpoint state is there while the disk fills", step)
-		head, _, okHead := checkpointPoint(md, "headroom", run.dom, 0, "system.filesystem.domain", "")
-		p90, _, okSize := checkpointPoint(md, "size", run.dom, 0, "system.filesystem.checkpoint.percentile", "p90")
+		head, _, okHead := checkpointPoint(md, "headroom", run.dom, 0, "disk_health.filesystem.domain", "")
+		p90, _, okSize := checkpointPoint(md, "size", run.dom, 0, "disk_health.filesystem.checkpoint.percentile", "p90")
 		if state != "learning" && step >= 4 {
 			require.True(t, okHead && okSize)
 			assert.LessOrEqual(t, head, free-p90, "step %d: the headroom at the next save is at most what is free (%d) minus the save", step, free)
