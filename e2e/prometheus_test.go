@@ -418,7 +418,7 @@ scrape_configs:
 			assert.Len(t, current, 1, "%s: read status states at 1", d)
 			t.Logf("%s: SMART read status %v", d, current)
 		}
-		hw := api.mustQuery(t, `{__name__=~"hw_.+", job="diskhealth"}`)
+		hw := api.mustQuery(t, `{__name__=~"(hw|disk_health_physical_disk)_.+", job="diskhealth"}`)
 		require.NotEmpty(t, hw)
 		for _, s := range hw {
 			assert.NotEmpty(t, s.Metric["hw_id"], s.Metric["__name__"])

@@ -199,7 +199,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	api := promAPI{base: "http://" + promAddr}
 	// Float series only: the latency histograms are native histograms on both routes (compared with
 	// fio and /proc/diskstats by the latency tests), whose samples this comparison does not decode.
-	const ours = `__name__=~"(system|hw|container)_.+",__name__!~".+_duration_seconds"`
+	const ours = `__name__=~"(system|hw|container|disk_health)_.+",__name__!~".+_duration_seconds"`
 	scraped, pushed := `{job="diskhealth",`+ours+`}`, `{job="",`+ours+`}`
 
 	// Wait for the gauges (second read) on both routes.

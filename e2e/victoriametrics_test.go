@@ -412,7 +412,7 @@ func TestVictoriaMetricsRoutesMatchScrape(t *testing.T) {
 	col := startCollector(t, bin, shippedConfig(t, "prometheus.yaml"), append(append(extra, routeArgs(root)...),
 		"--set=service::pipelines::metrics::exporters=[prometheus,prometheus_remote_write,otlp_http]")...)
 	// Float series only, as in TestPrometheusRemoteWrite (no latency source on a fixture root anyway).
-	const ours = `__name__=~"(system|hw|container)_.+"`
+	const ours = `__name__=~"(system|hw|container|disk_health)_.+"`
 	scraped := `{job="diskhealth",` + ours + `}`
 	deadline := time.Now().Add(60 * time.Second)
 	for {
